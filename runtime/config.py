@@ -1,0 +1,286 @@
+"""Typed configuration with Flink's key names.
+
+Every option the runtime reads is declared once in ``OPTIONS`` with its type, default and meaning.
+Values come, lowest precedence first, from the defaults, a YAML file, the environment
+(``FLINKBENCH_`` + the key upper-cased with ``.`` and ``-`` turned into ``_``), and explicit
+overrides (command-line ``-D key=value`` flags, per-job settings). An unknown key or a value of the
+wrong type raises :class:`ConfigError` naming the key and what was expected.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+import yaml
+
+
+class ConfigError(ValueError):
+    """A configuration key is unknown or its value cannot be read as the declared type."""
+
+
+_DURATION_UNITS = {
+    "ms": 0.001, "milli": 0.001, "millis": 0.001, "millisecond": 0.001, "milliseconds": 0.001,
+    "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
+    "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0, "m": 60.0,
+    "h": 3600.0, "hour": 3600.0, "hours": 3600.0,
+    "d": 86400.0, "day": 86400.0, "days": 86400.0,
+}
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_duration(value: Any) -> float:
+    """Read a Flink-style duration ("500 ms", "10s", "1 min", or a bare number of milliseconds) as seconds."""
+    if isinstance(value, bool):
+        raise ValueError("a duration such as '10 s' or '500 ms'")
+    if isinstance(value, (int, float)):
+        return float(value) / 1000.0
+    match = _DURATION_RE.match(str(value))
+    if not match:
+        raise ValueError("a duration such as '10 s' or '500 ms'")
+    number, unit = float(match.group(1)), match.group(2).lower() or "ms"
+    if unit not in _DURATION_UNITS:
+        raise ValueError(f"a duration unit among {sorted(set(_DURATION_UNITS))}")
+    return number * _DURATION_UNITS[unit]
+
+
+def format_duration(seconds: float) -> str:
+    if seconds and seconds < 1:
+        return f"{round(seconds * 1000)} ms"
+    return f"{seconds:g} s"
+
+
+def _parse_int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("an integer")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+        return int(value)
+    raise ValueError("an integer")
+
+
+def _parse_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "1", "on"):
+        return True
+    if text in ("false", "no", "0", "off"):
+        return False
+    raise ValueError("true or false")
+
+
+def _parse_str(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        raise ValueError("a string")
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Option:
+    key: str
+    parse: Callable[[Any], Any]
+    default: Any
+    description: str
+    choices: tuple[str, ...] | None = None
+    minimum: float | None = None
+
+    def read(self, raw: Any) -> Any:
+        """Convert ``raw`` to this option's type or raise ConfigError naming the key."""
+        if raw is None:
+            return None
+        try:
+            value = self.parse(raw)
+        except ValueError as err:
+            raise ConfigError(f"config key '{self.key}': expected {err}, got {raw!r}") from None
+        if self.choices is not None and value not in self.choices:
+            raise ConfigError(f"config key '{self.key}': expected one of {list(self.choices)}, got {raw!r}")
+        if self.minimum is not None and value < self.minimum:
+            raise ConfigError(f"config key '{self.key}': expected a value >= {self.minimum}, got {raw!r}")
+        return value
+
+    @property
+    def env_name(self) -> str:
+        return "FLINKBENCH_" + re.sub(r"[.\-]", "_", self.key).upper()
+
+
+def _options(*opts: Option) -> dict[str, Option]:
+    return {o.key: o for o in opts}
+
+
+D, I, B, S = parse_duration, _parse_int, _parse_bool, _parse_str
+
+OPTIONS: dict[str, Option] = _options(
+    # JobManager and its REST endpoint
+    Option("jobmanager.rpc.address", S, "127.0.0.1", "Host the JobManager is reached at."),
+    Option("rest.address", S, "127.0.0.1", "Address the REST server binds to and advertises."),
+    Option("rest.port", I, 8081, "REST port; 0 picks a free one.", minimum=0),
+    Option("rest.server.max-content-length", I, 64 * 1024 * 1024, "Largest accepted request body in bytes.", minimum=1024),
+    Option("security.token-file", S, "", "File holding the cluster token; empty means a fresh token under the cluster's working directory."),
+    Option("cluster.working-dir", S, "", "Directory for the cluster's token, logs and local state; empty picks one under the system temp dir."),
+    Option("cluster.fault-injection.enabled", B, False, "Allow killing TaskManagers and JobManagers through the REST API (for teaching)."),
+    # TaskManagers
+    Option("taskmanager.numberOfTaskSlots", I, 2, "Slots each TaskManager offers.", minimum=1),
+    Option("taskmanager.host", S, "127.0.0.1", "Address a TaskManager's data server binds to and advertises."),
+    Option("taskmanager.data.port", I, 0, "Data exchange port of a TaskManager; 0 picks a free one.", minimum=0),
+    Option("taskmanager.registration.retry-delay", D, 0.5, "Pause between attempts to (re)connect to the JobManager."),
+    Option("taskmanager.network.credits", I, 4, "Buffers a consumer grants per input channel (credit-based flow control).", minimum=1),
+    Option("taskmanager.bundle.max-rows", I, 1_000_000, "Most rows a source reads per bundle.", minimum=1),
+    Option("taskmanager.bundle.min-rows", I, 1_000, "Fewest rows a source reads per bundle when input is slow.", minimum=1),
+    Option("taskmanager.bundle.target-time", D, 0.5, "Bundle duration the sources aim for when sizing bundles."),
+    # Spark under every TaskManager
+    Option("spark.master", S, "", "Spark master for each TaskManager's session; empty means local[<slots>]."),
+    Option("spark.remote", S, "", "Spark Connect address (sc://host:port); used instead of spark.master when set."),
+    Option("spark.driver.memory", S, "1g", "Heap of each TaskManager's Spark driver JVM."),
+    Option("spark.sql.shuffle.partitions", I, 0, "Shuffle partitions inside a TaskManager's Spark plans; 0 means the slot count.", minimum=0),
+    # Heartbeats and scheduling
+    Option("heartbeat.interval", D, 1.0, "How often TaskManagers heartbeat to the ResourceManager."),
+    Option("heartbeat.timeout", D, 6.0, "Silence after which a TaskManager is declared lost."),
+    Option("slot.request.timeout", D, 60.0, "How long a job waits for slots before it fails."),
+    Option("resourcemanager.provider", S, "standalone", "Who starts TaskManagers: standalone (by hand) or local (child processes on demand).", choices=("standalone", "local")),
+    Option("resourcemanager.taskmanager-timeout", D, 30.0, "Idle time after which the local provider stops a TaskManager."),
+    Option("resourcemanager.local.max-taskmanagers", I, 4, "Most TaskManagers the local provider starts.", minimum=0),
+    # Jobs
+    Option("parallelism.default", I, 1, "Parallelism of operators that set none.", minimum=1),
+    Option("pipeline.max-parallelism", I, 128, "Number of key groups; the upper bound for rescaling keyed state.", minimum=1),
+    Option("execution.runtime-mode", S, "streaming", "streaming (unbounded) or batch (bounded sources run to FINISHED).", choices=("streaming", "batch")),
+    Option("jobmanager.execution.failover-strategy", S, "full", "Which tasks restart on failure (full restarts the job).", choices=("full",)),
+    # Checkpoints
+    Option("execution.checkpointing.interval", D, 0.0, "Checkpoint interval; 0 disables periodic checkpoints."),
+    Option("execution.checkpointing.timeout", D, 600.0, "A checkpoint not complete after this fails."),
+    Option("execution.checkpointing.min-pause", D, 0.0, "Least pause between the end of one checkpoint and the next trigger."),
+    Option("execution.checkpointing.max-concurrent-checkpoints", I, 1, "Checkpoints in flight at once.", minimum=1),
+    Option("execution.checkpointing.tolerable-failed-checkpoints", I, 2**31 - 1, "Consecutive failed checkpoints a job tolerates before failing.", minimum=0),
+    Option("state.checkpoints.dir", S, "", "URL of checkpoint storage (file://, s3://, any fsspec filesystem); empty means under the working dir."),
+    Option("state.savepoints.dir", S, "", "Default savepoint URL; empty means <state.checkpoints.dir>/savepoints."),
+    Option("state.checkpoints.num-retained", I, 1, "Completed checkpoints kept.", minimum=1),
+    # Restart strategies
+    Option("restart-strategy.type", S, "fixed-delay", "How failed jobs restart.", choices=("fixed-delay", "failure-rate", "exponential-delay", "none")),
+    Option("restart-strategy.fixed-delay.attempts", I, 2**31 - 1, "Restarts before the job fails.", minimum=0),
+    Option("restart-strategy.fixed-delay.delay", D, 1.0, "Pause before each restart."),
+    Option("restart-strategy.failure-rate.max-failures-per-interval", I, 3, "Failures allowed per interval.", minimum=1),
+    Option("restart-strategy.failure-rate.failure-rate-interval", D, 60.0, "Window over which failures are counted."),
+    Option("restart-strategy.failure-rate.delay", D, 1.0, "Pause before each restart."),
+    Option("restart-strategy.exponential-delay.initial-backoff", D, 1.0, "First pause."),
+    Option("restart-strategy.exponential-delay.max-backoff", D, 60.0, "Longest pause."),
+    Option("restart-strategy.exponential-delay.backoff-multiplier", lambda v: float(v), 2.0, "Growth of the pause per failure.", minimum=1.0),
+    Option("restart-strategy.exponential-delay.reset-backoff-threshold", D, 3600.0, "Quiet time after which the pause resets."),
+    Option("restart-strategy.exponential-delay.attempts-before-reset-backoff", I, 2**31 - 1, "Restarts before the job fails.", minimum=0),
+    # High availability
+    Option("high-availability.type", S, "none", "none, file (several JobManagers on one host) or zookeeper.", choices=("none", "file", "zookeeper")),
+    Option("high-availability.storageDir", S, "", "Directory or URL for HA data (job graphs, checkpoint pointers)."),
+    Option("high-availability.cluster-id", S, "default", "Names this cluster within the HA store."),
+    Option("high-availability.zookeeper.quorum", S, "", "ZooKeeper connect string, e.g. 127.0.0.1:2181."),
+    Option("high-availability.zookeeper.path.root", S, "/flinkbench", "Root znode for this installation."),
+    Option("high-availability.lease-duration", D, 3.0, "How long a leader's lease lasts without renewal (file HA)."),
+)
+
+
+class Configuration:
+    """An immutable-by-convention mapping of validated option values."""
+
+    def __init__(self, values: Mapping[str, Any] | None = None):
+        self._values: dict[str, Any] = {}
+        if values:
+            self.update(values)
+
+    # -- building -----------------------------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | None = None, overrides: Mapping[str, Any] | None = None,
+             environ: Mapping[str, str] | None = None) -> "Configuration":
+        """Defaults < YAML file < environment < overrides. Raises ConfigError on any bad key."""
+        conf = cls()
+        if path:
+            conf.update(read_yaml(path))
+        conf.update(from_environment(os.environ if environ is None else environ))
+        if overrides:
+            conf.update(overrides)
+        return conf
+
+    def update(self, values: Mapping[str, Any]) -> "Configuration":
+        for key, raw in values.items():
+            self._values[key] = option(key).read(raw)
+        return self
+
+    def with_overrides(self, values: Mapping[str, Any] | None) -> "Configuration":
+        copy = Configuration()
+        copy._values = dict(self._values)
+        return copy.update(values or {})
+
+    # -- reading ------------------------------------------------------------------------------
+    def get(self, key: str) -> Any:
+        value = self._values.get(key)
+        return option(key).default if value is None else value
+
+    def __getitem__(self, key: str) -> Any:
+        return self.get(key)
+
+    def explicit(self) -> dict[str, Any]:
+        """Only the values set on top of the defaults, in their raw typed form."""
+        return dict(self._values)
+
+    def as_flink_entries(self) -> list[dict[str, str]]:
+        """Everything in force as Flink's ``GET /jobmanager/config`` list of {key, value}."""
+        return [{"key": k, "value": render(k, self.get(k))} for k in sorted(OPTIONS)]
+
+    def as_strings(self) -> dict[str, str]:
+        """The explicit values rendered back to strings, for passing to a child process."""
+        return {k: render(k, v) for k, v in self._values.items()}
+
+
+def option(key: str) -> Option:
+    try:
+        return OPTIONS[key]
+    except KeyError:
+        close = [k for k in OPTIONS if k.split(".")[-1] == key.split(".")[-1] or k.startswith(key.rsplit(".", 1)[0] + ".")]
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"unknown config key '{key}'{hint}") from None
+
+
+def render(key: str, value: Any) -> str:
+    if option(key).parse is parse_duration:
+        return format_duration(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def read_yaml(path: str) -> dict[str, Any]:
+    """A flat YAML mapping of keys to values (nested mappings are joined with dots)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh) or {}
+    except OSError as err:
+        raise ConfigError(f"cannot read config file {path}: {err.strerror}") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"config file {path} is not valid YAML: {err}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must hold a mapping of keys to values")
+    return dict(_flatten(data))
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Any]]:
+    for key, value in data.items():
+        full = f"{prefix}{key}"
+        if isinstance(value, dict) and full not in OPTIONS:
+            yield from _flatten(value, full + ".")
+        else:
+            yield full, value
+
+
+def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
+    return {opt.key: environ[opt.env_name] for opt in OPTIONS.values() if opt.env_name in environ}
+
+
+def parse_dynamic_properties(items: Iterable[str]) -> dict[str, str]:
+    """``-D key=value`` command-line flags as a dict; a flag without '=' is an error."""
+    result = {}
+    for item in items:
+        if "=" not in item:
+            raise ConfigError(f"-D {item!r}: expected key=value")
+        key, value = item.split("=", 1)
+        option(key.strip())
+        result[key.strip()] = value.strip()
+    return result

@@ -1,0 +1,322 @@
+"""Every message that crosses a process boundary, defined once and used by both sides.
+
+Three wires carry them:
+
+* the control channel, a WebSocket a TaskManager holds to the leading JobManager (``/control``);
+  messages from the JobManager carry its leader session id in the envelope (see ``Envelope``), and a
+  TaskManager drops any whose id is not the one it registered under;
+* the data channel between TaskManagers (``runtime.taskmanager.network``): a header message per frame,
+  followed by an Arrow IPC payload for ``DataBuffer``;
+* the event stream (``/events``): see ``runtime.events``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime.codec import wire
+from runtime.ids import (AllocationId, ExecutionAttemptId, JobId, JobVertexId, LeaderSessionId,
+                         TaskManagerId)
+from runtime.jobgraph import OperatorSpec
+
+
+# ---------------------------------------------------------------------------------------------
+# Control channel: envelope
+# ---------------------------------------------------------------------------------------------
+@wire
+@dataclass
+class Envelope:
+    """What travels in one WebSocket frame: the message plus the sender's fencing token."""
+    leader_session_id: LeaderSessionId | None
+    body: Any
+
+
+# ---------------------------------------------------------------------------------------------
+# Registration and heartbeats (TaskManager <-> ResourceManager)
+# ---------------------------------------------------------------------------------------------
+@wire
+@dataclass
+class SlotStatus:
+    index: int
+    allocation_id: AllocationId | None = None
+    job_id: JobId | None = None
+
+
+@wire
+@dataclass
+class RegisterTaskManager:
+    tm_id: TaskManagerId
+    host: str
+    data_port: int
+    slots: int
+    pid: int
+    spark_master: str
+    slot_report: list[SlotStatus] = field(default_factory=list)
+
+
+@wire
+@dataclass
+class RegistrationAccepted:
+    tm_id: TaskManagerId
+    leader_session_id: LeaderSessionId
+    heartbeat_interval: float
+    heartbeat_timeout: float
+
+
+@wire
+@dataclass
+class RegistrationRejected:
+    reason: str
+
+
+@wire
+@dataclass
+class Heartbeat:
+    tm_id: TaskManagerId
+    slot_report: list[SlotStatus]
+
+
+@wire
+@dataclass
+class HeartbeatAck:
+    tm_id: TaskManagerId
+
+
+@wire
+@dataclass
+class Disconnect:
+    """The JobManager drops this TaskManager (lost by heartbeat, shutting down, or fenced)."""
+    reason: str
+
+
+# ---------------------------------------------------------------------------------------------
+# Slots (ResourceManager asks, TaskManager offers, JobMaster accepts)
+# ---------------------------------------------------------------------------------------------
+@wire
+@dataclass
+class RequestSlot:
+    allocation_id: AllocationId
+    job_id: JobId
+    slot_index: int
+
+
+@wire
+@dataclass
+class SlotOffer:
+    allocation_id: AllocationId
+    job_id: JobId
+    slot_index: int
+    accepted: bool
+    reason: str = ""
+
+
+@wire
+@dataclass
+class FreeSlot:
+    allocation_id: AllocationId
+
+
+# ---------------------------------------------------------------------------------------------
+# Tasks (JobMaster -> TaskManager and back)
+# ---------------------------------------------------------------------------------------------
+@wire
+@dataclass
+class ProducerLocation:
+    """Where one upstream subtask's output lives; a consumer connects here for its subpartition."""
+    attempt_id: ExecutionAttemptId
+    subtask_index: int
+    tm_id: TaskManagerId
+    host: str
+    data_port: int
+
+
+@wire
+@dataclass
+class InputGateDescriptor:
+    upstream_vertex: JobVertexId
+    partitioning: str
+    producers: list[ProducerLocation]
+
+
+@wire
+@dataclass
+class OutputDescriptor:
+    downstream_vertex: JobVertexId
+    partitioning: str
+    keys: list[str]
+    num_consumers: int
+
+
+@wire
+@dataclass
+class TaskDeploymentDescriptor:
+    job_id: JobId
+    job_name: str
+    vertex_id: JobVertexId
+    task_name: str
+    attempt_id: ExecutionAttemptId
+    attempt_number: int
+    subtask_index: int
+    parallelism: int
+    max_parallelism: int
+    allocation_id: AllocationId
+    operators: list[OperatorSpec]
+    inputs: list[InputGateDescriptor] = field(default_factory=list)
+    outputs: list[OutputDescriptor] = field(default_factory=list)
+    config: dict[str, str] = field(default_factory=dict)
+    restore_checkpoint: str | None = None
+    runtime_mode: str = "streaming"
+
+
+@wire
+@dataclass
+class DeployTask:
+    descriptor: TaskDeploymentDescriptor
+
+
+@wire
+@dataclass
+class CancelTask:
+    attempt_id: ExecutionAttemptId
+
+
+@wire
+@dataclass
+class TaskStateChanged:
+    job_id: JobId
+    attempt_id: ExecutionAttemptId
+    state: str
+    error: str | None = None
+
+
+@wire
+@dataclass
+class TaskMetrics:
+    job_id: JobId
+    attempt_id: ExecutionAttemptId
+    records_in: int = 0
+    records_out: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+    records_in_per_s: float = 0.0
+    records_out_per_s: float = 0.0
+    backpressure_ratio: float = 0.0
+    watermark: float | None = None
+    bundle_time_s: float = 0.0
+    bundles: int = 0
+    sent_to: dict[str, int] = field(default_factory=dict)
+
+
+@wire
+@dataclass
+class CollectResult:
+    """Rows from a collect sink on their way to the client, as base64 Arrow IPC stream bytes."""
+    job_id: JobId
+    attempt_id: ExecutionAttemptId
+    sink_id: str
+    subtask_index: int
+    arrow_b64: str
+    rows: int
+    checkpoint_id: int | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Checkpoints
+# ---------------------------------------------------------------------------------------------
+@wire
+@dataclass
+class TriggerCheckpoint:
+    job_id: JobId
+    attempt_id: ExecutionAttemptId
+    checkpoint_id: int
+    timestamp: float
+    is_savepoint: bool = False
+    target: str = ""
+
+
+@wire
+@dataclass
+class AcknowledgeCheckpoint:
+    job_id: JobId
+    attempt_id: ExecutionAttemptId
+    checkpoint_id: int
+    state_pointer: str | None
+    state_size: int = 0
+
+
+@wire
+@dataclass
+class DeclineCheckpoint:
+    job_id: JobId
+    attempt_id: ExecutionAttemptId
+    checkpoint_id: int
+    reason: str
+
+
+@wire
+@dataclass
+class NotifyCheckpointComplete:
+    job_id: JobId
+    attempt_id: ExecutionAttemptId
+    checkpoint_id: int
+
+
+@wire
+@dataclass
+class NotifyCheckpointAborted:
+    job_id: JobId
+    attempt_id: ExecutionAttemptId
+    checkpoint_id: int
+
+
+# ---------------------------------------------------------------------------------------------
+# Data channel between TaskManagers (headers; DataBuffer is followed by an Arrow IPC payload)
+# ---------------------------------------------------------------------------------------------
+@wire
+@dataclass
+class PartitionRequest:
+    """First frame a consumer sends: which producer attempt and subpartition it reads, and its token."""
+    token: str
+    producer: ExecutionAttemptId
+    subpartition: int
+    consumer: ExecutionAttemptId
+    initial_credit: int
+
+
+@wire
+@dataclass
+class PartitionRequestRejected:
+    reason: str
+
+
+@wire
+@dataclass
+class AddCredit:
+    credit: int
+
+
+@wire
+@dataclass
+class DataBuffer:
+    rows: int
+    size: int
+
+
+@wire
+@dataclass
+class Watermark:
+    timestamp: float
+
+
+@wire
+@dataclass
+class CheckpointBarrier:
+    checkpoint_id: int
+    timestamp: float
+    is_savepoint: bool = False
+
+
+@wire
+@dataclass
+class EndOfPartition:
+    pass
