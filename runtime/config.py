@@ -157,7 +157,7 @@ OPTIONS: dict[str, Option] = _options(
     Option("state.savepoints.dir", S, "", "Default savepoint URL; empty means <state.checkpoints.dir>/savepoints."),
     Option("state.checkpoints.num-retained", I, 1, "Completed checkpoints kept.", minimum=1),
     # Restart strategies
-    Option("restart-strategy.type", S, "fixed-delay", "How failed jobs restart.", choices=("fixed-delay", "failure-rate", "exponential-delay", "none")),
+    Option("restart-strategy.type", S, None, "How failed jobs restart; unset means none without checkpointing, fixed-delay with it.", choices=("fixed-delay", "failure-rate", "exponential-delay", "none")),
     Option("restart-strategy.fixed-delay.attempts", I, 2**31 - 1, "Restarts before the job fails.", minimum=0),
     Option("restart-strategy.fixed-delay.delay", D, 1.0, "Pause before each restart."),
     Option("restart-strategy.failure-rate.max-failures-per-interval", I, 3, "Failures allowed per interval.", minimum=1),

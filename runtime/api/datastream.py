@@ -1,0 +1,181 @@
+"""DataStream: the fluent API that builds a JobGraph, one operator per call.
+
+Nothing runs until the environment executes; each method appends an OperatorSpec and an edge and
+returns the new stream. Expressions may be SQL strings or columns from runtime.api.functions;
+Python functions are vectorised (they receive and return pandas DataFrames, or Arrow tables with
+``batch_format="arrow"``) and run inside Spark on the TaskManagers.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from runtime.api.functions import expression_sql
+from runtime.connectors.collect import collect_params
+from runtime.connectors.simple_sinks import blackhole_params, print_params
+from runtime.jobgraph import EdgeSpec, OperatorSpec, pack_udf
+
+if TYPE_CHECKING:
+    from runtime.api.environment import StreamExecutionEnvironment
+
+
+class DataStream:
+    def __init__(self, env: "StreamExecutionEnvironment", op: OperatorSpec):
+        self.env = env
+        self.op = op
+
+    def __repr__(self) -> str:
+        return f"DataStream<{self.op.name}>"
+
+    # -- settings on the last operator --------------------------------------------------------
+    def set_parallelism(self, parallelism: int) -> "DataStream":
+        if not isinstance(parallelism, int) or parallelism < 1:
+            raise ValueError(f"parallelism of '{self.op.name}' must be a positive integer, got {parallelism!r}")
+        self.op.parallelism = parallelism
+        return self
+
+    def name(self, name: str) -> "DataStream":
+        self.op.name = name
+        return self
+
+    def uid(self, uid: str) -> "DataStream":
+        """A stable id for the operator, so savepoint state finds it after the program changes."""
+        self.env._rename_operator(self.op, uid)
+        return self
+
+    def disable_chaining(self) -> "DataStream":
+        self.op.params["disable_chaining"] = True
+        return self
+
+    # -- transformations ----------------------------------------------------------------------
+    def _then(self, kind: str, name: str, params: dict | None = None, fn: Callable | None = None,
+              partitioning: str | None = None, keys: list[str] | None = None) -> "DataStream":
+        op = self.env._add_operator(kind, name, params or {}, pack_udf(fn) if fn is not None else None)
+        self.env._add_edge(self.op, op, partitioning, keys or [])
+        return DataStream(self.env, op)
+
+    def filter(self, condition: Any) -> "DataStream":
+        """Keep rows where ``condition`` holds: a SQL string, a column, or a function pandas -> bool Series."""
+        if callable(condition) and not _is_column(condition):
+            return self._then("filter", "Filter", {}, condition)
+        return self._then("filter", "Filter", {"condition": expression_sql(condition, "filter")})
+
+    where = filter
+
+    def select(self, *exprs: Any) -> "DataStream":
+        """Project columns: names, SQL expressions (``"amount * 2 AS double"``) or columns."""
+        if not exprs:
+            raise TypeError("select needs at least one column")
+        return self._then("select", "Select", {"exprs": [expression_sql(e, "select") for e in exprs]})
+
+    def with_columns(self, **columns: Any) -> "DataStream":
+        if not columns:
+            raise TypeError("with_columns needs at least one name=expression")
+        return self._then("with_columns", "WithColumns",
+                          {"columns": {n: expression_sql(e, f"with_columns({n})") for n, e in columns.items()}})
+
+    def map(self, fn: Callable | Any, schema: str | None = None, batch_format: str = "pandas") -> "DataStream":
+        """Apply ``fn`` to each batch; ``schema`` (DDL) names what it returns, or it is learnt from a sample.
+
+        A column expression or SQL string instead of a function makes this a ``select`` of that expression.
+        """
+        if not callable(fn) or _is_column(fn):
+            return self.select(fn)
+        _check_batch_format(batch_format)
+        return self._then("map", "Map", {"schema": schema, "batch_format": batch_format}, fn)
+
+    def flat_map(self, fn: Callable, schema: str | None = None, batch_format: str = "pandas") -> "DataStream":
+        """Like map, but ``fn`` may return any number of rows per input batch."""
+        _check_batch_format(batch_format)
+        return self._then("flat_map", "FlatMap", {"schema": schema, "batch_format": batch_format}, fn)
+
+    def key_by(self, *keys: str) -> "KeyedStream":
+        if not keys or not all(isinstance(k, str) and k for k in keys):
+            raise TypeError("key_by takes one or more column names")
+        return KeyedStream(self, list(keys))
+
+    def rebalance(self) -> "PartitionedStream":
+        return PartitionedStream(self, "rebalance")
+
+    def broadcast(self) -> "PartitionedStream":
+        return PartitionedStream(self, "broadcast")
+
+    def forward(self) -> "PartitionedStream":
+        return PartitionedStream(self, "forward")
+
+    # -- sinks --------------------------------------------------------------------------------
+    def sink_to(self, params: dict, name: str | None = None) -> "DataStreamSink":
+        if not isinstance(params, dict) or "connector" not in params:
+            raise TypeError("sink_to takes connector options with a 'connector' key, e.g. print_params()")
+        op = self._then("sink", name or f"Sink: {params['connector']}", params)
+        return DataStreamSink(op)
+
+    def collect(self, name: str = "Collect") -> "DataStreamSink":
+        """Send the rows back to this client; read them from the JobClient after execute_async()."""
+        return self.sink_to(collect_params(), name)
+
+    def print(self, prefix: str = "") -> "DataStreamSink":
+        return self.sink_to(print_params(prefix), "Print")
+
+    def blackhole(self) -> "DataStreamSink":
+        return self.sink_to(blackhole_params(), "Blackhole")
+
+    def execute_and_collect(self, job_name: str = "collect", timeout: float | None = None):
+        """Run the job to the end and return the collected rows as a pyarrow Table."""
+        self.collect()
+        return self.env.execute_async(job_name).results(timeout)
+
+
+class PartitionedStream:
+    """A stream whose next operator is fed through an explicit partitioning."""
+
+    def __init__(self, stream: DataStream, partitioning: str, keys: list[str] | None = None):
+        self._stream = stream
+        self._partitioning = partitioning
+        self._keys = keys or []
+
+    def __getattr__(self, name: str):
+        method = getattr(DataStream, name)
+        pending = (self._partitioning, self._keys)
+
+        def call(*args, **kwargs):
+            self._stream.env._pending_partitioning[self._stream.op.id] = pending
+            return method(self._stream, *args, **kwargs)
+        return call
+
+
+class KeyedStream(PartitionedStream):
+    """A stream partitioned by key: rows with the same key go to the same subtask (hash by key group)."""
+
+    def __init__(self, stream: DataStream, keys: list[str]):
+        super().__init__(stream, "hash", keys)
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self._keys)
+
+
+class DataStreamSink:
+    def __init__(self, stream: DataStream):
+        self._stream = stream
+        self.op = stream.op
+
+    def set_parallelism(self, parallelism: int) -> "DataStreamSink":
+        self._stream.set_parallelism(parallelism)
+        return self
+
+    def name(self, name: str) -> "DataStreamSink":
+        self.op.name = name
+        return self
+
+    def uid(self, uid: str) -> "DataStreamSink":
+        self._stream.uid(uid)
+        return self
+
+
+def _is_column(value: Any) -> bool:
+    return type(value).__name__ == "Column"
+
+
+def _check_batch_format(batch_format: str) -> None:
+    if batch_format not in ("pandas", "arrow"):
+        raise ValueError(f"batch_format must be 'pandas' or 'arrow', got {batch_format!r}")

@@ -1,0 +1,142 @@
+"""StreamExecutionEnvironment: where a job is assembled and from where it is submitted.
+
+The environment holds the operators and edges the DataStream calls add, turns them into a
+runtime.jobgraph.JobGraph, and submits it to a JobManager over REST: the one named when the
+environment was made, or the one in FLINKBENCH_JOBMANAGER_URL (which LocalCluster, the CLI and the
+notebook magics set).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from runtime.api.datastream import DataStream
+from runtime.client import JobClient, RestClient
+from runtime.codec import to_plain
+from runtime.config import ConfigError, option, parse_duration, render
+from runtime.connectors.datagen import datagen_params
+from runtime.jobgraph import EdgeSpec, JobGraph, OperatorSpec
+
+
+class StreamExecutionEnvironment:
+    def __init__(self, client: RestClient | None = None, config: dict[str, Any] | None = None):
+        self._client = client
+        self.config: dict[str, str] = {}
+        self.operators: list[OperatorSpec] = []
+        self.edges: list[EdgeSpec] = []
+        self._pending_partitioning: dict[str, tuple[str, list[str]]] = {}
+        self._counter = 0
+        self.restore_from: str | None = None
+        self.last_job: JobClient | None = None
+        for key, value in (config or {}).items():
+            self.set(key, value)
+
+    @classmethod
+    def get_execution_environment(cls, client: RestClient | None = None) -> "StreamExecutionEnvironment":
+        return cls(client)
+
+    # -- settings -----------------------------------------------------------------------------
+    def set(self, key: str, value: Any) -> "StreamExecutionEnvironment":
+        """Set a job-level config key (Flink's name); raises ConfigError for unknown keys or bad values."""
+        self.config[key] = render(key, option(key).read(value))
+        return self
+
+    def set_parallelism(self, parallelism: int) -> "StreamExecutionEnvironment":
+        return self.set("parallelism.default", parallelism)
+
+    def set_max_parallelism(self, max_parallelism: int) -> "StreamExecutionEnvironment":
+        return self.set("pipeline.max-parallelism", max_parallelism)
+
+    def set_runtime_mode(self, mode: str) -> "StreamExecutionEnvironment":
+        return self.set("execution.runtime-mode", str(mode).lower())
+
+    def enable_checkpointing(self, interval: Any) -> "StreamExecutionEnvironment":
+        """Checkpoint every ``interval``: milliseconds as a number (Flink's API) or a duration string."""
+        seconds = parse_duration(interval)
+        if seconds <= 0:
+            raise ConfigError("checkpoint interval must be positive")
+        return self.set("execution.checkpointing.interval", f"{seconds * 1000:g} ms")
+
+    def from_savepoint(self, path: str) -> "StreamExecutionEnvironment":
+        self.restore_from = path
+        return self
+
+    # -- sources ------------------------------------------------------------------------------
+    def from_source(self, params: dict, name: str | None = None) -> DataStream:
+        if not isinstance(params, dict) or "connector" not in params:
+            raise TypeError("from_source takes connector options with a 'connector' key, e.g. datagen_params(...)")
+        op = self._add_operator("source", name or f"Source: {params['connector']}", dict(params), None)
+        return DataStream(self, op)
+
+    def datagen(self, schema: str, name: str = "Source: datagen", **options) -> DataStream:
+        """A generated stream; see runtime.connectors.datagen for the options."""
+        return self.from_source(datagen_params(schema, **options), name)
+
+    # -- graph building (used by DataStream) --------------------------------------------------
+    def _add_operator(self, kind: str, name: str, params: dict, udf: str | None) -> OperatorSpec:
+        self._counter += 1
+        op = OperatorSpec(id=f"{kind}-{self._counter}", name=name, kind=kind, parallelism=None,
+                          params=params, udf=udf)
+        self.operators.append(op)
+        return op
+
+    def _add_edge(self, source: OperatorSpec, target: OperatorSpec, partitioning: str | None, keys: list[str]):
+        pending = self._pending_partitioning.pop(source.id, None)
+        if pending:
+            partitioning, keys = pending
+        self.edges.append(EdgeSpec(source.id, target.id, partitioning or "", keys))
+
+    def _rename_operator(self, op: OperatorSpec, uid: str) -> None:
+        if any(o.id == uid for o in self.operators if o is not op):
+            raise ValueError(f"uid {uid!r} is used by another operator")
+        for edge in self.edges:
+            edge.source = uid if edge.source == op.id else edge.source
+            edge.target = uid if edge.target == op.id else edge.target
+        if op.id in self._pending_partitioning:
+            self._pending_partitioning[uid] = self._pending_partitioning.pop(op.id)
+        op.id = uid
+
+    def job_graph(self, job_name: str) -> JobGraph:
+        """The JobGraph for what has been built so far, with default parallelism and partitioning filled in."""
+        default_p = int(self.config.get("parallelism.default", 1))
+        ops = [OperatorSpec(o.id, o.name, o.kind, o.parallelism or default_p, dict(o.params), o.udf)
+               for o in self.operators]
+        by_id = {o.id: o for o in ops}
+        edges = []
+        for e in self.edges:
+            partitioning = e.partitioning or (
+                "forward" if by_id[e.source].parallelism == by_id[e.target].parallelism else "rebalance")
+            edges.append(EdgeSpec(e.source, e.target, partitioning, list(e.keys)))
+        graph = JobGraph(job_name, ops, edges, dict(self.config), self.restore_from)
+        graph.validate(default_p)
+        return graph
+
+    def explain(self, job_name: str = "job") -> str:
+        from runtime.jobmanager.execution_graph import ExecutionGraph
+
+        graph = self.job_graph(job_name)
+        lines = [f"JobGraph of '{job_name}':"]
+        for op in graph.operators:
+            ins = [f"{e.partitioning}{'(' + ','.join(e.keys) + ')' if e.keys else ''} from {e.source}"
+                   for e in graph.inputs_of(op.id)]
+            lines.append(f"  {op.id} [{op.kind}] {op.name!r} x{op.parallelism}" + (f" <- {'; '.join(ins)}" if ins else ""))
+        return "\n".join(lines) + "\n" + ExecutionGraph(graph).explain()
+
+    # -- running ------------------------------------------------------------------------------
+    @property
+    def client(self) -> RestClient:
+        if self._client is None:
+            self._client = RestClient.from_environment()
+        return self._client
+
+    def execute_async(self, job_name: str = "Flinkbench Job") -> JobClient:
+        graph = self.job_graph(job_name)
+        plain = to_plain(graph)
+        plain.pop("type", None)
+        self.last_job = self.client.submit(plain)
+        return self.last_job
+
+    def execute(self, job_name: str = "Flinkbench Job", timeout: float | None = None) -> JobClient:
+        """Submit and wait for the job to end; raises JobFailed with the remote traceback on failure."""
+        job = self.execute_async(job_name)
+        job.wait(timeout)
+        return job

@@ -1,0 +1,177 @@
+"""A blocking client for the JobManager's REST API, shared by the CLI, the DataStream API and the magics.
+
+Errors from the cluster arrive as :class:`ClusterError` carrying the server's own message, so a
+caller can show one clear line instead of an HTTP traceback.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from typing import Any, Iterator
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from runtime.security import read_token_file
+
+TERMINAL_STATES = ("FINISHED", "FAILED", "CANCELED")
+
+
+class ClusterError(RuntimeError):
+    """The JobManager answered with an error, or could not be reached."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+class JobFailed(RuntimeError):
+    """The job ended FAILED; the message holds the root cause from ``/jobs/<id>/exceptions``."""
+
+    def __init__(self, job_id: str, cause: str):
+        super().__init__(f"job {job_id} failed:\n{cause}")
+        self.job_id = job_id
+        self.cause = cause
+
+
+class RestClient:
+    def __init__(self, url: str, token: str | None = None, token_file: str | None = None, timeout: float = 30.0):
+        self.url = url.rstrip("/")
+        self.token = token if token is not None else (read_token_file(token_file) if token_file else None)
+        self.timeout = timeout
+
+    @classmethod
+    def from_environment(cls) -> "RestClient":
+        """The cluster named by FLINKBENCH_JOBMANAGER_URL and FLINKBENCH_TOKEN_FILE (set by LocalCluster)."""
+        url = os.environ.get("FLINKBENCH_JOBMANAGER_URL")
+        if not url:
+            raise ClusterError("no JobManager to submit to: start one with LocalCluster or "
+                               "'flinkbench cluster start', or set FLINKBENCH_JOBMANAGER_URL")
+        return cls(url, token=os.environ.get("FLINKBENCH_TOKEN"), token_file=os.environ.get("FLINKBENCH_TOKEN_FILE"))
+
+    # -- HTTP ---------------------------------------------------------------------------------
+    def request(self, method: str, path: str, body: Any = None, raw: bool = False):
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        if self.token:
+            req.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                payload = resp.read()
+                return (payload, dict(resp.headers)) if raw else (json.loads(payload) if payload else {})
+        except urllib.error.HTTPError as err:
+            raise ClusterError(_error_message(err), err.code) from None
+        except (urllib.error.URLError, OSError) as err:
+            reason = getattr(err, "reason", err)
+            raise ClusterError(f"cannot reach the JobManager at {self.url}: {reason}") from None
+
+    def get(self, path: str):
+        return self.request("GET", path)
+
+    def post(self, path: str, body: Any = None):
+        return self.request("POST", path, body if body is not None else {})
+
+    def patch(self, path: str):
+        return self.request("PATCH", path)
+
+    # -- jobs ---------------------------------------------------------------------------------
+    def submit(self, job_graph: dict) -> "JobClient":
+        reply = self.post("/jobs", {"job_graph": job_graph})
+        return JobClient(self, reply["jobid"])
+
+    def job(self, job_id: str) -> "JobClient":
+        return JobClient(self, job_id)
+
+    def overview(self) -> dict:
+        return self.get("/overview")
+
+    def jobs(self) -> list[dict]:
+        return self.get("/jobs/overview")["jobs"]
+
+
+class JobClient:
+    """A handle on one submitted job (Flink's JobClient)."""
+
+    def __init__(self, rest: RestClient, job_id: str):
+        self.rest = rest
+        self.job_id = job_id
+        self._offset = 0
+
+    def __repr__(self) -> str:
+        return f"JobClient({self.job_id})"
+
+    def details(self) -> dict:
+        return self.rest.get(f"/jobs/{self.job_id}")
+
+    def status(self) -> str:
+        return self.details()["state"]
+
+    def exceptions(self) -> dict:
+        return self.rest.get(f"/jobs/{self.job_id}/exceptions")
+
+    def cancel(self) -> None:
+        self.rest.patch(f"/jobs/{self.job_id}?mode=cancel")
+
+    def wait(self, timeout: float | None = None, poll: float = 0.2) -> str:
+        """Block until the job is terminal; raises JobFailed with the remote traceback if it failed."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            state = self.status()
+            if state in TERMINAL_STATES:
+                if state == "FAILED":
+                    raise JobFailed(self.job_id, self.exceptions().get("root-exception") or "no cause recorded")
+                return state
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"job {self.job_id} still {state} after {timeout} s")
+            time.sleep(poll)
+
+    def fetch(self, offset: int | None = None, limit: int = 100_000) -> tuple[pa.Table, int, bool, str]:
+        """One page of collected rows from ``offset``: (rows, next offset, finished, job state)."""
+        start = self._offset if offset is None else offset
+        payload, headers = self.rest.request(
+            "GET", f"/jobs/{self.job_id}/results?format=arrow&offset={start}&limit={limit}", raw=True)
+        headers = {k.lower(): v for k, v in headers.items()}
+        table = ipc.open_stream(io.BytesIO(payload)).read_all()
+        nxt = int(headers.get("x-next-offset", start))
+        if offset is None:
+            self._offset = nxt
+        return table, nxt, headers.get("x-finished") == "true", headers.get("x-job-state", "")
+
+    def iter_results(self, poll: float = 0.2) -> Iterator[pa.Table]:
+        """Collected rows as they arrive, until the job ends (raises JobFailed if it fails)."""
+        while True:
+            table, _, finished, state = self.fetch()
+            if table.num_rows:
+                yield table
+            if finished:
+                if state == "FAILED":
+                    self.wait()
+                return
+            if not table.num_rows:
+                time.sleep(poll)
+
+    def results(self, timeout: float | None = None) -> pa.Table:
+        """All collected rows, after the job finished."""
+        self.wait(timeout)
+        pieces = list(self.iter_results())
+        if not pieces:
+            table, _, _, _ = self.fetch(0, 0)
+            return table
+        return pa.concat_tables(pieces, promote_options="default")
+
+
+def _error_message(err: urllib.error.HTTPError) -> str:
+    try:
+        body = json.loads(err.read() or b"{}")
+        errors = body.get("errors")
+        if errors:
+            return "; ".join(str(e) for e in errors)
+    except (ValueError, OSError):
+        pass
+    return f"HTTP {err.code}: {err.reason}"

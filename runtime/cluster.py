@@ -1,0 +1,238 @@
+"""LocalCluster: a JobManager and TaskManagers as child processes of this one, for users and tests.
+
+    with LocalCluster(taskmanagers=2, slots=2) as cluster:
+        env = cluster.environment()
+        ...
+
+Every child runs in its own process group (so its Spark JVM goes with it) and is asked to die with
+this process; :meth:`LocalCluster.stop` ends them all, also when the block exits on an error.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from runtime.client import ClusterError, RestClient
+
+START_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 15.0
+
+
+@dataclass
+class ChildProcess:
+    role: str
+    name: str
+    popen: subprocess.Popen
+    log_path: str
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL the process group: the process and everything it started (its Spark JVM)."""
+        _signal_group(self.popen, signal.SIGKILL)
+        self.popen.wait()
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            with open(self.log_path, encoding="utf-8", errors="replace") as fh:
+                return "".join(fh.readlines()[-lines:])
+        except OSError:
+            return ""
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: new process group, and SIGKILL when the parent goes away."""
+    os.setsid()
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def _signal_group(popen: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(popen.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class LocalCluster:
+    def __init__(self, taskmanagers: int = 2, slots: int = 2, config: dict[str, Any] | None = None,
+                 working_dir: str | None = None, python: str | None = None):
+        self.num_taskmanagers = taskmanagers
+        self.slots = slots
+        self.config = {k: str(v) for k, v in (config or {}).items()}
+        self._own_dir = working_dir is None
+        self.working_dir = working_dir or tempfile.mkdtemp(prefix="flinkbench-cluster-")
+        self.python = python or sys.executable
+        self.jobmanager: ChildProcess | None = None
+        self.taskmanagers: list[ChildProcess] = []
+        self.url: str | None = None
+        self.token_file: str | None = None
+        self._tm_counter = 0
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def __enter__(self) -> "LocalCluster":
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> "LocalCluster":
+        self.start_jobmanager()
+        for _ in range(self.num_taskmanagers):
+            self.add_taskmanager(wait=False)
+        self.wait_for_taskmanagers(self.num_taskmanagers)
+        return self
+
+    def start_jobmanager(self) -> ChildProcess:
+        ready = os.path.join(self.working_dir, "jobmanager.ready")
+        if os.path.exists(ready):
+            os.remove(ready)
+        conf = {"rest.port": "0", "cluster.working-dir": self.working_dir, **self.config}
+        self.jobmanager = self._spawn("jobmanager", "jobmanager",
+                                      ["jobmanager", "--ready-file", ready, *self._dynamic(conf)])
+        info = self._await_file(ready, self.jobmanager)
+        self.url, self.token_file = info["url"], info["token_file"]
+        return self.jobmanager
+
+    def add_taskmanager(self, slots: int | None = None, wait: bool = True) -> ChildProcess:
+        if self.url is None:
+            raise ClusterError("start the JobManager first")
+        self._tm_counter += 1
+        child = self._spawn("taskmanager", f"taskmanager-{self._tm_counter}", [
+            "taskmanager", "--jobmanager", self.url, "--token-file", self.token_file,
+            "--slots", str(slots or self.slots), *self._dynamic(self.config)])
+        self.taskmanagers.append(child)
+        if wait:
+            self._wait_for(lambda: any(tm["pid"] == child.pid for tm in self._registered()), child,
+                           f"{child.name} to register")
+        return child
+
+    def wait_for_taskmanagers(self, count: int, timeout: float = START_TIMEOUT_S) -> None:
+        self._wait_for(lambda: len(self._registered()) >= count, self.jobmanager,
+                       f"{count} TaskManagers to register", timeout)
+
+    def stop(self) -> None:
+        """Stop every child: SIGTERM, then SIGKILL for any still alive after a grace period."""
+        children = [c for c in self.taskmanagers + ([self.jobmanager] if self.jobmanager else []) if c]
+        for child in children:
+            if child.alive():
+                _signal_group(child.popen, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        for child in children:
+            try:
+                child.popen.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+            _signal_group(child.popen, signal.SIGKILL)
+            try:
+                child.popen.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+
+    # -- fault injection ----------------------------------------------------------------------
+    def taskmanager_by_id(self, tm_id: str) -> ChildProcess:
+        pid = next((tm["pid"] for tm in self._registered() if tm["id"] == tm_id), None)
+        for child in self.taskmanagers:
+            if child.pid == pid:
+                return child
+        raise KeyError(f"no live TaskManager {tm_id} in this cluster")
+
+    def kill_taskmanager(self, which: int | str = 0) -> ChildProcess:
+        child = self.taskmanager_by_id(which) if isinstance(which, str) else [c for c in self.taskmanagers if c.alive()][which]
+        child.kill()
+        return child
+
+    # -- clients ------------------------------------------------------------------------------
+    @property
+    def client(self) -> RestClient:
+        return RestClient(self.url, token_file=self.token_file)
+
+    @property
+    def token(self) -> str:
+        return self.client.token
+
+    def environment(self, **config):
+        from runtime.api.environment import StreamExecutionEnvironment
+
+        return StreamExecutionEnvironment(self.client, config)
+
+    def export_environment(self) -> None:
+        """Point StreamExecutionEnvironment() in this process (and its children) at this cluster."""
+        os.environ["FLINKBENCH_JOBMANAGER_URL"] = self.url
+        os.environ["FLINKBENCH_TOKEN_FILE"] = self.token_file
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _spawn(self, role: str, name: str, args: list[str]) -> ChildProcess:
+        log_path = os.path.join(self.working_dir, f"{name}.log")
+        env = dict(os.environ)
+        env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        env.setdefault("PYSPARK_PYTHON", self.python)
+        env["PYTHONUNBUFFERED"] = "1"
+        with open(log_path, "ab") as log:
+            popen = subprocess.Popen([self.python, "-m", "runtime.cli", *args], stdout=log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, env=env, preexec_fn=_die_with_parent,
+                                     cwd=self.working_dir)
+        return ChildProcess(role, name, popen, log_path)
+
+    @staticmethod
+    def _dynamic(conf: dict[str, str]) -> list[str]:
+        out = []
+        for key, value in conf.items():
+            out += ["-D", f"{key}={value}"]
+        return out
+
+    def _registered(self) -> list[dict]:
+        return [tm for tm in self.client.get("/taskmanagers")["taskmanagers"] if tm["state"] == "REGISTERED"]
+
+    def _await_file(self, path: str, child: ChildProcess) -> dict:
+        holder: dict = {}
+
+        def ready() -> bool:
+            if os.path.exists(path):
+                with open(path, encoding="utf-8") as fh:
+                    holder.update(json.load(fh))
+                return True
+            return False
+
+        self._wait_for(ready, child, f"{child.name} to start")
+        return holder
+
+    @staticmethod
+    def _wait_for(condition, child: ChildProcess | None, what: str, timeout: float = START_TIMEOUT_S) -> None:
+        """Poll a cross-process fact until it holds; fail fast with the child's log if the child died."""
+        deadline = time.monotonic() + timeout
+        delay = 0.05
+        while True:
+            try:
+                if condition():
+                    return
+            except ClusterError:
+                pass
+            if child is not None and not child.alive():
+                raise ClusterError(f"{child.name} exited with code {child.popen.returncode} while waiting for "
+                                   f"{what}; its log ends:\n{child.log_tail()}")
+            if time.monotonic() > deadline:
+                raise ClusterError(f"timed out after {timeout:g} s waiting for {what}")
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.5)

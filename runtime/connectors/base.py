@@ -1,0 +1,119 @@
+"""The interface for sources and sinks, and the registry that finds a connector by name.
+
+A connector module defines, in one place, both halves of a connector: the client-side builder that
+puts its options into an operator's ``params`` (used by the DataStream API) and the TaskManager-side
+reader or writer registered here with :func:`source` / :func:`sink`.
+
+Writing your own:
+
+* a source reader reads bounded offset ranges so a replay after failure reproduces its rows::
+
+      @source("mysource")
+      class MyReader(SourceReader):
+          def next_bundle(self, max_rows):   # blocking, runs in a worker thread
+              ...return (spark DataFrame or None, rows read, finished: bool)
+          def snapshot(self) -> dict: ...    # offsets to resume from
+          def restore(self, state: dict): ...
+
+* a sink writer receives Arrow tables on the TaskManager's loop::
+
+      @sink("mysink")
+      class MyWriter(SinkWriter):
+          async def write(self, table): ...
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import pyarrow as pa
+
+_SOURCES: dict[str, type] = {}
+_SINKS: dict[str, type] = {}
+
+
+class ConnectorError(ValueError):
+    """Connector options that do not work; the message names the operator and the option."""
+
+
+@dataclass
+class ConnectorContext:
+    """What a reader or writer knows about where it runs."""
+    operator_id: str
+    operator_name: str
+    subtask_index: int
+    parallelism: int
+    params: dict
+    spark: Any  # runtime.taskmanager.spark.SparkRunner
+    send: Callable[[Any], None]  # to the JobManager over the control channel
+    job_id: str
+    attempt_id: str
+    runtime_mode: str
+    run_blocking: Callable  # await ctx.run_blocking(fn, *args) on the task's executor
+
+
+class SourceReader:
+    bounded: bool = True
+
+    def __init__(self, ctx: ConnectorContext):
+        self.ctx = ctx
+
+    def next_bundle(self, max_rows: int):
+        raise NotImplementedError
+
+    def snapshot(self) -> dict:
+        return {}
+
+    def restore(self, state: dict) -> None:
+        pass
+
+    def rows_allowed_now(self, elapsed_s: float) -> int | None:
+        """Rows the source may have produced by ``elapsed_s`` (rate limiting); None means no limit."""
+        return None
+
+
+class SinkWriter:
+    def __init__(self, ctx: ConnectorContext):
+        self.ctx = ctx
+
+    async def write(self, table: pa.Table) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        pass
+
+
+def source(name: str):
+    def register(cls):
+        _SOURCES[name] = cls
+        return cls
+    return register
+
+
+def sink(name: str):
+    def register(cls):
+        _SINKS[name] = cls
+        return cls
+    return register
+
+
+def _load_all() -> None:
+    from runtime.connectors import collect, datagen, simple_sinks  # noqa: F401 - registration side effects
+
+
+def source_reader(ctx: ConnectorContext) -> SourceReader:
+    _load_all()
+    name = ctx.params.get("connector")
+    if name not in _SOURCES:
+        raise ConnectorError(f"source '{ctx.operator_name}': unknown connector {name!r}, "
+                             f"expected one of {sorted(_SOURCES)}")
+    return _SOURCES[name](ctx)
+
+
+def sink_writer(ctx: ConnectorContext) -> SinkWriter:
+    _load_all()
+    name = ctx.params.get("connector")
+    if name not in _SINKS:
+        raise ConnectorError(f"sink '{ctx.operator_name}': unknown connector {name!r}, "
+                             f"expected one of {sorted(_SINKS)}")
+    return _SINKS[name](ctx)

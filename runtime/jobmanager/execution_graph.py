@@ -1,0 +1,184 @@
+"""JobGraph -> ExecutionGraph: chaining operators into tasks and expanding tasks into subtasks.
+
+An operator is chained onto its predecessor when the edge between them is forward, both have the
+same parallelism, and neither side branches: such a chain runs as one Spark plan per bundle. Each
+task (ExecutionJobVertex) has ``parallelism`` subtasks (ExecutionVertex), and each subtask has a
+current attempt (Execution) that a restart replaces.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+
+from runtime.ids import AllocationId, ExecutionAttemptId, JobVertexId, TaskManagerId
+from runtime.jobgraph import EdgeSpec, JobGraph, OperatorSpec
+from runtime.states import ExecutionState, advance
+
+
+@dataclass
+class Execution:
+    """One attempt of one subtask."""
+    attempt_id: ExecutionAttemptId
+    attempt_number: int
+    state: ExecutionState = ExecutionState.CREATED
+    tm_id: TaskManagerId | None = None
+    slot_index: int | None = None
+    allocation_id: AllocationId | None = None
+    host: str | None = None
+    data_port: int | None = None
+    error: str | None = None
+    state_times: dict[str, float] = field(default_factory=dict)
+    metrics: dict = field(default_factory=dict)
+
+    def transition(self, target: ExecutionState) -> bool:
+        """Move to ``target``; returns False when already there (a repeated report)."""
+        if self.state == target:
+            return False
+        self.state = advance(self.state, target)
+        self.state_times[target.value] = time.time()
+        return True
+
+
+@dataclass
+class ExecutionVertex:
+    subtask_index: int
+    current: Execution
+
+
+@dataclass
+class ExecutionJobVertex:
+    """A task: a chain of operators run together, with ``parallelism`` subtasks."""
+    id: JobVertexId
+    name: str
+    operators: list[OperatorSpec]
+    parallelism: int
+    inputs: list[EdgeSpec]
+    outputs: list[EdgeSpec]
+    subtasks: list[ExecutionVertex] = field(default_factory=list)
+
+    @property
+    def head(self) -> OperatorSpec:
+        return self.operators[0]
+
+    @property
+    def tail(self) -> OperatorSpec:
+        return self.operators[-1]
+
+    def status(self) -> ExecutionState:
+        """Aggregate state the way Flink's vertex status reads: the least advanced live state wins."""
+        states = [v.current.state for v in self.subtasks]
+        for s in (ExecutionState.FAILED, ExecutionState.CANCELING, ExecutionState.CANCELED):
+            if s in states:
+                return s
+        for s in (ExecutionState.CREATED, ExecutionState.SCHEDULED, ExecutionState.DEPLOYING,
+                  ExecutionState.INITIALIZING, ExecutionState.RUNNING):
+            if s in states:
+                return s
+        return ExecutionState.FINISHED
+
+
+def vertex_id_for(head_op_id: str) -> JobVertexId:
+    """Stable across restarts and resubmission of the same graph, so checkpointed state finds its task."""
+    return JobVertexId(hashlib.md5(head_op_id.encode()).hexdigest())
+
+
+def chain_operators(graph: JobGraph) -> list[list[OperatorSpec]]:
+    """Group operators into chains, in topological order of the chain heads."""
+    chained_to_predecessor = {
+        op.id for op in graph.operators if _can_chain_into(graph, op)
+    }
+    chains = []
+    for op_id in graph.topological_order():
+        if op_id in chained_to_predecessor:
+            continue
+        chain = [graph.operator(op_id)]
+        while True:
+            outs = graph.outputs_of(chain[-1].id)
+            if len(outs) == 1 and outs[0].target in chained_to_predecessor:
+                chain.append(graph.operator(outs[0].target))
+            else:
+                break
+        chains.append(chain)
+    return chains
+
+
+def _can_chain_into(graph: JobGraph, op: OperatorSpec) -> bool:
+    inputs = graph.inputs_of(op.id)
+    if len(inputs) != 1 or inputs[0].partitioning != "forward":
+        return False
+    upstream = graph.operator(inputs[0].source)
+    return upstream.parallelism == op.parallelism and len(graph.outputs_of(upstream.id)) == 1 \
+        and not op.params.get("disable_chaining")
+
+
+class ExecutionGraph:
+    """The physical plan of one job attempt series; a restart creates fresh Executions in place."""
+
+    def __init__(self, graph: JobGraph):
+        self.job_graph = graph
+        self.attempt = 0
+        self.vertices: list[ExecutionJobVertex] = []
+        op_to_vertex: dict[str, JobVertexId] = {}
+        for chain in chain_operators(graph):
+            vid = vertex_id_for(chain[0].id)
+            for op in chain:
+                op_to_vertex[op.id] = vid
+            self.vertices.append(ExecutionJobVertex(
+                id=vid, name=" -> ".join(op.name for op in chain), operators=chain,
+                parallelism=chain[0].parallelism, inputs=graph.inputs_of(chain[0].id),
+                outputs=graph.outputs_of(chain[-1].id)))
+        self.op_to_vertex = op_to_vertex
+        self.reset_attempts()
+
+    @property
+    def max_parallelism(self) -> int:
+        return max(v.parallelism for v in self.vertices)
+
+    def vertex(self, vid: JobVertexId) -> ExecutionJobVertex:
+        for v in self.vertices:
+            if v.id == vid:
+                return v
+        raise KeyError(vid)
+
+    def reset_attempts(self) -> None:
+        """Give every subtask a fresh attempt (at start and at each restart)."""
+        number = self.attempt
+        for v in self.vertices:
+            v.subtasks = [ExecutionVertex(i, Execution(ExecutionAttemptId.new(), number))
+                          for i in range(v.parallelism)]
+
+    def executions(self):
+        for v in self.vertices:
+            for sub in v.subtasks:
+                yield v, sub.current
+
+    def find(self, attempt_id: ExecutionAttemptId):
+        for v, ex in self.executions():
+            if ex.attempt_id == attempt_id:
+                return v, ex
+        return None, None
+
+    def all_in(self, *states: ExecutionState) -> bool:
+        return all(ex.state in states for _, ex in self.executions())
+
+    def plan(self) -> dict:
+        """Flink's ``plan`` field: one node per task with its inputs and ship strategy."""
+        nodes = []
+        for v in self.vertices:
+            nodes.append({
+                "id": v.id, "description": v.name, "parallelism": v.parallelism,
+                "operators": [{"id": op.id, "name": op.name, "kind": op.kind} for op in v.operators],
+                "inputs": [{"id": self.op_to_vertex[e.source], "ship_strategy": e.partitioning.upper(),
+                            "keys": e.keys} for e in v.inputs],
+            })
+        return {"jid": None, "name": self.job_graph.name, "nodes": nodes}
+
+    def explain(self) -> str:
+        lines = [f"ExecutionGraph of '{self.job_graph.name}': {len(self.vertices)} tasks, "
+                 f"{self.max_parallelism} slots needed"]
+        for v in self.vertices:
+            ins = ", ".join(f"{e.partitioning}{'(' + ','.join(e.keys) + ')' if e.keys else ''} from "
+                            f"{self.vertex(self.op_to_vertex[e.source]).name!r}" for e in v.inputs)
+            lines.append(f"  task {v.name!r} x{v.parallelism}" + (f" <- {ins}" if ins else ""))
+        return "\n".join(lines)

@@ -1,0 +1,326 @@
+"""JobMaster: runs one job. Requests slots, deploys subtasks, follows their states, restarts or fails.
+
+One JobMaster per submitted job, created by the Dispatcher, living on the JobManager's loop. Its job
+state moves only through ``_set_status`` (checked against runtime.states), and every change goes
+out on the event stream.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import traceback
+
+from runtime import events
+from runtime.config import Configuration
+from runtime.ids import JobId, TaskManagerId
+from runtime.jobgraph import JobGraph
+from runtime.jobmanager.collect import CollectBuffer
+from runtime.jobmanager.execution_graph import Execution, ExecutionGraph, ExecutionJobVertex
+from runtime.jobmanager.resource_manager import AllocatedSlot, NoResourceAvailable, ResourceManager
+from runtime.jobmanager.restart import restart_strategy
+from runtime.messages import (CancelTask, CollectResult, DeployTask, InputGateDescriptor, OutputDescriptor,
+                              ProducerLocation, TaskDeploymentDescriptor, TaskMetrics, TaskStateChanged)
+from runtime.states import ExecutionState, JobStatus, advance
+
+log = logging.getLogger(__name__)
+
+CANCEL_WAIT_S = 10.0
+MAX_EXCEPTIONS = 100
+
+
+class JobMaster:
+    def __init__(self, job_id: JobId, graph: JobGraph, conf: Configuration, rm: ResourceManager, bus):
+        self.job_id = job_id
+        self.graph = graph
+        self.conf = conf
+        self.rm = rm
+        self.bus = bus
+        self.name = graph.name
+        self.status = JobStatus.INITIALIZING
+        self.status_times: dict[str, float] = {JobStatus.INITIALIZING.value: time.time()}
+        self.start_time = time.time()
+        self.end_time: float | None = None
+        self.eg = ExecutionGraph(graph)
+        self.restart_strategy = restart_strategy(conf)
+        self.restarts = 0
+        self.exceptions: list[dict] = []
+        self.results = CollectBuffer()
+        self.slots: list[AllocatedSlot] = []
+        self._changed = asyncio.Event()
+        self._terminal = asyncio.get_running_loop().create_future()
+        self._run_task: asyncio.Task | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> None:
+        self._set_status(JobStatus.CREATED)
+        self._run_task = asyncio.get_running_loop().create_task(self._schedule())
+
+    async def wait(self) -> JobStatus:
+        return await asyncio.shield(self._terminal)
+
+    async def _schedule(self) -> None:
+        """Get slots for every subtask, then deploy them all (streaming jobs run all tasks at once)."""
+        try:
+            self.slots = await self.rm.request_slots(self.job_id, self.name, self.eg.max_parallelism,
+                                                     self.conf.get("slot.request.timeout"))
+        except NoResourceAvailable as err:
+            if self.status in (JobStatus.CREATED, JobStatus.RESTARTING):
+                self._record_exception(str(err), "NoResourceAvailableException", None, None)
+                await self._fail_or_restart(str(err))
+            return
+        if self.status not in (JobStatus.CREATED, JobStatus.RESTARTING):
+            self.rm.free_slots(self.job_id)
+            return
+        self._assign_slots()
+        self._set_status(JobStatus.RUNNING)
+        for vertex, execution in self.eg.executions():
+            self._deploy(vertex, execution)
+
+    def _assign_slots(self) -> None:
+        """Slot sharing: subtask i of every task goes to the job's slot i."""
+        for slot in self.slots:
+            names = [v.name for v in self.eg.vertices if slot.slot_index is not None and
+                     self.slots.index(slot) < v.parallelism]
+            self.rm.assign_tasks(slot.allocation_id, names)
+        for vertex, execution in self.eg.executions():
+            slot = self.slots[self._subtask_of(vertex, execution)]
+            execution.tm_id, execution.slot_index = slot.tm_id, slot.slot_index
+            execution.allocation_id, execution.host, execution.data_port = slot.allocation_id, slot.host, slot.data_port
+            self._set_task_state(vertex, execution, ExecutionState.SCHEDULED)
+
+    @staticmethod
+    def _subtask_of(vertex: ExecutionJobVertex, execution: Execution) -> int:
+        return next(s.subtask_index for s in vertex.subtasks if s.current is execution)
+
+    def _deploy(self, vertex: ExecutionJobVertex, execution: Execution) -> None:
+        record = self.rm.task_managers.get(execution.tm_id)
+        if record is None:
+            self._task_failed(vertex, execution, f"TaskManager {execution.tm_id} is gone")
+            return
+        self._set_task_state(vertex, execution, ExecutionState.DEPLOYING)
+        record.gateway.send(DeployTask(self._descriptor(vertex, execution)))
+
+    def _descriptor(self, vertex: ExecutionJobVertex, execution: Execution) -> TaskDeploymentDescriptor:
+        inputs = []
+        for edge in vertex.inputs:
+            upstream = self.eg.vertex(self.eg.op_to_vertex[edge.source])
+            producers = [ProducerLocation(s.current.attempt_id, s.subtask_index, s.current.tm_id,
+                                          s.current.host, s.current.data_port) for s in upstream.subtasks]
+            inputs.append(InputGateDescriptor(upstream.id, edge.partitioning, producers))
+        outputs = [OutputDescriptor(self.eg.op_to_vertex[e.target], e.partitioning, e.keys,
+                                    self.eg.vertex(self.eg.op_to_vertex[e.target]).parallelism)
+                   for e in vertex.outputs]
+        return TaskDeploymentDescriptor(
+            job_id=self.job_id, job_name=self.name, vertex_id=vertex.id, task_name=vertex.name,
+            attempt_id=execution.attempt_id, attempt_number=execution.attempt_number,
+            subtask_index=self._subtask_of(vertex, execution), parallelism=vertex.parallelism,
+            max_parallelism=self.conf.get("pipeline.max-parallelism"), allocation_id=execution.allocation_id,
+            operators=vertex.operators, inputs=inputs, outputs=outputs, config=self.conf.as_strings(),
+            runtime_mode=self.conf.get("execution.runtime-mode"))
+
+    # -- reports from TaskManagers ------------------------------------------------------------
+    def on_task_state(self, msg: TaskStateChanged) -> None:
+        vertex, execution = self.eg.find(msg.attempt_id)
+        if execution is None:
+            return  # an attempt from before a restart: its news no longer matters
+        try:
+            target = ExecutionState(msg.state)
+        except ValueError:
+            log.warning("ignoring unknown task state %r from %s", msg.state, msg.attempt_id)
+            return
+        if target == ExecutionState.FAILED:
+            self._task_failed(vertex, execution, msg.error or "task failed without a message")
+            return
+        if execution.state.is_terminal:
+            return
+        self._set_task_state(vertex, execution, target)
+        if target == ExecutionState.FINISHED and self.eg.all_in(ExecutionState.FINISHED):
+            self._finish(JobStatus.FINISHED)
+
+    def on_task_metrics(self, msg: TaskMetrics) -> None:
+        vertex, execution = self.eg.find(msg.attempt_id)
+        if execution is None:
+            return
+        execution.metrics = {k: v for k, v in msg.__dict__.items() if k not in ("job_id", "attempt_id")}
+        self.bus.publish(events.TaskMetricsReported(self.job_id, vertex.id, vertex.name,
+                                                    self._subtask_of(vertex, execution), msg))
+
+    def on_collect(self, msg: CollectResult) -> None:
+        if self.eg.find(msg.attempt_id)[1] is not None:
+            self.results.add(msg)
+
+    def on_task_manager_lost(self, tm_id: TaskManagerId, reason: str) -> None:
+        for vertex, execution in list(self.eg.executions()):
+            if execution.tm_id == tm_id and not execution.state.is_terminal:
+                self._task_failed(vertex, execution, reason)
+
+    # -- failures, restarts, cancel -----------------------------------------------------------
+    def _task_failed(self, vertex: ExecutionJobVertex, execution: Execution, error: str) -> None:
+        if execution.state.is_terminal:
+            return
+        execution.error = error
+        self._set_task_state(vertex, execution, ExecutionState.FAILED, error)
+        if self.status in (JobStatus.CREATED, JobStatus.RUNNING):
+            self._record_exception(error, _exception_name(error), vertex, execution)
+            asyncio.get_running_loop().create_task(self._fail_or_restart(error))
+
+    async def _fail_or_restart(self, cause: str) -> None:
+        decision = self.restart_strategy.on_failure()
+        if not decision.restart:
+            self._set_status(JobStatus.FAILING, cause)
+            await self._cancel_executions()
+            self._finish(JobStatus.FAILED, cause)
+            return
+        self._set_status(JobStatus.RESTARTING, cause)
+        self.bus.publish(events.JobRestarting(self.job_id, self.eg.attempt + 1, cause, decision.delay_s))
+        await self._cancel_executions()
+        self.rm.free_slots(self.job_id)
+        await asyncio.sleep(decision.delay_s)
+        if self.status != JobStatus.RESTARTING:
+            return
+        self.restarts += 1
+        self.eg.attempt += 1
+        self.eg.reset_attempts()
+        self._set_status(JobStatus.CREATED)
+        await self._schedule()
+
+    async def cancel(self) -> None:
+        """Cancel the job; returns once it is CANCELED (or already terminal)."""
+        if self.status.is_globally_terminal or self.status == JobStatus.CANCELLING:
+            await self.wait()
+            return
+        self._set_status(JobStatus.CANCELLING)
+        self.rm.cancel_requests(self.job_id)
+        await self._cancel_executions()
+        self._finish(JobStatus.CANCELED)
+
+    async def _cancel_executions(self) -> None:
+        """Ask every live attempt to cancel and wait (bounded) for them to stop."""
+        for vertex, execution in self.eg.executions():
+            if execution.state.is_terminal:
+                continue
+            record = self.rm.task_managers.get(execution.tm_id) if execution.tm_id else None
+            if record is None or execution.state in (ExecutionState.CREATED, ExecutionState.SCHEDULED):
+                self._set_task_state(vertex, execution, ExecutionState.CANCELED)
+                continue
+            self._set_task_state(vertex, execution, ExecutionState.CANCELING)
+            record.gateway.send(CancelTask(execution.attempt_id))
+        deadline = time.monotonic() + CANCEL_WAIT_S
+        while not self.eg.all_in(ExecutionState.CANCELED, ExecutionState.FAILED, ExecutionState.FINISHED):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), remaining)
+            except asyncio.TimeoutError:
+                break
+        for vertex, execution in self.eg.executions():
+            if not execution.state.is_terminal:
+                self._set_task_state(vertex, execution, ExecutionState.CANCELED,
+                                     "did not confirm cancellation in time")
+
+    def _finish(self, status: JobStatus, cause: str | None = None) -> None:
+        if self.status.is_globally_terminal:
+            return
+        self._set_status(status, cause)
+        self.end_time = time.time()
+        self.results.finish()
+        self.rm.free_slots(self.job_id)
+        if not self._terminal.done():
+            self._terminal.set_result(status)
+
+    # -- state bookkeeping --------------------------------------------------------------------
+    def _set_status(self, status: JobStatus, cause: str | None = None) -> None:
+        previous = self.status
+        if previous == status:
+            return
+        self.status = advance(previous, status)
+        self.status_times[status.value] = time.time()
+        self.bus.publish(events.JobStatusChanged(self.job_id, self.name, status.value, previous.value,
+                                                 self.eg.attempt, cause))
+        self._changed.set()
+
+    def _set_task_state(self, vertex: ExecutionJobVertex, execution: Execution, state: ExecutionState,
+                        error: str | None = None) -> None:
+        if not execution.transition(state):
+            return
+        self.bus.publish(events.TaskStatusChanged(
+            self.job_id, vertex.id, vertex.name, self._subtask_of(vertex, execution), execution.attempt_id,
+            execution.attempt_number, state.value, execution.tm_id, execution.slot_index, error))
+        self._changed.set()
+
+    def _record_exception(self, error: str, name: str, vertex, execution) -> None:
+        entry = {
+            "exceptionName": name, "stacktrace": error, "timestamp": int(time.time() * 1000),
+            "taskName": f"{vertex.name} ({self._subtask_of(vertex, execution) + 1}/{vertex.parallelism})" if vertex else None,
+            "endpoint": execution.host if execution else None,
+            "taskManagerId": execution.tm_id if execution else None,
+            "attempt": self.eg.attempt,
+        }
+        self.exceptions.insert(0, entry)
+        del self.exceptions[MAX_EXCEPTIONS:]
+
+    # -- views (Flink's REST shapes) ----------------------------------------------------------
+    def duration_ms(self) -> int:
+        return int(((self.end_time or time.time()) - self.start_time) * 1000)
+
+    def task_counts(self) -> dict[str, int]:
+        counts = {s.value: 0 for s in ExecutionState}
+        for _, ex in self.eg.executions():
+            counts[ex.state.value] += 1
+        return counts
+
+    def overview(self) -> dict:
+        out_rate = sum(ex.metrics.get("records_out_per_s", 0.0) for v, ex in self.eg.executions()
+                       if not v.outputs)
+        return {
+            "jid": self.job_id, "name": self.name, "state": self.status.value,
+            "start-time": int(self.start_time * 1000),
+            "end-time": int(self.end_time * 1000) if self.end_time else -1,
+            "duration": self.duration_ms(), "last-modification": int(max(self.status_times.values()) * 1000),
+            "parallelism": self.eg.max_parallelism, "tasks": self.task_counts(), "restarts": self.restarts,
+            "records-out-per-s": out_rate,
+        }
+
+    def details(self) -> dict:
+        vertices = []
+        for v in self.eg.vertices:
+            subtasks = []
+            for sub in v.subtasks:
+                ex = sub.current
+                subtasks.append({
+                    "subtask": sub.subtask_index, "status": ex.state.value, "attempt": ex.attempt_number,
+                    "attempt-id": ex.attempt_id, "taskmanager-id": ex.tm_id, "host": ex.host,
+                    "slot": ex.slot_index, "start-time": int(ex.state_times.get("DEPLOYING", 0) * 1000),
+                    "metrics": ex.metrics, "failure-cause": ex.error,
+                })
+            vertices.append({"id": v.id, "name": v.name, "parallelism": v.parallelism,
+                             "status": v.status().value, "operators": [op.name for op in v.operators],
+                             "tasks": {s.value: sum(1 for x in v.subtasks if x.current.state == s)
+                                       for s in ExecutionState},
+                             "subtasks": subtasks})
+        plan = self.eg.plan()
+        plan["jid"] = self.job_id
+        return {**self.overview(), "isStoppable": False, "now": int(time.time() * 1000),
+                "timestamps": {k: int(t * 1000) for k, t in self.status_times.items()},
+                "vertices": vertices, "plan": plan, "status-counts": self.task_counts()}
+
+    def exceptions_view(self) -> dict:
+        root = self.exceptions[0] if self.exceptions else None
+        return {"root-exception": root["stacktrace"] if root else None,
+                "timestamp": root["timestamp"] if root else None,
+                "all-exceptions": self.exceptions, "truncated": False,
+                "exceptionHistory": {"entries": self.exceptions, "truncated": False}}
+
+
+def _exception_name(error: str) -> str:
+    """The exception class from the last line of a Python traceback, for Flink's ``exceptionName``."""
+    last = error.strip().splitlines()[-1] if error.strip() else ""
+    head = last.split(":", 1)[0].strip()
+    return head if head.replace(".", "").replace("_", "").isalnum() and " " not in head else "TaskFailure"
+
+
+def format_exception(err: BaseException) -> str:
+    return "".join(traceback.format_exception(type(err), err, err.__traceback__))

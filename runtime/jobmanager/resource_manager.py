@@ -1,0 +1,301 @@
+"""ResourceManager: the slot table of the cluster.
+
+TaskManagers register their slots and heartbeat; one silent for longer than ``heartbeat.timeout`` is
+declared lost, its slots leave the table and the JobMasters of the jobs on it are told. JobMasters ask
+for slots with :meth:`ResourceManager.request_slots`, which waits up to ``slot.request.timeout`` for
+enough free slots, then asks the chosen TaskManagers to offer them (RequestSlot -> SlotOffer).
+
+Runs on the JobManager's loop; all state is touched from there only.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from runtime import events
+from runtime.ids import AllocationId, JobId, TaskManagerId
+from runtime.messages import FreeSlot, RegisterTaskManager, RequestSlot, SlotOffer, SlotStatus
+
+log = logging.getLogger(__name__)
+
+
+class NoResourceAvailable(RuntimeError):
+    """Not enough slots arrived within ``slot.request.timeout``."""
+
+
+class TaskManagerGateway(Protocol):
+    """How the JobManager talks to one TaskManager (its control connection)."""
+
+    def send(self, message) -> None: ...
+
+    def close(self, reason: str) -> None: ...
+
+
+@dataclass
+class Slot:
+    index: int
+    allocation_id: AllocationId | None = None
+    job_id: JobId | None = None
+    job_name: str = ""
+    tasks: list[str] = field(default_factory=list)
+
+    @property
+    def free(self) -> bool:
+        return self.allocation_id is None
+
+
+@dataclass
+class TaskManagerRecord:
+    tm_id: TaskManagerId
+    host: str
+    data_port: int
+    pid: int
+    spark_master: str
+    gateway: TaskManagerGateway
+    slots: list[Slot]
+    registered_at: float = field(default_factory=time.time)
+    last_heartbeat: float = field(default_factory=time.monotonic)
+
+    @property
+    def free_slots(self) -> list[Slot]:
+        return [s for s in self.slots if s.free]
+
+
+@dataclass(frozen=True)
+class AllocatedSlot:
+    """A slot handed to a job: where its subtasks run and how their producers are reached."""
+    allocation_id: AllocationId
+    tm_id: TaskManagerId
+    slot_index: int
+    host: str
+    data_port: int
+
+
+@dataclass
+class _PendingRequest:
+    job_id: JobId
+    job_name: str
+    count: int
+    future: asyncio.Future
+
+
+class ResourceManager:
+    def __init__(self, bus, heartbeat_interval: float, heartbeat_timeout: float):
+        self._bus = bus
+        self.heartbeat_interval = heartbeat_interval
+        self.heartbeat_timeout = heartbeat_timeout
+        self.task_managers: dict[TaskManagerId, TaskManagerRecord] = {}
+        self.lost: dict[TaskManagerId, dict] = {}
+        self._pending: list[_PendingRequest] = []
+        self._offers: dict[AllocationId, asyncio.Future] = {}
+        self._loss_listeners: list[Callable[[TaskManagerId, str], None]] = []
+        self._monitor: asyncio.Task | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> None:
+        self._monitor = asyncio.get_running_loop().create_task(self._watch_heartbeats())
+
+    def stop(self) -> None:
+        if self._monitor:
+            self._monitor.cancel()
+        for req in self._pending:
+            if not req.future.done():
+                req.future.set_exception(NoResourceAvailable("the JobManager is shutting down"))
+
+    def on_task_manager_lost(self, listener: Callable[[TaskManagerId, str], None]) -> None:
+        self._loss_listeners.append(listener)
+
+    # -- registration and heartbeats ----------------------------------------------------------
+    def register(self, msg: RegisterTaskManager, gateway: TaskManagerGateway) -> TaskManagerRecord:
+        """Add a TaskManager; slots it reports as still allocated (after a leader change) stay so."""
+        if msg.tm_id in self.task_managers:
+            self._drop(msg.tm_id, "re-registered under the same id", notify=True)
+        slots = [Slot(i) for i in range(msg.slots)]
+        for status in msg.slot_report:
+            if 0 <= status.index < msg.slots and status.allocation_id:
+                slots[status.index].allocation_id = status.allocation_id
+                slots[status.index].job_id = status.job_id
+        record = TaskManagerRecord(msg.tm_id, msg.host, msg.data_port, msg.pid, msg.spark_master, gateway, slots)
+        self.task_managers[msg.tm_id] = record
+        self.lost.pop(msg.tm_id, None)
+        self._bus.publish(events.TaskManagerRegistered(msg.tm_id, msg.host, msg.data_port, msg.slots, msg.pid))
+        log.info("TaskManager %s registered with %d slots", msg.tm_id, msg.slots)
+        self._fulfil_pending()
+        return record
+
+    def heartbeat(self, tm_id: TaskManagerId, slot_report: list[SlotStatus]) -> bool:
+        """Record a heartbeat; False if the TaskManager is not registered (it must register again)."""
+        record = self.task_managers.get(tm_id)
+        if record is None:
+            return False
+        record.last_heartbeat = time.monotonic()
+        return True
+
+    def connection_closed(self, tm_id: TaskManagerId, gateway: TaskManagerGateway) -> None:
+        """A control connection went away; the TaskManager counts as lost only after the heartbeat timeout."""
+        record = self.task_managers.get(tm_id)
+        if record is not None and record.gateway is gateway:
+            log.info("control connection of %s closed; waiting for heartbeat timeout", tm_id)
+
+    async def _watch_heartbeats(self) -> None:
+        while True:
+            await asyncio.sleep(min(self.heartbeat_interval, self.heartbeat_timeout / 4))
+            now = time.monotonic()
+            for tm_id, record in list(self.task_managers.items()):
+                silence = now - record.last_heartbeat
+                if silence > self.heartbeat_timeout:
+                    self._drop(tm_id, f"TaskManager {tm_id} lost: no heartbeat for {silence:.1f} s "
+                                      f"(heartbeat.timeout {self.heartbeat_timeout:g} s)", notify=True)
+
+    def _drop(self, tm_id: TaskManagerId, reason: str, notify: bool) -> None:
+        record = self.task_managers.pop(tm_id, None)
+        if record is None:
+            return
+        self.lost[tm_id] = {"id": tm_id, "host": record.host, "reason": reason, "lost_at": time.time(),
+                            "slots": len(record.slots)}
+        log.warning("%s", reason)
+        record.gateway.close(reason)
+        for alloc_id, fut in list(self._offers.items()):
+            if not fut.done() and any(s.allocation_id == alloc_id for s in record.slots):
+                fut.set_exception(NoResourceAvailable(reason))
+        self._bus.publish(events.TaskManagerLost(tm_id, reason))
+        if notify:
+            for listener in list(self._loss_listeners):
+                listener(tm_id, reason)
+
+    def release_task_manager(self, tm_id: TaskManagerId, reason: str) -> None:
+        """Forget a TaskManager at once (it is known to be gone, e.g. killed on purpose)."""
+        self._drop(tm_id, reason, notify=True)
+
+    # -- slots --------------------------------------------------------------------------------
+    @property
+    def total_slots(self) -> int:
+        return sum(len(r.slots) for r in self.task_managers.values())
+
+    @property
+    def free_slot_count(self) -> int:
+        return sum(len(r.free_slots) for r in self.task_managers.values())
+
+    async def request_slots(self, job_id: JobId, job_name: str, count: int, timeout: float) -> list[AllocatedSlot]:
+        """Wait until ``count`` slots are free, then allocate them all at once to ``job_id``.
+
+        Raises NoResourceAvailable naming the slots needed and available when ``timeout`` passes.
+        Allocating all or nothing keeps two waiting jobs from each holding half of what they need.
+        """
+        loop = asyncio.get_running_loop()
+        request = _PendingRequest(job_id, job_name, count, loop.create_future())
+        self._pending.append(request)
+        self._fulfil_pending()
+        try:
+            chosen = await asyncio.wait_for(asyncio.shield(request.future), timeout)
+        except asyncio.TimeoutError:
+            raise NoResourceAvailable(
+                f"Could not acquire the minimum required resources: the job needs {count} slots, "
+                f"{self.free_slot_count} of {self.total_slots} are available "
+                f"({len(self.task_managers)} TaskManagers) after waiting {timeout:g} s "
+                "(slot.request.timeout)") from None
+        finally:
+            if request in self._pending:
+                self._pending.remove(request)
+            if not request.future.done():
+                request.future.cancel()
+        return await self._confirm_offers(job_id, chosen)
+
+    def cancel_requests(self, job_id: JobId) -> None:
+        for req in list(self._pending):
+            if req.job_id == job_id and not req.future.done():
+                req.future.set_exception(NoResourceAvailable("the job was cancelled while waiting for slots"))
+
+    def _fulfil_pending(self) -> None:
+        for req in list(self._pending):
+            if req.future.done():
+                continue
+            if self.free_slot_count < req.count:
+                break
+            chosen = self._choose_slots(req.count)
+            for record, slot in chosen:
+                slot.allocation_id = AllocationId.new()
+                slot.job_id, slot.job_name = req.job_id, req.job_name
+            self._pending.remove(req)
+            req.future.set_result(chosen)
+
+    def _choose_slots(self, count: int) -> list[tuple[TaskManagerRecord, Slot]]:
+        """Spread evenly: repeatedly take a free slot from the TaskManager with the most free slots."""
+        free = {tm_id: list(r.free_slots) for tm_id, r in self.task_managers.items()}
+        chosen = []
+        for _ in range(count):
+            tm_id = max(free, key=lambda t: (len(free[t]), t))
+            chosen.append((self.task_managers[tm_id], free[tm_id].pop(0)))
+        return chosen
+
+    async def _confirm_offers(self, job_id: JobId, chosen) -> list[AllocatedSlot]:
+        """Ask each TaskManager to offer its slot to the job and wait for the offers."""
+        loop = asyncio.get_running_loop()
+        waits = []
+        for record, slot in chosen:
+            fut = loop.create_future()
+            self._offers[slot.allocation_id] = fut
+            record.gateway.send(RequestSlot(slot.allocation_id, job_id, slot.index))
+            waits.append(fut)
+            self._bus.publish(events.SlotAllocated(record.tm_id, slot.index, slot.allocation_id, job_id, slot.job_name))
+        try:
+            await asyncio.wait_for(asyncio.gather(*waits), self.heartbeat_timeout)
+        except (asyncio.TimeoutError, NoResourceAvailable) as err:
+            self.free_slots(job_id)
+            raise NoResourceAvailable(f"TaskManagers did not offer the requested slots: {err or 'timed out'}") from None
+        finally:
+            for record, slot in chosen:
+                self._offers.pop(slot.allocation_id, None)
+        return [AllocatedSlot(slot.allocation_id, record.tm_id, slot.index, record.host, record.data_port)
+                for record, slot in chosen]
+
+    def offer_received(self, tm_id: TaskManagerId, offer: SlotOffer) -> None:
+        fut = self._offers.get(offer.allocation_id)
+        if fut is None or fut.done():
+            return
+        if offer.accepted:
+            fut.set_result(offer)
+        else:
+            fut.set_exception(NoResourceAvailable(f"{tm_id} declined slot {offer.slot_index}: {offer.reason}"))
+
+    def assign_tasks(self, allocation_id: AllocationId, task_names: list[str]) -> None:
+        for record in self.task_managers.values():
+            for slot in record.slots:
+                if slot.allocation_id == allocation_id:
+                    slot.tasks = list(task_names)
+
+    def free_slots(self, job_id: JobId) -> None:
+        """Give back every slot of ``job_id`` and tell its TaskManagers."""
+        for record in self.task_managers.values():
+            for slot in record.slots:
+                if slot.job_id == job_id and slot.allocation_id is not None:
+                    record.gateway.send(FreeSlot(slot.allocation_id))
+                    self._bus.publish(events.SlotFreed(record.tm_id, slot.index, slot.allocation_id, job_id))
+                    slot.allocation_id, slot.job_id, slot.job_name, slot.tasks = None, None, "", []
+        self._fulfil_pending()
+
+    # -- views --------------------------------------------------------------------------------
+    def describe(self, record: TaskManagerRecord) -> dict:
+        """One TaskManager in the shape of Flink's ``/taskmanagers`` entries."""
+        return {
+            "id": record.tm_id,
+            "path": f"{record.host}:{record.data_port}",
+            "host": record.host,
+            "dataPort": record.data_port,
+            "pid": record.pid,
+            "sparkMaster": record.spark_master,
+            "slotsNumber": len(record.slots),
+            "freeSlots": len(record.free_slots),
+            "timeSinceLastHeartbeat": int((time.monotonic() - record.last_heartbeat) * 1000),
+            "registeredAt": int(record.registered_at * 1000),
+            "state": "REGISTERED",
+            "slots": [{"index": s.index, "allocation-id": s.allocation_id, "job-id": s.job_id,
+                       "job-name": s.job_name, "tasks": list(s.tasks)} for s in record.slots],
+        }
+
+    def describe_lost(self, info: dict) -> dict:
+        return {"id": info["id"], "path": info["host"], "host": info["host"], "slotsNumber": 0, "freeSlots": 0,
+                "state": "LOST", "reason": info["reason"], "lostAt": int(info["lost_at"] * 1000), "slots": []}

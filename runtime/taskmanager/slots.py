@@ -1,0 +1,56 @@
+"""A TaskManager's slots: which allocation (job) holds each, and which task attempts run in it."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from runtime.ids import AllocationId, ExecutionAttemptId, JobId
+from runtime.messages import SlotStatus
+
+
+class SlotError(RuntimeError):
+    """A request that does not fit the slot table (busy slot, unknown allocation)."""
+
+
+@dataclass
+class TaskSlot:
+    index: int
+    allocation_id: AllocationId | None = None
+    job_id: JobId | None = None
+    tasks: set[ExecutionAttemptId] = field(default_factory=set)
+
+
+class TaskSlotTable:
+    def __init__(self, count: int):
+        self.slots = [TaskSlot(i) for i in range(count)]
+
+    def allocate(self, index: int, allocation_id: AllocationId, job_id: JobId) -> TaskSlot:
+        if not 0 <= index < len(self.slots):
+            raise SlotError(f"no slot {index}: this TaskManager has {len(self.slots)}")
+        slot = self.slots[index]
+        if slot.allocation_id not in (None, allocation_id):
+            raise SlotError(f"slot {index} is already allocated to job {slot.job_id}")
+        slot.allocation_id, slot.job_id = allocation_id, job_id
+        return slot
+
+    def by_allocation(self, allocation_id: AllocationId) -> TaskSlot:
+        for slot in self.slots:
+            if slot.allocation_id == allocation_id:
+                return slot
+        raise SlotError(f"allocation {allocation_id} is not held by this TaskManager")
+
+    def free(self, allocation_id: AllocationId) -> set[ExecutionAttemptId]:
+        """Release the slot; returns the attempts still running in it (the caller cancels them)."""
+        slot = self.by_allocation(allocation_id)
+        running = set(slot.tasks)
+        slot.allocation_id, slot.job_id, slot.tasks = None, None, set()
+        return running
+
+    def free_all(self) -> set[ExecutionAttemptId]:
+        running: set[ExecutionAttemptId] = set()
+        for slot in self.slots:
+            if slot.allocation_id is not None:
+                running |= self.free(slot.allocation_id)
+        return running
+
+    def report(self) -> list[SlotStatus]:
+        return [SlotStatus(s.index, s.allocation_id, s.job_id) for s in self.slots]

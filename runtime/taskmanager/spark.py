@@ -1,0 +1,271 @@
+"""The TaskManager's Spark session and every Spark plan a task runs. The one module that imports pyspark.
+
+Each TaskManager owns one session (``local[<slots>]`` unless ``spark.master`` or ``spark.remote`` says
+otherwise). Tasks call into :class:`SparkRunner` from executor threads: every method here blocks and
+must not run on the TaskManager's event loop.
+
+Data moves in bundles: a source reads a bounded offset range natively in Spark (``spark.range`` plus
+deterministic hash expressions for datagen), the chained operators extend that plan, and rows leave
+Spark once per bundle as Arrow.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Any, Callable
+
+import pyarrow as pa
+
+from runtime.config import Configuration
+
+log = logging.getLogger(__name__)
+
+HASH_MODULUS = 2_147_483_647  # a prime: uniform enough for generated values
+
+
+class SparkRunner:
+    def __init__(self, conf: Configuration, slots: int, app_name: str = "flinkbench-taskmanager"):
+        self.conf = conf
+        self.slots = slots
+        self.app_name = app_name
+        self._session = None
+        self._lock = threading.Lock()
+
+    # -- session ------------------------------------------------------------------------------
+    @property
+    def master(self) -> str:
+        return self.conf.get("spark.remote") or self.conf.get("spark.master") or f"local[{self.slots}]"
+
+    @property
+    def session(self):
+        with self._lock:
+            if self._session is None:
+                self._session = self._create_session()
+            return self._session
+
+    def _create_session(self):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
+        from pyspark.sql import SparkSession
+
+        builder = SparkSession.builder.appName(self.app_name)
+        remote = self.conf.get("spark.remote")
+        if remote:
+            builder = builder.remote(remote)
+        else:
+            partitions = self.conf.get("spark.sql.shuffle.partitions") or self.slots
+            builder = (builder.master(self.conf.get("spark.master") or f"local[{self.slots}]")
+                       .config("spark.driver.memory", self.conf.get("spark.driver.memory"))
+                       .config("spark.ui.enabled", "false")
+                       .config("spark.sql.shuffle.partitions", str(partitions))
+                       .config("spark.default.parallelism", str(self.slots))
+                       .config("spark.sql.adaptive.enabled", "false")
+                       .config("spark.driver.bindAddress", "127.0.0.1")
+                       .config("spark.driver.host", "127.0.0.1")
+                       .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+                       .config("spark.sql.session.timeZone", "UTC")
+                       .config("spark.python.worker.reuse", "true"))
+        session = builder.getOrCreate()
+        if not remote:
+            session.sparkContext.setLogLevel("ERROR")
+        log.info("Spark session ready on %s", self.master)
+        return session
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                self._session.stop()
+                self._session = None
+
+    # -- moving data in and out ---------------------------------------------------------------
+    def from_arrow(self, table: pa.Table):
+        return self.session.createDataFrame(table)
+
+    @staticmethod
+    def to_arrow(df) -> pa.Table:
+        return df.toArrow()
+
+    def parse_schema(self, ddl: str):
+        """A Spark StructType from a DDL string like 'user INT, amount DOUBLE'; ValueError if it does not parse."""
+        from pyspark.sql.types import StructType
+
+        try:
+            schema = StructType.fromDDL(ddl) if hasattr(StructType, "fromDDL") else None
+            if schema is None:
+                from pyspark.sql.types import _parse_datatype_string
+                schema = _parse_datatype_string(ddl)
+                self.session  # noqa: B018 - parsing needs a live JVM
+        except Exception as err:  # noqa: BLE001 - Spark raises several parse error types
+            raise ValueError(f"schema {ddl!r} does not parse: {_first_line(err)}") from None
+        if not schema.fields:
+            raise ValueError(f"schema {ddl!r} declares no columns")
+        return schema
+
+    # -- sources ------------------------------------------------------------------------------
+    def datagen(self, params: dict, start: int, end: int, step: int = 1):
+        """Rows at offsets ``range(start, end, step)`` of a deterministic generated stream.
+
+        Row ``n`` is a pure function of (seed, column, n), so a replay after a failure reproduces the
+        same rows. ``id`` is kept as the offset column ``_offset``.
+        """
+        from pyspark.sql import functions as F
+
+        schema = self.parse_schema(params["schema"])
+        df = self.session.range(start, end, step, numPartitions=1).withColumnRenamed("id", "_offset")
+        seed = int(params.get("seed", 0))
+        fields = params.get("fields", {})
+        columns = [F.col("_offset")]
+        for field in schema.fields:
+            expr = datagen_column(field.name, field.dataType.simpleString(), fields.get(field.name, {}), seed, params)
+            columns.append(F.expr(expr).cast(field.dataType).alias(field.name))
+        out = df.select(*columns)
+        return out if params.get("keep_offset") else out.drop("_offset")
+
+    # -- stateless operators ------------------------------------------------------------------
+    def apply(self, df, kind: str, params: dict, fn: Callable | None = None):
+        """Extend the plan of ``df`` with one stateless operator. Raises ValueError on bad expressions."""
+        from pyspark.sql import functions as F
+
+        try:
+            if kind == "select":
+                return df.selectExpr(*params["exprs"])
+            if kind == "filter" and fn is None:
+                return df.filter(F.expr(params["condition"]))
+            if kind == "with_columns":
+                return df.withColumns({name: F.expr(e) for name, e in params["columns"].items()})
+            if kind == "filter":
+                return df.mapInArrow(_arrow_filter(fn), df.schema)
+            if kind in ("map", "flat_map"):
+                return self._map_python(df, fn, params)
+        except Exception as err:  # noqa: BLE001 - AnalysisException and friends
+            if _is_analysis_error(err):
+                raise ValueError(_first_line(err)) from None
+            raise
+        raise ValueError(f"operator kind {kind!r} does not run as a stateless Spark transformation")
+
+    def _map_python(self, df, fn: Callable, params: dict):
+        batch_format = params.get("batch_format", "pandas")
+        schema = params.get("schema")
+        if schema:
+            out_schema = self.parse_schema(schema)
+        else:
+            out_schema = self._infer_output_schema(df, fn, batch_format)
+        wrapped = _pandas_mapper(fn, out_schema.fieldNames()) if batch_format == "pandas" else _arrow_mapper(fn)
+        return df.mapInArrow(wrapped, out_schema)
+
+    def _infer_output_schema(self, df, fn: Callable, batch_format: str):
+        """Run ``fn`` on a few rows to learn what it returns (once per task; the caller caches the plan)."""
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        sample = df.limit(16).toArrow()
+        result = _call_user(fn, sample.to_pandas() if batch_format == "pandas" else sample)
+        table = _as_arrow(result, None)
+        return from_arrow_schema(table.schema)
+
+
+def datagen_column(name: str, type_name: str, opts: dict, seed: int, params: dict) -> str:
+    """Spark SQL for one generated column; see the datagen connector for the options."""
+    h = f"pmod(xxhash64(_offset, {int(seed)}, '{_sql_str(name)}'), {HASH_MODULUS})"
+    unit = f"({h} / {float(HASH_MODULUS)})"
+    kind = opts.get("kind", "sequence" if type_name in ("bigint", "int") and name in ("id", "seq") else "random")
+    base = type_name.split("(")[0]
+    if base == "timestamp" or base == "timestamp_ntz":
+        start = float(params.get("timestamp_start", 1_700_000_000))
+        rate = float(params.get("event_rate") or params.get("rows_per_second") or 1000.0)
+        lateness = float(opts.get("max_out_of_orderness", params.get("max_out_of_orderness", 0.0)))
+        jitter = f" - {unit} * {lateness}" if lateness else ""
+        return f"timestamp_seconds({start} + _offset / {rate}{jitter})"
+    if kind == "sequence":
+        return f"{int(opts.get('start', 0))} + _offset"
+    if "values" in opts:
+        values = ", ".join(_sql_literal(v) for v in opts["values"])
+        return f"element_at(array({values}), CAST(pmod({h}, {len(opts['values'])}) + 1 AS INT))"
+    if base in ("int", "bigint", "smallint", "tinyint"):
+        lo, hi = int(opts.get("min", 0)), int(opts.get("max", 1_000_000))
+        return f"{lo} + pmod({h}, {hi - lo + 1})"
+    if base in ("double", "float") or base.startswith("decimal"):
+        lo, hi = float(opts.get("min", 0.0)), float(opts.get("max", 1.0))
+        return f"{lo} + {unit} * {hi - lo}"
+    if base == "boolean":
+        return f"pmod({h}, 2) = 1"
+    if base == "string":
+        cardinality = int(opts.get("cardinality", 1000))
+        prefix = _sql_str(opts.get("prefix", f"{name}-"))
+        return f"concat('{prefix}', CAST(pmod({h}, {cardinality}) AS STRING))"
+    if base == "date":
+        return f"date_add(DATE'2024-01-01', CAST(pmod({h}, 365) AS INT))"
+    raise ValueError(f"datagen cannot generate column '{name}' of type {type_name}")
+
+
+def _sql_str(text: str) -> str:
+    return str(text).replace("\\", "\\\\").replace("'", "\\'")
+
+
+def _sql_literal(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return f"'{_sql_str(value)}'"
+
+
+def _is_analysis_error(err: BaseException) -> bool:
+    return type(err).__name__ in ("AnalysisException", "ParseException", "IllegalArgumentException")
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _call_user(fn: Callable, batch):
+    return fn(batch)
+
+
+def _as_arrow(result, names: list[str] | None) -> pa.Table:
+    """What a user function returned, as Arrow; TypeError naming the problem if it is not a batch."""
+    import pandas as pd
+
+    if isinstance(result, pa.RecordBatch):
+        result = pa.Table.from_batches([result])
+    if isinstance(result, pd.Series):
+        result = result.to_frame()
+    if isinstance(result, pd.DataFrame):
+        result = pa.Table.from_pandas(result, preserve_index=False)
+    if not isinstance(result, pa.Table):
+        raise TypeError(f"a map function must return a pandas DataFrame or an Arrow table, "
+                        f"got {type(result).__name__}")
+    if names is not None and result.column_names != names:
+        raise TypeError(f"map function returned columns {result.column_names}, expected {names}")
+    return result
+
+
+def _pandas_mapper(fn: Callable, names: list[str]):
+    def run(batches):
+        for batch in batches:
+            out = _as_arrow(fn(batch.to_pandas()), names)
+            yield from out.to_batches()
+    return run
+
+
+def _arrow_mapper(fn: Callable):
+    def run(batches):
+        for batch in batches:
+            yield from _as_arrow(fn(pa.Table.from_batches([batch])), None).to_batches()
+    return run
+
+
+def _arrow_filter(fn: Callable):
+    def run(batches):
+        import pandas as pd
+
+        for batch in batches:
+            frame = batch.to_pandas()
+            mask = fn(frame)
+            if not isinstance(mask, (pd.Series, list)) or len(mask) != len(frame):
+                raise TypeError("a filter function must return a boolean Series as long as its input, "
+                                f"got {type(mask).__name__}")
+            kept = frame[pd.Series(mask, index=frame.index).astype(bool)]
+            yield from pa.Table.from_pandas(kept, schema=batch.schema, preserve_index=False).to_batches()
+    return run

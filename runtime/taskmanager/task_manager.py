@@ -1,0 +1,215 @@
+"""The TaskManager process: offers slots, runs deployed subtasks on its Spark session, reports back.
+
+``flinkbench taskmanager --jobmanager URL --slots N`` runs :func:`serve`. The process keeps a control
+connection (WebSocket ``/control``) to the leading JobManager: it registers, heartbeats, and handles
+slot requests, deployments and cancellations. When the connection drops it cancels its tasks, frees
+its slots and keeps trying to connect again, so a restarted JobManager finds it without a restart.
+Everything runs on one asyncio loop; Spark work runs in a thread pool.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import os
+import signal
+from concurrent.futures import ThreadPoolExecutor
+
+import tornado.httpclient
+import tornado.websocket
+
+from runtime.codec import WireError, decode, encode, from_plain, to_plain
+from runtime.config import Configuration
+from runtime.ids import ExecutionAttemptId, TaskManagerId
+from runtime.messages import (CancelTask, DeployTask, Disconnect, Envelope, FreeSlot, Heartbeat, HeartbeatAck,
+                              RegisterTaskManager, RegistrationAccepted, RegistrationRejected, RequestSlot,
+                              SlotOffer, TaskStateChanged)
+from runtime.taskmanager.network import DataServer
+from runtime.taskmanager.slots import SlotError, TaskSlotTable
+from runtime.taskmanager.spark import SparkRunner
+from runtime.taskmanager.task import Task
+
+log = logging.getLogger(__name__)
+
+PENDING_LIMIT = 10_000
+
+
+class TaskManager:
+    def __init__(self, conf: Configuration, jobmanager_url: str, token: str, slots: int | None = None):
+        self.conf = conf
+        self.jobmanager_url = jobmanager_url.rstrip("/")
+        self.token = token
+        self.tm_id = TaskManagerId.new()
+        self.num_slots = slots or conf.get("taskmanager.numberOfTaskSlots")
+        self.slots = TaskSlotTable(self.num_slots)
+        self.spark = SparkRunner(conf, self.num_slots, app_name=f"flinkbench-{self.tm_id}")
+        self.executor = ThreadPoolExecutor(max_workers=self.num_slots * 2 + 2, thread_name_prefix="task")
+        self.data_server = DataServer(conf.get("taskmanager.host"), conf.get("taskmanager.data.port"), token)
+        self.tasks: dict[ExecutionAttemptId, Task] = {}
+        self.leader_session_id = None
+        self._ws: tornado.websocket.WebSocketClientConnection | None = None
+        self._pending: collections.deque = collections.deque(maxlen=PENDING_LIMIT)
+        self._stopping = asyncio.Event()
+        self.spark_ready: asyncio.Future | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    async def run(self) -> None:
+        await self.data_server.start()
+        loop = asyncio.get_running_loop()
+        self.spark_ready = loop.run_in_executor(self.executor, lambda: self.spark.session)
+        while not self._stopping.is_set():
+            try:
+                await self._connect_and_serve()
+            except (OSError, tornado.httpclient.HTTPClientError, tornado.websocket.WebSocketClosedError) as err:
+                log.info("JobManager at %s not reachable: %s", self.jobmanager_url, err)
+            self._connection_lost()
+            try:
+                await asyncio.wait_for(self._stopping.wait(), self.conf.get("taskmanager.registration.retry-delay"))
+            except asyncio.TimeoutError:
+                pass
+
+    async def stop(self) -> None:
+        self._stopping.set()
+        for task in list(self.tasks.values()):
+            task.cancel()
+        if self._ws:
+            self._ws.close()
+        await self.data_server.stop()
+        await asyncio.get_running_loop().run_in_executor(None, self.spark.stop)
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+    # -- control connection -------------------------------------------------------------------
+    async def _connect_and_serve(self) -> None:
+        url = self.jobmanager_url.replace("http://", "ws://").replace("https://", "wss://") + "/control"
+        request = tornado.httpclient.HTTPRequest(url, headers={"Authorization": f"Bearer {self.token}"},
+                                                 connect_timeout=5, request_timeout=5)
+        self._ws = await tornado.websocket.websocket_connect(
+            request, max_message_size=self.conf.get("rest.server.max-content-length"))
+        self._write(RegisterTaskManager(self.tm_id, self.conf.get("taskmanager.host"), self.data_server.port,
+                                        self.num_slots, os.getpid(), self.spark.master, self.slots.report()))
+        heartbeats = asyncio.get_running_loop().create_task(self._heartbeat())
+        try:
+            while True:
+                raw = await self._ws.read_message()
+                if raw is None:
+                    return
+                self._on_message(raw)
+        finally:
+            heartbeats.cancel()
+            self._ws = None
+            self.leader_session_id = None
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(self.conf.get("heartbeat.interval"))
+            if self.leader_session_id is not None:
+                self._write(Heartbeat(self.tm_id, self.slots.report()))
+
+    def _write(self, message) -> bool:
+        if self._ws is None:
+            return False
+        try:
+            self._ws.write_message(encode(Envelope(None, to_plain(message))))
+            return True
+        except tornado.websocket.WebSocketClosedError:
+            return False
+
+    def send(self, message) -> None:
+        """Send to the JobManager, keeping the message for the next connection if there is none now."""
+        if self.leader_session_id is None or not self._write(message):
+            self._pending.append(message)
+
+    def _connection_lost(self) -> None:
+        """Without a JobManager, running tasks cannot report or checkpoint: stop them and free the slots."""
+        for attempt in self.slots.free_all():
+            task = self.tasks.get(attempt)
+            if task:
+                task.cancel()
+        self._pending.clear()
+
+    def _on_message(self, raw) -> None:
+        try:
+            envelope = decode(raw, Envelope)
+            message = from_plain(envelope.body)
+        except WireError as err:
+            log.warning("bad control message from the JobManager: %s", err)
+            return
+        if isinstance(message, RegistrationAccepted):
+            self.leader_session_id = envelope.leader_session_id
+            log.info("registered as %s with JobManager %s", self.tm_id, self.jobmanager_url)
+            while self._pending:
+                self._write(self._pending.popleft())
+            return
+        if envelope.leader_session_id != self.leader_session_id:
+            if not isinstance(message, RegistrationRejected):
+                log.warning("dropping %s from a JobManager that is not our leader", type(message).__name__)
+                return
+        self._handle(message)
+
+    def _handle(self, message) -> None:
+        if isinstance(message, RequestSlot):
+            self._offer_slot(message)
+        elif isinstance(message, FreeSlot):
+            self._free_slot(message)
+        elif isinstance(message, DeployTask):
+            self._deploy(message)
+        elif isinstance(message, CancelTask):
+            task = self.tasks.get(message.attempt_id)
+            if task:
+                task.cancel()
+        elif isinstance(message, RegistrationRejected):
+            log.warning("registration rejected: %s", message.reason)
+            if self._ws:
+                self._ws.close()
+        elif isinstance(message, Disconnect):
+            log.warning("JobManager disconnected us: %s", message.reason)
+            if self._ws:
+                self._ws.close()
+        elif not isinstance(message, HeartbeatAck):
+            log.warning("unexpected control message %s", type(message).__name__)
+
+    # -- slots and tasks ----------------------------------------------------------------------
+    def _offer_slot(self, request: RequestSlot) -> None:
+        try:
+            self.slots.allocate(request.slot_index, request.allocation_id, request.job_id)
+            self.send(SlotOffer(request.allocation_id, request.job_id, request.slot_index, True))
+        except SlotError as err:
+            self.send(SlotOffer(request.allocation_id, request.job_id, request.slot_index, False, str(err)))
+
+    def _free_slot(self, message: FreeSlot) -> None:
+        try:
+            running = self.slots.free(message.allocation_id)
+        except SlotError:
+            return
+        for attempt in running:
+            task = self.tasks.get(attempt)
+            if task:
+                task.cancel()
+
+    def _deploy(self, message: DeployTask) -> None:
+        tdd = message.descriptor
+        try:
+            slot = self.slots.by_allocation(tdd.allocation_id)
+        except SlotError as err:
+            self.send(TaskStateChanged(tdd.job_id, tdd.attempt_id, "FAILED", f"cannot deploy: {err}"))
+            return
+        slot.tasks.add(tdd.attempt_id)
+        task = Task(tdd, self)
+        self.tasks[tdd.attempt_id] = task
+        asyncio.get_running_loop().create_task(self._run_task(task, slot))
+
+    async def _run_task(self, task: Task, slot) -> None:
+        try:
+            await task.run()
+        finally:
+            slot.tasks.discard(task.attempt_id)
+            self.tasks.pop(task.attempt_id, None)
+
+
+async def serve(conf: Configuration, jobmanager_url: str, token: str, slots: int | None = None) -> None:
+    tm = TaskManager(conf, jobmanager_url, token, slots)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, lambda: loop.create_task(tm.stop()))
+    print(f"TaskManager {tm.tm_id} with {tm.num_slots} slots for {jobmanager_url}", flush=True)
+    await tm.run()
