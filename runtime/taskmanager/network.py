@@ -1,0 +1,419 @@
+"""Data exchange between TaskManagers: Arrow IPC record batches over TCP, with credit-based flow control.
+
+A producer subtask writes into a :class:`ResultPartition` with one subpartition per consumer subtask.
+Each consumer's :class:`InputGate` connects to the :class:`DataServer` of every producer's TaskManager
+and asks for its subpartition (PartitionRequest, carrying the cluster token). A buffer is sent only
+against credit the consumer granted; a subpartition holding ``max_buffered`` unsent buffers makes
+``emit`` wait. That wait is backpressure, and it keeps memory bounded however slow the consumer is.
+Events (watermarks, checkpoint barriers, end of partition) travel in order with the data and need
+no credit.
+
+Frames: 4-byte big-endian header length, the header (runtime.messages via runtime.codec), and for
+DataBuffer a payload of ``size`` bytes holding one Arrow IPC stream. All of it runs on the
+TaskManager's asyncio loop.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import io
+import itertools
+import logging
+import struct
+import time
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from runtime.codec import WireError, decode, encode
+from runtime.ids import ExecutionAttemptId
+from runtime.keygroups import KEY_GROUP_COLUMN, channels_for_key_groups
+from runtime.messages import (AddCredit, CheckpointBarrier, DataBuffer, EndOfPartition, PartitionRequest,
+                              PartitionRequestRejected, ProducerLocation, Watermark)
+from runtime.security import tokens_match
+
+log = logging.getLogger(__name__)
+
+HEADER = struct.Struct(">I")
+MAX_HEADER_BYTES = 1 << 20
+MAX_PAYLOAD_BYTES = 1 << 30
+PRODUCER_WAIT_S = 30.0
+CONNECT_DEADLINE_S = 60.0
+BACKPRESSURE_WINDOW_S = 5.0
+
+Event = Watermark | CheckpointBarrier | EndOfPartition
+
+
+# ---------------------------------------------------------------------------------------------
+# Framing, shared by both ends
+# ---------------------------------------------------------------------------------------------
+def table_to_ipc(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    with ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+def table_from_ipc(data: bytes) -> pa.Table:
+    return ipc.open_stream(data).read_all()
+
+
+async def write_frame(writer: asyncio.StreamWriter, header: Any, payload: bytes = b"") -> None:
+    encoded = encode(header).encode()
+    writer.write(HEADER.pack(len(encoded)) + encoded)
+    if payload:
+        writer.write(payload)
+    await writer.drain()
+
+
+async def read_frame(reader: asyncio.StreamReader) -> tuple[Any, bytes]:
+    """One frame; raises WireError for malformed input and IncompleteReadError at end of stream."""
+    (length,) = HEADER.unpack(await reader.readexactly(HEADER.size))
+    if length > MAX_HEADER_BYTES:
+        raise WireError(f"frame header of {length} bytes exceeds {MAX_HEADER_BYTES}")
+    header = decode(await reader.readexactly(length))
+    payload = b""
+    if isinstance(header, DataBuffer):
+        if not 0 <= header.size <= MAX_PAYLOAD_BYTES:
+            raise WireError(f"data buffer of {header.size} bytes is out of range")
+        payload = await reader.readexactly(header.size)
+    return header, payload
+
+
+# ---------------------------------------------------------------------------------------------
+# Producer side
+# ---------------------------------------------------------------------------------------------
+class _Subpartition:
+    """Unsent buffers and events for one consumer, and the credit that consumer granted."""
+
+    def __init__(self, max_buffered: int):
+        self.queue: collections.deque[tuple[Any, bytes, int]] = collections.deque()
+        self.max_buffered = max_buffered
+        self.credit = 0
+        self.buffered = 0
+        self.changed = asyncio.Event()
+        self.records = 0
+        self.bytes = 0
+        self.attached = False
+
+    def has_sendable(self) -> bool:
+        if not self.queue:
+            return False
+        head = self.queue[0][0]
+        return not isinstance(head, DataBuffer) or self.credit > 0
+
+
+class ResultPartition:
+    """The output of one producer subtask, split into one subpartition per consumer subtask."""
+
+    def __init__(self, attempt_id: ExecutionAttemptId, num_subpartitions: int, max_buffered: int = 4):
+        self.attempt_id = attempt_id
+        self.subpartitions = [_Subpartition(max_buffered) for _ in range(num_subpartitions)]
+        self._blocked_spans: collections.deque[tuple[float, float]] = collections.deque()
+        self.created = time.monotonic()
+        self._waiting_since: float | None = None
+        self.round_robin = itertools.count()
+
+    async def emit(self, subpartition: int, table: pa.Table) -> None:
+        """Queue a table for one consumer, waiting while that consumer is ``max_buffered`` behind."""
+        sub = self.subpartitions[subpartition]
+        if sub.buffered >= sub.max_buffered:
+            self._waiting_since = started = time.monotonic()
+            try:
+                while sub.buffered >= sub.max_buffered:
+                    sub.changed.clear()
+                    await sub.changed.wait()
+            finally:
+                self._waiting_since = None
+            self._blocked_spans.append((started, time.monotonic()))
+        payload = table_to_ipc(table)
+        sub.queue.append((DataBuffer(table.num_rows, len(payload)), payload, table.num_rows))
+        sub.buffered += 1
+        sub.records += table.num_rows
+        sub.bytes += len(payload)
+        sub.changed.set()
+
+    async def emit_partitioned(self, tables: dict[int, pa.Table]) -> None:
+        for index, table in tables.items():
+            await self.emit(index, table)
+
+    async def broadcast_event(self, event: Event) -> None:
+        for sub in self.subpartitions:
+            sub.queue.append((event, b"", 0))
+            sub.changed.set()
+
+    async def drained(self, timeout: float | None = None) -> None:
+        """Wait until every subpartition has sent everything (used before reporting FINISHED)."""
+        async def all_sent():
+            for sub in self.subpartitions:
+                while sub.queue:
+                    sub.changed.clear()
+                    await sub.changed.wait()
+        await asyncio.wait_for(all_sent(), timeout)
+
+    def backpressure_ratio(self) -> float:
+        """Share of the last few seconds this producer spent waiting for consumers."""
+        now = time.monotonic()
+        window_start = max(now - BACKPRESSURE_WINDOW_S, self.created)
+        while self._blocked_spans and self._blocked_spans[0][1] < window_start:
+            self._blocked_spans.popleft()
+        blocked = sum(end - max(start, window_start) for start, end in self._blocked_spans)
+        blocked += self._current_block(now, window_start)
+        span = now - window_start
+        return min(1.0, blocked / span) if span > 0 else 0.0
+
+    def _current_block(self, now: float, window_start: float) -> float:
+        if self._waiting_since is None:
+            return 0.0
+        return now - max(self._waiting_since, window_start)
+
+    def records_by_subpartition(self) -> dict[str, int]:
+        return {str(i): s.records for i, s in enumerate(self.subpartitions)}
+
+    async def serve(self, index: int, credit: int, reader: asyncio.StreamReader,
+                    writer: asyncio.StreamWriter) -> None:
+        """Send subpartition ``index`` to a connected consumer until EndOfPartition or disconnect."""
+        sub = self.subpartitions[index]
+        if sub.attached:
+            raise WireError(f"subpartition {index} of {self.attempt_id} already has a consumer")
+        sub.attached, sub.credit = True, credit
+        credits = asyncio.get_running_loop().create_task(self._read_credits(sub, reader))
+        try:
+            while True:
+                while not sub.has_sendable():
+                    if credits.done():
+                        return
+                    sub.changed.clear()
+                    await sub.changed.wait()
+                header, payload, _ = sub.queue.popleft()
+                if isinstance(header, DataBuffer):
+                    sub.credit -= 1
+                    sub.buffered -= 1
+                sub.changed.set()
+                await write_frame(writer, header, payload)
+                if isinstance(header, EndOfPartition):
+                    return
+        finally:
+            credits.cancel()
+
+    @staticmethod
+    async def _read_credits(sub: _Subpartition, reader: asyncio.StreamReader) -> None:
+        try:
+            while True:
+                message, _ = await read_frame(reader)
+                if isinstance(message, AddCredit):
+                    sub.credit += message.credit
+                    sub.changed.set()
+        except (asyncio.IncompleteReadError, ConnectionError, WireError):
+            sub.changed.set()
+
+
+class DataServer:
+    """A TaskManager's data port: serves subpartitions of the result partitions registered with it."""
+
+    def __init__(self, host: str, port: int, token: str):
+        self.host, self.requested_port, self.token = host, port, token
+        self.partitions: dict[ExecutionAttemptId, ResultPartition] = {}
+        self._registered = asyncio.Condition()
+        self._server: asyncio.base_events.Server | None = None
+        self.port = 0
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._handle, self.host, self.requested_port)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._server:
+            self._server.close()
+            await self._server.wait_closed()
+
+    def register(self, partition: ResultPartition) -> None:
+        self.partitions[partition.attempt_id] = partition
+        asyncio.get_running_loop().create_task(self._notify())
+
+    def unregister(self, partition: ResultPartition) -> None:
+        self.partitions.pop(partition.attempt_id, None)
+
+    async def _notify(self) -> None:
+        async with self._registered:
+            self._registered.notify_all()
+
+    async def _partition(self, attempt_id: ExecutionAttemptId) -> ResultPartition | None:
+        async def present():
+            async with self._registered:
+                await self._registered.wait_for(lambda: attempt_id in self.partitions)
+        try:
+            await asyncio.wait_for(present(), PRODUCER_WAIT_S)
+        except asyncio.TimeoutError:
+            return None
+        return self.partitions[attempt_id]
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        try:
+            request, _ = await read_frame(reader)
+            if not isinstance(request, PartitionRequest):
+                raise WireError(f"expected a PartitionRequest first, got {type(request).__name__}")
+            if not tokens_match(self.token, request.token):
+                await write_frame(writer, PartitionRequestRejected("invalid token"))
+                return
+            partition = await self._partition(request.producer)
+            if partition is None or not 0 <= request.subpartition < len(partition.subpartitions):
+                await write_frame(writer, PartitionRequestRejected(
+                    f"no result partition of producer {request.producer} (subpartition {request.subpartition}) "
+                    "on this TaskManager"))
+                return
+            await partition.serve(request.subpartition, request.initial_credit, reader, writer)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except WireError as err:
+            log.warning("closing data connection from %s: %s", peer, err)
+        finally:
+            writer.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Consumer side
+# ---------------------------------------------------------------------------------------------
+class _Channel:
+    def __init__(self, index: int, producer: ProducerLocation):
+        self.index = index
+        self.producer = producer
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+        self.finished = False
+
+
+class InputGate:
+    """All input channels of one consumer subtask, read as one ordered-per-channel stream."""
+
+    def __init__(self, producers: list[ProducerLocation], subpartition: int, consumer: ExecutionAttemptId,
+                 token: str, credits: int = 4):
+        self.channels = [_Channel(i, p) for i, p in enumerate(producers)]
+        self.subpartition, self.consumer, self.token, self.credits = subpartition, consumer, token, credits
+        self._items: asyncio.Queue = asyncio.Queue()
+        self._held: dict[int, collections.deque] = collections.defaultdict(collections.deque)
+        self._blocked: set[int] = set()
+        self._readers: list[asyncio.Task] = []
+        self._owed: int | None = None
+        self.records_in = 0
+        self.bytes_in = 0
+
+    async def connect(self, deadline_s: float = CONNECT_DEADLINE_S) -> None:
+        await asyncio.gather(*(self._connect(ch, deadline_s) for ch in self.channels))
+        loop = asyncio.get_running_loop()
+        self._readers = [loop.create_task(self._read(ch)) for ch in self.channels]
+
+    async def _connect(self, ch: _Channel, deadline_s: float) -> None:
+        deadline = time.monotonic() + deadline_s
+        delay = 0.05
+        while True:
+            try:
+                ch.reader, ch.writer = await asyncio.open_connection(ch.producer.host, ch.producer.data_port)
+                await write_frame(ch.writer, PartitionRequest(self.token, ch.producer.attempt_id,
+                                                              self.subpartition, self.consumer, self.credits))
+                return
+            except OSError as err:
+                if time.monotonic() > deadline:
+                    raise ConnectionError(f"cannot reach producer {ch.producer.attempt_id} on TaskManager "
+                                          f"{ch.producer.tm_id} ({ch.producer.host}:{ch.producer.data_port}): {err}") from None
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    async def _read(self, ch: _Channel) -> None:
+        try:
+            while True:
+                header, payload = await read_frame(ch.reader)
+                if isinstance(header, PartitionRequestRejected):
+                    raise ConnectionError(f"producer {ch.producer.attempt_id} on {ch.producer.tm_id} refused: "
+                                          f"{header.reason}")
+                item = table_from_ipc(payload) if isinstance(header, DataBuffer) else header
+                if isinstance(header, DataBuffer):
+                    self.bytes_in += len(payload)
+                await self._items.put((ch.index, item))
+                if isinstance(header, EndOfPartition):
+                    return
+        except (asyncio.IncompleteReadError, ConnectionError, WireError, OSError) as err:
+            reason = err if not isinstance(err, asyncio.IncompleteReadError) else "connection closed"
+            await self._items.put((ch.index, ConnectionError(
+                f"lost input from producer {ch.producer.attempt_id} on TaskManager {ch.producer.tm_id}: {reason}")))
+
+    async def next(self) -> tuple[int, Any] | None:
+        """The next (channel, table or event); None once every channel delivered EndOfPartition."""
+        self._grant_owed_credit()
+        while True:
+            for index in list(self._held):
+                if index not in self._blocked and self._held[index]:
+                    return self._deliver(index, self._held[index].popleft())
+            if all(ch.finished for ch in self.channels):
+                return None
+            index, item = await self._items.get()
+            if isinstance(item, ConnectionError):
+                raise item
+            if index in self._blocked:
+                self._held[index].append(item)
+                continue
+            return self._deliver(index, item)
+
+    def _deliver(self, index: int, item: Any) -> tuple[int, Any]:
+        if isinstance(item, EndOfPartition):
+            self.channels[index].finished = True
+        if isinstance(item, pa.Table):
+            self.records_in += item.num_rows
+            self._owed = index
+        return index, item
+
+    def _grant_owed_credit(self) -> None:
+        """Give back the credit of the last table once the caller asks for more (it is done with it)."""
+        if self._owed is None:
+            return
+        ch = self.channels[self._owed]
+        self._owed = None
+        if ch.writer is not None and not ch.writer.is_closing():
+            asyncio.get_running_loop().create_task(write_frame(ch.writer, AddCredit(1)))
+
+    def block(self, channel: int) -> None:
+        """Hold back further items of ``channel`` (barrier alignment) until unblock_all()."""
+        self._blocked.add(channel)
+
+    def unblock_all(self) -> None:
+        self._blocked.clear()
+
+    @property
+    def finished(self) -> bool:
+        return all(ch.finished for ch in self.channels)
+
+    async def close(self) -> None:
+        for task in self._readers:
+            task.cancel()
+        for ch in self.channels:
+            if ch.writer is not None:
+                ch.writer.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Partitioning
+# ---------------------------------------------------------------------------------------------
+def split_for_output(table: pa.Table, partitioning: str, num_consumers: int, own_index: int,
+                     max_parallelism: int, partition: ResultPartition | None = None) -> dict[int, pa.Table]:
+    """Which consumer subtask gets which rows of ``table``."""
+    if table.num_rows == 0:
+        return {}
+    if partitioning == "forward":
+        return {own_index: table}
+    if partitioning == "broadcast":
+        return {i: table for i in range(num_consumers)}
+    if partitioning == "rebalance":
+        counter = partition.round_robin if partition is not None else itertools.count()
+        return {next(counter) % num_consumers: table}
+    if partitioning == "hash":
+        if KEY_GROUP_COLUMN not in table.column_names:
+            raise ValueError(f"hash partitioning needs the {KEY_GROUP_COLUMN} column")
+        channels = channels_for_key_groups(table.column(KEY_GROUP_COLUMN).to_numpy(), max_parallelism, num_consumers)
+        out = {}
+        for channel in np.unique(channels):
+            out[int(channel)] = table.filter(pa.array(channels == channel))
+        return out
+    raise ValueError(f"unknown partitioning {partitioning!r}")

@@ -1,0 +1,81 @@
+"""ResourceManager slot logic with a testing gateway that offers slots the way a TaskManager does."""
+import asyncio
+
+import pytest
+
+from runtime.ids import JobId, TaskManagerId
+from runtime.jobmanager.event_bus import EventBus
+from runtime.jobmanager.resource_manager import NoResourceAvailable, ResourceManager
+from runtime.messages import FreeSlot, RegisterTaskManager, RequestSlot, SlotOffer
+
+
+class TestingGateway:
+    __test__ = False
+
+    def __init__(self, rm, tm_id):
+        self.rm, self.tm_id, self.sent, self.closed = rm, tm_id, [], None
+
+    def send(self, message):
+        self.sent.append(message)
+        if isinstance(message, RequestSlot):
+            asyncio.get_running_loop().call_soon(self.rm.offer_received, self.tm_id, SlotOffer(
+                message.allocation_id, message.job_id, message.slot_index, True))
+
+    def close(self, reason):
+        self.closed = reason
+
+
+def register(rm, name, slots):
+    tm = TaskManagerId(name)
+    gw = TestingGateway(rm, tm)
+    rm.register(RegisterTaskManager(tm, "127.0.0.1", 1, slots, 1, "local"), gw)
+    return gw
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_slots_spread_evenly_over_task_managers():
+    async def body():
+        rm = ResourceManager(EventBus(), 0.1, 1.0)
+        register(rm, "tm-a", 2)
+        register(rm, "tm-b", 2)
+        slots = await rm.request_slots(JobId.new(), "j", 2, 1.0)
+        assert sorted(s.tm_id for s in slots) == ["tm-a", "tm-b"]
+        assert rm.free_slot_count == 2
+    run(body())
+
+
+def test_request_waits_for_a_task_manager_then_times_out_with_numbers():
+    async def body():
+        rm = ResourceManager(EventBus(), 0.1, 1.0)
+        register(rm, "tm-a", 2)
+        waiting = asyncio.ensure_future(rm.request_slots(JobId.new(), "j", 3, 5.0))
+        await asyncio.sleep(0)
+        assert not waiting.done()
+        register(rm, "tm-b", 2)
+        assert len(await waiting) == 3
+        with pytest.raises(NoResourceAvailable, match="needs 4 slots, 1 of 4 are available"):
+            await rm.request_slots(JobId.new(), "k", 4, 0.2)
+    run(body())
+
+
+def test_free_slots_tells_the_task_manager_and_lost_task_managers_notify_listeners():
+    async def body():
+        bus = EventBus()
+        rm = ResourceManager(bus, 0.05, 0.2)
+        lost = []
+        noticed = asyncio.Event()
+        rm.on_task_manager_lost(lambda tm, reason: (lost.append((tm, reason)), noticed.set()))
+        gw = register(rm, "tm-a", 1)
+        job = JobId.new()
+        await rm.request_slots(job, "j", 1, 1.0)
+        rm.free_slots(job)
+        assert any(isinstance(m, FreeSlot) for m in gw.sent) and rm.free_slot_count == 1
+        rm.start()
+        await asyncio.wait_for(noticed.wait(), 2.0)
+        rm.stop()
+        assert lost and "no heartbeat" in lost[0][1] and rm.total_slots == 0
+        assert [e["type"] for e in bus.history][-1] == "TaskManagerLost"
+    run(body())
