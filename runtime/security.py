@@ -13,6 +13,7 @@ import secrets
 import socket
 
 TOKEN_BYTES = 32
+MIN_TOKEN_CHARS = 32  # 24 random bytes, base64-encoded
 COOKIE_NAME = "flinkbench_token"
 
 
@@ -41,6 +42,9 @@ def read_token_file(path: str) -> str:
         raise SecurityError(f"cannot read token file {path}: {err.strerror}") from None
     if not token:
         raise SecurityError(f"token file {path} is empty")
+    if len(token) < MIN_TOKEN_CHARS:
+        raise SecurityError(f"token in {path} is too short ({len(token)} characters): a cluster token "
+                            f"needs at least {MIN_TOKEN_CHARS} characters (24 random bytes, base64)")
     return token
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import traceback
 from typing import Any, Callable
 
 import pyarrow as pa
@@ -219,8 +220,20 @@ def _first_line(err: BaseException) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
+class UserFunctionError(RuntimeError):
+    """A user function raised; carries its traceback so the job's exception history shows the user's line."""
+
+    def __init__(self, fn: Callable, err: BaseException):
+        name = getattr(fn, "__qualname__", repr(fn))
+        trace = "".join(traceback.format_exception(type(err), err, err.__traceback__))
+        super().__init__(f"user function {name} raised:\n{trace}")
+
+
 def _call_user(fn: Callable, batch):
-    return fn(batch)
+    try:
+        return fn(batch)
+    except Exception as err:  # noqa: BLE001 - any user error, reported with its traceback
+        raise UserFunctionError(fn, err) from None
 
 
 def _as_arrow(result, names: list[str] | None) -> pa.Table:
