@@ -1,0 +1,124 @@
+/**
+ * The left-area side panel: connection state and actions, the cluster, the jobs and one job's
+ * detail. Redraws are throttled to the refresh rate from the settings, whatever the event rate.
+ */
+import { ReactWidget } from '@jupyterlab/ui-components';
+import { CommandRegistry } from '@lumino/commands';
+import React, { useEffect, useState } from 'react';
+
+import { CommandIDs } from './commands';
+import { flinkbenchIcon } from './icons';
+import { ClusterModel } from './model';
+import { ClusterView } from './views/cluster';
+import { JobDetailView } from './views/jobDetail';
+import { JobsView } from './views/jobs';
+
+type Run = (command: string, args?: Record<string, string>) => void;
+
+/** Re-render on model changes at most once per refresh interval, and every interval for clocks. */
+function useThrottledModel(model: ClusterModel): void {
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    let last = 0;
+    let timer = 0;
+    const redraw = () => {
+      last = Date.now();
+      timer = 0;
+      setTick(t => t + 1);
+    };
+    const onChange = () => {
+      const wait = model.refreshMs - (Date.now() - last);
+      if (wait <= 0) {
+        redraw();
+      } else if (!timer) {
+        timer = window.setTimeout(redraw, wait);
+      }
+    };
+    model.changed.connect(onChange);
+    const clock = window.setInterval(redraw, Math.max(model.refreshMs, 1000));
+    return () => {
+      model.changed.disconnect(onChange);
+      window.clearTimeout(timer);
+      window.clearInterval(clock);
+    };
+  }, [model, model.refreshMs]);
+}
+
+function ConnectionBar({ model, run }: { model: ClusterModel; run: Run }): JSX.Element {
+  const local = model.connection?.local_cluster;
+  const url = model.connection?.url;
+  let status: JSX.Element;
+  switch (model.link) {
+    case 'live':
+      status = <span>Connected to {url} <span className="jp-Flinkbench-muted">({model.connection?.source})</span></span>;
+      break;
+    case 'connecting':
+      status = <span>Connecting{url ? ` to ${url}` : ''}…</span>;
+      break;
+    case 'not-configured':
+      status = <span>Not connected. Connect to a JobManager or start a local cluster.</span>;
+      break;
+    default:
+      status = (
+        <span>
+          <b>JobManager unreachable</b>
+          <div className="jp-Flinkbench-error">{model.error}</div>
+          <span className="jp-Flinkbench-muted">Retrying automatically; what is shown below may be out of date.</span>
+        </span>
+      );
+  }
+  return (
+    <div className={`jp-Flinkbench-connection jp-mod-${model.link}`} data-link={model.link}>
+      <div className="jp-Flinkbench-status"><span className="jp-Flinkbench-dot" />{status}</div>
+      <div className="jp-Flinkbench-actions">
+        <button className="jp-Flinkbench-button" onClick={() => run(CommandIDs.connect)}>Connect…</button>
+        {model.link === 'unreachable' && <button className="jp-Flinkbench-button" onClick={() => run(CommandIDs.reconnect)}>Retry now</button>}
+        {local && (local.state === 'running' || local.state === 'stopping') ? (
+          <button className="jp-Flinkbench-button jp-mod-danger" disabled={local.state === 'stopping'} onClick={() => run(CommandIDs.stopLocal)}>Stop local cluster</button>
+        ) : (
+          <button className="jp-Flinkbench-button" disabled={local?.state === 'starting'} onClick={() => run(CommandIDs.startLocal)}>
+            {local?.state === 'starting' ? 'Starting local cluster…' : 'Start local cluster…'}
+          </button>
+        )}
+      </div>
+      {local?.state === 'failed' && local.error && <div className="jp-Flinkbench-error">{local.error}</div>}
+    </div>
+  );
+}
+
+function PanelView({ model, run }: { model: ClusterModel; run: Run }): JSX.Element {
+  useThrottledModel(model);
+  const [selected, select] = useState<string | null>(null);
+  const job = selected ? model.jobs.get(selected) : undefined;
+  const stale = model.link !== 'live';
+  return (
+    <div className="jp-Flinkbench-body">
+      <ConnectionBar model={model} run={run} />
+      {model.link !== 'not-configured' && (
+        <div className={stale ? 'jp-Flinkbench-stale' : ''}>
+          <ClusterView model={model} run={run} />
+          <JobsView model={model} selected={selected} select={select} run={run} />
+          {job && <JobDetailView model={model} job={job} close={() => select(null)} run={run} />}
+        </div>
+      )}
+    </div>
+  );
+}
+
+export class FlinkbenchPanel extends ReactWidget {
+  constructor(
+    private readonly model: ClusterModel,
+    private readonly commands: CommandRegistry
+  ) {
+    super();
+    this.id = 'flinkbench-panel';
+    this.title.icon = flinkbenchIcon;
+    this.title.caption = 'Flinkbench cluster and jobs';
+    this.addClass('jp-FlinkbenchPanel');
+  }
+
+  protected render(): JSX.Element {
+    const run: Run = (command, args) => void this.commands.execute(command, args);
+    return <PanelView model={this.model} run={run} />;
+  }
+}

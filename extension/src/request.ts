@@ -1,0 +1,63 @@
+/**
+ * Calls to the Flinkbench server extension under `<base_url>/flinkbench/`. The server adds the
+ * cluster token; the browser only ever presents its Jupyter credentials.
+ */
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+export const URL_PREFIX = 'flinkbench';
+
+/** A failed call, carrying the message the server or the JobManager gave. */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number
+  ) {
+    super(message);
+  }
+}
+
+export async function requestAPI<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const settings = ServerConnection.makeSettings();
+  const url = URLExt.join(settings.baseUrl, URL_PREFIX, path);
+  let response: Response;
+  try {
+    response = await ServerConnection.makeRequest(url, init, settings);
+  } catch (error) {
+    throw new ApiError(`Jupyter server unreachable: ${String(error)}`, 0);
+  }
+  const text = await response.text();
+  let data: any = {};
+  if (text) {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = { errors: [text.slice(0, 300)] };
+    }
+  }
+  if (!response.ok) {
+    const message = (data.errors && data.errors.join('; ')) || data.message || response.statusText;
+    throw new ApiError(message || `HTTP ${response.status}`, response.status);
+  }
+  return data as T;
+}
+
+/** JSON call to the JobManager's REST API through the server extension (`api/<path>`). */
+export function jobManagerAPI<T>(path: string, method = 'GET', body?: unknown): Promise<T> {
+  const init: RequestInit = { method };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    init.headers = { 'Content-Type': 'application/json' };
+  }
+  return requestAPI<T>(`api/${path.replace(/^\//, '')}`, init);
+}
+
+/** URL of the forwarded event stream, with the token only when Jupyter itself wants it in URLs. */
+export function eventsUrl(): string {
+  const settings = ServerConnection.makeSettings();
+  let url = URLExt.join(settings.wsUrl, URL_PREFIX, 'events');
+  if (settings.token && settings.appendToken) {
+    url += `?token=${encodeURIComponent(settings.token)}`;
+  }
+  return url;
+}

@@ -1,0 +1,132 @@
+/**
+ * Shapes of what the JobManager sends (REST views and event-stream messages), as far as the panel
+ * reads them. Field names are the JobManager's own, which follow Flink's REST API.
+ */
+
+export interface IConnectionInfo {
+  configured: boolean;
+  url: string | null;
+  token_file: string | null;
+  source: string | null;
+  local_cluster: ILocalClusterStatus;
+}
+
+export interface ILocalClusterStatus {
+  state: 'stopped' | 'starting' | 'running' | 'stopping' | 'failed';
+  error: string | null;
+  url: string | null;
+  taskmanagers?: number;
+  slots?: number;
+  fault_injection?: boolean;
+}
+
+export interface IJobManagerInfo {
+  url: string;
+  role: 'leader' | 'standby' | string;
+  pid?: number;
+}
+
+export interface ISlotInfo {
+  index: number;
+  'allocation-id'?: string | null;
+  'job-id'?: string | null;
+  'job-name'?: string | null;
+  tasks?: string[];
+}
+
+export interface ITaskManagerInfo {
+  id: string;
+  host: string;
+  pid?: number;
+  state: 'REGISTERED' | 'LOST' | string;
+  slotsNumber: number;
+  reason?: string;
+  slots: ISlotInfo[];
+}
+
+export interface IJobOverview {
+  jid: string;
+  name: string;
+  state: string;
+  'start-time': number;
+  'end-time': number;
+  duration: number;
+  parallelism: number;
+  restarts: number;
+  tasks?: Record<string, number>;
+  'records-out-per-s'?: number;
+}
+
+export interface ITaskMetrics {
+  records_in?: number;
+  records_out?: number;
+  records_in_per_s?: number;
+  records_out_per_s?: number;
+  backpressure_ratio?: number;
+  watermark?: number | null;
+}
+
+export interface ISubtaskDetail {
+  subtask: number;
+  status: string;
+  attempt: number;
+  'taskmanager-id': string | null;
+  host: string | null;
+  slot: number | null;
+  metrics: ITaskMetrics | null;
+  'failure-cause': string | null;
+}
+
+export interface IVertexDetail {
+  id: string;
+  name: string;
+  parallelism: number;
+  status: string;
+  operators: string[];
+  subtasks: ISubtaskDetail[];
+}
+
+export interface IPlanNode {
+  id: string;
+  description: string;
+  parallelism: number;
+  inputs?: { id: string; ship_strategy: string; keys?: string[] }[];
+}
+
+export interface IJobDetail extends IJobOverview {
+  vertices: IVertexDetail[];
+  plan: { nodes: IPlanNode[] };
+}
+
+export interface IExceptionEntry {
+  exceptionName?: string;
+  stacktrace: string;
+  timestamp: number;
+  taskName?: string | null;
+  location?: string | null;
+}
+
+export interface IExceptionsView {
+  'root-exception': string | null;
+  exceptionHistory?: { entries: IExceptionEntry[] };
+}
+
+/** One checkpoint as the panel keeps it, from events or from Flink's checkpoint history. */
+export interface ICheckpoint {
+  id: number;
+  status: 'IN_PROGRESS' | 'COMPLETED' | 'FAILED';
+  isSavepoint: boolean;
+  triggeredAt: number;
+  durationS?: number;
+  stateSize?: number;
+  path?: string;
+  reason?: string;
+}
+
+/** Every message on the event stream: a type tag, a sequence number and a timestamp (seconds). */
+export interface IClusterEvent {
+  type: string;
+  seq?: number;
+  ts?: number;
+  [key: string]: any;
+}

@@ -1,0 +1,24 @@
+"""The Jupyter server extension behind the Flinkbench side panel.
+
+Everything lives under one URL prefix, ``<base_url>/flinkbench/``:
+
+- ``api/<path>``      forwards REST calls to the configured JobManager's ``/<path>``;
+- ``events``          forwards the JobManager's event stream (WebSocket);
+- ``connection``      which JobManager the panel (and kernels that submit from it) talk to;
+- ``local-cluster``   start and stop a LocalCluster owned by this Jupyter server.
+
+The cluster token is read from its token file here, on the server, and added to every forwarded
+request: the browser never sees it. Every route requires Jupyter's own authentication.
+"""
+from __future__ import annotations
+
+from kernel_magics.server.app import FlinkbenchServerExtension
+
+URL_PREFIX = FlinkbenchServerExtension.name
+
+
+def _jupyter_server_extension_points() -> list[dict]:
+    return [{"module": "kernel_magics.server", "app": FlinkbenchServerExtension}]
+
+
+__all__ = ["FlinkbenchServerExtension", "URL_PREFIX"]

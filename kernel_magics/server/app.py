@@ -1,0 +1,51 @@
+"""The server extension application: configuration, shared state and routes."""
+from __future__ import annotations
+
+import asyncio
+import os
+
+from jupyter_server.extension.application import ExtensionApp
+from traitlets import Float, Unicode
+
+from kernel_magics.server.local_cluster import LocalClusterManager
+from kernel_magics.server.target import Connection, JobManagerTarget, TargetError
+
+
+class FlinkbenchServerExtension(ExtensionApp):
+    name = "flinkbench"
+    description = "Forwards the Flinkbench side panel to a JobManager, adding the cluster token server-side."
+    load_other_extensions = True
+
+    jobmanager_url = Unicode("", config=True, help="JobManager REST URL used until the panel picks one; "
+                                                   "defaults to $FLINKBENCH_JOBMANAGER_URL.")
+    token_file = Unicode("", config=True, help="File holding that JobManager's token; defaults to "
+                                               "$FLINKBENCH_TOKEN_FILE, then the CLI's default location.")
+    request_timeout = Float(30.0, config=True, help="Seconds to wait for the JobManager on a forwarded call.")
+    local_cluster_dir = Unicode("", config=True, help="Parent directory for the working directories of local "
+                                                      "clusters started from the panel; empty means the temp dir.")
+
+    def initialize_settings(self) -> None:
+        self.connection = Connection(self._default_target())
+        self.local_cluster = LocalClusterManager(self.local_cluster_dir or None)
+        self.settings.update({"flinkbench_connection": self.connection,
+                              "flinkbench_local_cluster": self.local_cluster,
+                              "flinkbench_request_timeout": self.request_timeout})
+
+    def _default_target(self) -> JobManagerTarget | None:
+        url = self.jobmanager_url or os.environ.get("FLINKBENCH_JOBMANAGER_URL", "")
+        if not url:
+            return None
+        source = "server config" if self.jobmanager_url else "environment"
+        try:
+            return JobManagerTarget.make(url, self.token_file or os.environ.get("FLINKBENCH_TOKEN_FILE"), source)
+        except TargetError as err:
+            self.log.warning("Flinkbench: ignoring the default JobManager: %s", err)
+            return None
+
+    def initialize_handlers(self) -> None:
+        from kernel_magics.server.handlers import routes
+
+        self.handlers.extend(routes(self.name))
+
+    async def stop_extension(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.local_cluster.shutdown)

@@ -1,0 +1,87 @@
+"""Which JobManager the server extension forwards to, and how to authenticate to it.
+
+The token is read from the token file on every use rather than cached, so a cluster restarted with a
+fresh token is picked up without reconnecting. It is only ever put into requests to the JobManager.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from runtime.security import SecurityError, read_token_file
+
+
+class TargetError(RuntimeError):
+    """No usable JobManager: none configured, a malformed URL, or an unreadable token file."""
+
+
+def default_token_file() -> str:
+    """Where ``flinkbench jobmanager`` writes its token when no working directory is configured."""
+    return os.path.join(tempfile.gettempdir(), f"flinkbench-{os.getuid()}", "token")
+
+
+def normalise_url(url: str) -> str:
+    url = (url or "").strip().rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise TargetError(f"JobManager URL must look like http://host:port, got {url!r}")
+    return url
+
+
+@dataclass(frozen=True)
+class JobManagerTarget:
+    url: str
+    token_file: str
+    source: str  # "settings", "environment", "server config" or "local cluster": shown in the panel
+
+    @classmethod
+    def make(cls, url: str, token_file: str | None, source: str) -> "JobManagerTarget":
+        return cls(normalise_url(url), os.path.expanduser(token_file or "") or default_token_file(), source)
+
+    def token(self) -> str:
+        try:
+            return read_token_file(self.token_file)
+        except SecurityError as err:
+            raise TargetError(f"{err}; set the token file of the JobManager at {self.url} in the Flinkbench "
+                              "settings") from None
+
+    @property
+    def ws_url(self) -> str:
+        return "ws" + self.url[len("http"):]
+
+    def public(self) -> dict:
+        """What the browser may know: where the JobManager is and which file holds its token, not the token."""
+        return {"url": self.url, "token_file": self.token_file, "source": self.source}
+
+
+NOT_CONFIGURED = ("no JobManager configured: connect to one from the Flinkbench panel, start a local cluster "
+                  "there, or set FLINKBENCH_JOBMANAGER_URL before starting Jupyter")
+
+
+class Connection:
+    """The JobManager the panel talks to: the one it chose, else the server's default (config or env)."""
+
+    def __init__(self, default: JobManagerTarget | None):
+        self.default = default
+        self.chosen: JobManagerTarget | None = None
+
+    def current(self) -> JobManagerTarget:
+        target = self.chosen or self.default
+        if target is None:
+            raise TargetError(NOT_CONFIGURED)
+        return target
+
+    def choose(self, target: JobManagerTarget | None) -> None:
+        self.chosen = target
+
+    def forget(self, source: str) -> None:
+        """Drop the chosen target if it came from ``source`` (e.g. a local cluster that stopped)."""
+        if self.chosen is not None and self.chosen.source == source:
+            self.chosen = None
+
+    def describe(self) -> dict:
+        target = self.chosen or self.default
+        return {"configured": target is not None, **(target.public() if target else
+                                                     {"url": None, "token_file": None, "source": None})}

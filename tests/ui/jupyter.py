@@ -1,0 +1,110 @@
+"""A real JupyterLab server for tests: own port, known token, temp root and config directories."""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from tests.helpers.clusters import wait_until
+
+START_TIMEOUT_S = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class JupyterLabServer:
+    """``jupyter lab`` in its own process group, isolated from the user's Jupyter config and data."""
+
+    def __init__(self, workdir, env: dict[str, str] | None = None):
+        self.workdir = workdir
+        self.root = workdir / "root"
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.token = secrets.token_hex(16)
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = workdir / "jupyter.log"
+        self.extra_env = env or {}
+        self.popen: subprocess.Popen | None = None
+
+    def start(self) -> "JupyterLabServer":
+        env = {**os.environ, **self.extra_env,
+               "JUPYTER_CONFIG_DIR": str(self.workdir / "config"),
+               "JUPYTER_RUNTIME_DIR": str(self.workdir / "runtime"),
+               "IPYTHONDIR": str(self.workdir / "ipython"),
+               "PYTHONUNBUFFERED": "1"}
+        args = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
+                f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={self.root}",
+                "--ServerApp.port_retries=0", "--LabApp.news_url=", "--LabApp.check_for_updates_class="
+                "jupyterlab.NeverCheckForUpdate",
+                f"--LabApp.user_settings_dir={self.workdir / 'user-settings'}",
+                f"--LabApp.workspaces_dir={self.workdir / 'workspaces'}"]
+        with open(self.log_path, "ab") as log:
+            self.popen = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                          env=env, cwd=str(self.root), start_new_session=True)
+        wait_until(self._ready, START_TIMEOUT_S, f"JupyterLab on port {self.port} (log: {self.log_path})")
+        return self
+
+    def _ready(self) -> bool:
+        if self.popen.poll() is not None:
+            raise RuntimeError(f"JupyterLab exited with {self.popen.returncode}:\n{self.log_tail()}")
+        try:
+            return self.request("GET", "/api/status")[0] == 200
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        """SIGTERM so the server extension stops what it started, then SIGKILL the group if it lingers."""
+        if self.popen is None or self.popen.poll() is not None:
+            return
+        os.killpg(self.popen.pid, signal.SIGTERM)
+        try:
+            self.popen.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+            self.popen.wait(5)
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "".join(self.log_path.read_text(errors="replace").splitlines(True)[-lines:])
+        except OSError:
+            return ""
+
+    def request(self, method: str, path: str, body=None, token: str | None = "default",
+                headers: dict | None = None) -> tuple[int, dict, bytes]:
+        """One HTTP call; ``token=None`` sends no credentials. Returns (status, headers, body)."""
+        data = json.dumps(body).encode() if body is not None else (b"" if method in ("POST", "PATCH") else None)
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers or {})
+        if token is not None:
+            req.add_header("Authorization", f"token {self.token if token == 'default' else token}")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                return resp.status, dict(resp.headers), resp.read()
+        except urllib.error.HTTPError as err:
+            return err.code, dict(err.headers), err.read()
+
+    def json(self, method: str, path: str, body=None, **kwargs) -> tuple[int, dict]:
+        status, _, payload = self.request(method, path, body, **kwargs)
+        return status, json.loads(payload or b"{}")
+
+    def __enter__(self) -> "JupyterLabServer":
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
