@@ -65,24 +65,33 @@ export function asFlinkCell(source: string, options: ISubmitOptions): string {
   return [`%%flink ${args.join(' ')}`, source].join('\n');
 }
 
-/** Python run first, silently: point the kernel at the panel's JobManager and load the magics. */
+/**
+ * Python run first, silently: load kernel_magics when needed and, when the panel is connected,
+ * make sure the kernel's Flink session uses the same JobManager (`%flink connect`), so the job
+ * shows up in the panel. A kernel connected elsewhere is moved; one already there is left alone.
+ */
 export function preparationCode(url: string | null, tokenFile: string | null): string {
   const py = (v: string | null) => (v ? JSON.stringify(v) : 'None');
   return `def __flinkbench_prepare(url, token_file):
-    import os
+    import shlex
     from IPython import get_ipython
     from IPython.core.error import UsageError
-    if url:
-        os.environ["FLINKBENCH_JOBMANAGER_URL"] = url
-        if token_file:
-            os.environ["FLINKBENCH_TOKEN_FILE"] = token_file
     ip = get_ipython()
     if "kernel_magics" not in ip.extension_manager.loaded:
-        outcome = ip.extension_manager.load_extension("kernel_magics")
-        if outcome == "no load function":
+        if ip.extension_manager.load_extension("kernel_magics") == "no load function":
             raise UsageError("kernel_magics in this kernel has no load_ipython_extension; update flinkbench here")
     if "flink" not in ip.magics_manager.magics["cell"]:
         raise UsageError("kernel_magics is loaded but defines no %%flink cell magic; update flinkbench in this kernel's environment")
+    if not url:
+        return
+    try:
+        from kernel_magics.session import session_for
+        if (session_for(ip).url or "").rstrip("/") == url:
+            return
+    except (ImportError, AttributeError):
+        pass
+    line = "connect " + shlex.quote(url) + (" --token-file " + shlex.quote(token_file) if token_file else "")
+    ip.run_line_magic("flink", line)
 __flinkbench_prepare(${py(url)}, ${py(tokenFile)})
 del __flinkbench_prepare`;
 }

@@ -26,7 +26,7 @@ def free_port() -> int:
 class JupyterLabServer:
     """``jupyter lab`` in its own process group, isolated from the user's Jupyter config and data."""
 
-    def __init__(self, workdir, env: dict[str, str] | None = None):
+    def __init__(self, workdir, env: dict[str, str] | None = None, server_extension_flag: bool = False):
         self.workdir = workdir
         self.root = workdir / "root"
         self.root.mkdir(parents=True, exist_ok=True)
@@ -35,6 +35,9 @@ class JupyterLabServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = workdir / "jupyter.log"
         self.extra_env = env or {}
+        # Tests of the server extension alone enable it on the command line, so they need no npm build;
+        # the panel's tests rely on the installed config, as a user's JupyterLab does.
+        self.server_extension_flag = server_extension_flag
         self.popen: subprocess.Popen | None = None
 
     def start(self) -> "JupyterLabServer":
@@ -45,10 +48,14 @@ class JupyterLabServer:
                "PYTHONUNBUFFERED": "1"}
         args = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
                 f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={self.root}",
-                "--ServerApp.port_retries=0", "--LabApp.news_url=", "--LabApp.check_for_updates_class="
-                "jupyterlab.NeverCheckForUpdate",
+                "--ServerApp.port_retries=0", "--LabApp.news_url=",
+                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                 f"--LabApp.user_settings_dir={self.workdir / 'user-settings'}",
                 f"--LabApp.workspaces_dir={self.workdir / 'workspaces'}"]
+        if os.geteuid() == 0:  # CI machines run as root; Jupyter refuses that unless told
+            args.append("--allow-root")
+        if self.server_extension_flag:
+            args.append("--ServerApp.jpserver_extensions=kernel_magics.server=True")
         with open(self.log_path, "ab") as log:
             self.popen = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                           env=env, cwd=str(self.root), start_new_session=True)
