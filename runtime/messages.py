@@ -164,8 +164,11 @@ class TaskDeploymentDescriptor:
     inputs: list[InputGateDescriptor] = field(default_factory=list)
     outputs: list[OutputDescriptor] = field(default_factory=list)
     config: dict[str, str] = field(default_factory=dict)
-    restore_checkpoint: str | None = None
     runtime_mode: str = "streaming"
+    checkpointing: bool = False
+    # Snapshots of every old subtask that ran one of this task's operators (restart or savepoint).
+    restore: list[str] = field(default_factory=list)
+    restore_checkpoint_id: int | None = None
 
 
 @wire
@@ -205,6 +208,8 @@ class TaskMetrics:
     bundle_time_s: float = 0.0
     bundles: int = 0
     sent_to: dict[str, int] = field(default_factory=dict)
+    late_records: int = 0
+    state_rows: int = 0
 
 
 @wire
@@ -232,6 +237,7 @@ class TriggerCheckpoint:
     timestamp: float
     is_savepoint: bool = False
     target: str = ""
+    stop: bool = False  # stop-with-savepoint: tasks end after this one
 
 
 @wire
@@ -306,6 +312,7 @@ class DataBuffer:
 @dataclass
 class Watermark:
     timestamp: float
+    idle: bool = False  # the sender has no data for now: leave it out of the minimum
 
 
 @wire
@@ -314,6 +321,8 @@ class CheckpointBarrier:
     checkpoint_id: int
     timestamp: float
     is_savepoint: bool = False
+    target: str = ""  # where each task writes its snapshot
+    stop: bool = False
 
 
 @wire

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from runtime.api.functions import expression_sql
+from runtime.api.windows import (Aggregate, EventTimeSessionWindows, SlidingEventTimeWindows,
+                                 TumblingEventTimeWindows, WatermarkStrategy, aggregate_params)
 from runtime.connectors.collect import collect_params
 from runtime.connectors.simple_sinks import blackhole_params, print_params
 from runtime.jobgraph import EdgeSpec, OperatorSpec, pack_udf
@@ -19,9 +21,10 @@ if TYPE_CHECKING:
 
 
 class DataStream:
-    def __init__(self, env: "StreamExecutionEnvironment", op: OperatorSpec):
+    def __init__(self, env: "StreamExecutionEnvironment", op: OperatorSpec, timestamp_column: str | None = None):
         self.env = env
         self.op = op
+        self.timestamp_column = timestamp_column  # event time, once a watermark strategy assigned it
 
     def __repr__(self) -> str:
         return f"DataStream<{self.op.name}>"
@@ -51,7 +54,26 @@ class DataStream:
               partitioning: str | None = None, keys: list[str] | None = None) -> "DataStream":
         op = self.env._add_operator(kind, name, params or {}, pack_udf(fn) if fn is not None else None)
         self.env._add_edge(self.op, op, partitioning, keys or [])
-        return DataStream(self.env, op)
+        return DataStream(self.env, op, self.timestamp_column)
+
+    # -- event time ---------------------------------------------------------------------------
+    def assign_timestamps_and_watermarks(self, strategy: WatermarkStrategy) -> "DataStream":
+        """Take event time from a TIMESTAMP column and make watermarks that trail it (Flink's name)."""
+        if not isinstance(strategy, WatermarkStrategy):
+            raise TypeError("assign_timestamps_and_watermarks takes a WatermarkStrategy, e.g. "
+                            "WatermarkStrategy.for_bounded_out_of_orderness('1 s').with_timestamp_column('ts')")
+        out = self._then("watermark", "Timestamps/Watermarks", strategy.params())
+        out.timestamp_column = strategy.timestamp_column
+        return out
+
+    def union(self, *others: "DataStream") -> "DataStream":
+        """One stream of the rows of this and ``others`` (same columns); watermarks are the minimum."""
+        if not others or not all(isinstance(o, DataStream) and o.env is self.env for o in others):
+            raise TypeError("union takes one or more DataStreams of the same environment")
+        op = self.env._add_operator("union", "Union", {}, None)
+        for stream in (self, *others):
+            self.env._add_edge(stream.op, op, None, [])
+        return DataStream(self.env, op, self.timestamp_column)
 
     def filter(self, condition: Any) -> "DataStream":
         """Keep rows where ``condition`` holds: a SQL string, a column, or a function pandas -> bool Series."""
@@ -152,6 +174,44 @@ class KeyedStream(PartitionedStream):
     @property
     def keys(self) -> list[str]:
         return list(self._keys)
+
+    def window(self, assigner) -> "WindowedStream":
+        if not isinstance(assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, EventTimeSessionWindows)):
+            raise TypeError("window takes TumblingEventTimeWindows.of(...), SlidingEventTimeWindows.of(...) "
+                            "or EventTimeSessionWindows.with_gap(...)")
+        return WindowedStream(self._stream, self.keys, assigner)
+
+
+class WindowedStream:
+    """``key_by(...).window(...)``: aggregate each key's rows per event-time window."""
+
+    def __init__(self, stream: DataStream, keys: list[str], assigner):
+        self._stream = stream
+        self._keys = keys
+        self._assigner = assigner
+        self._lateness_us = 0
+
+    def allowed_lateness(self, lateness: Any) -> "WindowedStream":
+        """Keep windows this long past the watermark; late rows within it update (and re-fire) the window."""
+        from runtime.api.windows import _micros
+
+        self._lateness_us = _micros(lateness, "allowed lateness")
+        return self
+
+    def aggregate(self, **aggregates: Aggregate) -> DataStream:
+        """``count=agg.count(), total=agg.sum("amount")``: one row per key and window, with window_start/end."""
+        stream = self._stream
+        if stream.timestamp_column is None:
+            raise ValueError("windows need event time: call assign_timestamps_and_watermarks(...) on the stream "
+                             "before key_by(...).window(...)")
+        specs, udfs = aggregate_params(aggregates)
+        params = {"keys": self._keys, "window": self._assigner.params(), "aggregates": specs,
+                  "ts_column": stream.timestamp_column, "allowed_lateness_us": self._lateness_us}
+        combine = stream.forward()._then("window_combine", "WindowPreAggregate", {**params, "follows_input": True})
+        window = combine._then("window_aggregate", f"Window({self._assigner.params()['type']})", params,
+                               udfs or None, partitioning="hash", keys=self._keys)
+        window.timestamp_column = None  # results carry window_start/window_end, not the input's time
+        return window
 
 
 class DataStreamSink:

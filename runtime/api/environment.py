@@ -101,6 +101,9 @@ class StreamExecutionEnvironment:
         ops = [OperatorSpec(o.id, o.name, o.kind, o.parallelism or default_p, dict(o.params), o.udf)
                for o in self.operators]
         by_id = {o.id: o for o in ops}
+        for e in self.edges:  # a pre-aggregation runs beside its input, at its parallelism
+            if by_id[e.target].params.get("follows_input"):
+                by_id[e.target].parallelism = by_id[e.source].parallelism
         edges = []
         for e in self.edges:
             partitioning = e.partitioning or (

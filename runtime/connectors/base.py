@@ -12,14 +12,19 @@ Writing your own:
       class MyReader(SourceReader):
           def next_bundle(self, max_rows):   # blocking, runs in a worker thread
               ...return (spark DataFrame or None, rows read, finished: bool)
-          def snapshot(self) -> dict: ...    # offsets to resume from
-          def restore(self, state: dict): ...
+          def snapshot(self) -> dict: ...    # JSON-able offsets to resume from
+          def restore(self, states): ...     # the snapshots of every old subtask (rescaling: take yours)
 
-* a sink writer receives Arrow tables on the TaskManager's loop::
+* a sink writer receives Arrow tables on the TaskManager's loop. An exactly-once sink stages what it
+  gets between checkpoints and publishes it only when the checkpoint completes (two-phase commit)::
 
       @sink("mysink")
       class MyWriter(SinkWriter):
-          async def write(self, table): ...
+          async def write(self, table): ...           # stage (or, without checkpointing, publish)
+          def prepare_commit(self, checkpoint_id):    # at the barrier: (JSON meta, Arrow table or None)
+          def commit(self, checkpoint_id): ...        # publish what was staged up to this checkpoint
+          def restore(self, states, checkpoint_id):   # re-publish what the restored checkpoint staged
+          async def close(self): ...                  # end of input: publish the rest
 """
 from __future__ import annotations
 
@@ -50,6 +55,7 @@ class ConnectorContext:
     attempt_id: str
     runtime_mode: str
     run_blocking: Callable  # await ctx.run_blocking(fn, *args) on the task's executor
+    checkpointing: bool = False  # stage output until checkpoints complete
 
 
 class SourceReader:
@@ -64,7 +70,7 @@ class SourceReader:
     def snapshot(self) -> dict:
         return {}
 
-    def restore(self, state: dict) -> None:
+    def restore(self, states: list[dict]) -> None:
         pass
 
     def rows_allowed_now(self, elapsed_s: float) -> int | None:
@@ -78,6 +84,18 @@ class SinkWriter:
 
     async def write(self, table: pa.Table) -> None:
         raise NotImplementedError
+
+    def prepare_commit(self, checkpoint_id: int) -> tuple[dict, pa.Table | None]:
+        return {}, None
+
+    def commit(self, checkpoint_id: int) -> None:
+        pass
+
+    def abort(self, checkpoint_id: int) -> None:
+        pass
+
+    def restore(self, states: list[tuple[int, dict, pa.Table | None]], checkpoint_id: int | None) -> None:
+        pass
 
     async def close(self) -> None:
         pass

@@ -6,14 +6,19 @@ Options (``params``): ``schema`` (DDL string, required), ``number_of_rows`` (bou
 ``max_out_of_orderness`` in seconds for timestamps), ``timestamp_start`` (epoch seconds of offset 0)
 and ``event_rate`` (offsets per event-time second; defaults to ``rows_per_second``).
 
-Subtask ``i`` of ``p`` reads global offsets ``i, i+p, i+2p, ...``; row values are a pure function of
-(seed, column, offset), so the stream can be replayed exactly from any offset.
+The offsets are cut into ``splits`` (default 12) interleaved splits: split ``j`` holds offsets
+``j, j+S, j+2S, ...``. Subtask ``i`` of ``p`` reads the splits ``j`` with ``j % p == i`` and its
+snapshot records each split's progress, so a job restored at another parallelism hands the splits
+to their new owners. Row values are a pure function of (seed, column, offset), so the stream replays
+exactly from any snapshot.
 """
 from __future__ import annotations
 
 import math
 
 from runtime.connectors.base import ConnectorError, SourceReader, source
+
+DEFAULT_SPLITS = 12  # divisible by 1, 2, 3, 4 and 6: even shares at the parallelisms people try here
 
 
 def datagen_params(schema: str, number_of_rows: int | None = None, rows_per_second: float | None = None,
@@ -36,16 +41,27 @@ def datagen_params(schema: str, number_of_rows: int | None = None, rows_per_seco
 
 @source("datagen")
 class DatagenReader(SourceReader):
+    """Reads the splits this subtask owns, least advanced first, each bundle as one Spark plan."""
+
     def __init__(self, ctx):
         super().__init__(ctx)
         params = ctx.params
-        total = params.get("number_of_rows")
+        self.total = params.get("number_of_rows")
+        self.bounded = self.total is not None
+        self.num_splits = int(params.get("splits") or DEFAULT_SPLITS)
         p, i = ctx.parallelism, ctx.subtask_index
-        self.bounded = total is not None
-        self.local_total = None if total is None else max(0, math.ceil((total - i) / p))
+        self.splits = {j: 0 for j in range(self.num_splits) if j % p == i}  # split -> rows read from it
         rate = params.get("rows_per_second")
-        self.local_rate = None if rate is None else float(rate) / p
-        self.next_local = 0
+        self.local_rate = None if rate is None else float(rate) * len(self.splits) / self.num_splits
+
+    def split_rows(self, split: int) -> int | None:
+        if self.total is None:
+            return None
+        return max(0, math.ceil((self.total - split) / self.num_splits))
+
+    def _remaining(self, split: int) -> int | None:
+        rows = self.split_rows(split)
+        return None if rows is None else rows - self.splits[split]
 
     def rows_allowed_now(self, elapsed_s: float) -> int | None:
         if self.local_rate is None:
@@ -54,20 +70,48 @@ class DatagenReader(SourceReader):
 
     def next_bundle(self, max_rows: int):
         """The next at most ``max_rows`` rows as a Spark DataFrame (blocking), how many, and whether input is done."""
-        if self.local_total is not None:
-            max_rows = min(max_rows, self.local_total - self.next_local)
-        if max_rows <= 0:
-            return None, 0, self.bounded
-        p, i = self.ctx.parallelism, self.ctx.subtask_index
-        start = i + self.next_local * p
-        end = i + (self.next_local + max_rows) * p
-        df = self.ctx.spark.datagen(self.ctx.params, start, end, p)
-        self.next_local += max_rows
-        finished = self.local_total is not None and self.next_local >= self.local_total
-        return df, max_rows, finished
+        open_splits = [j for j in self.splits if self._remaining(j) != 0]
+        if not open_splits or max_rows <= 0:
+            return None, 0, self.bounded and not open_splits
+        level = min(self.splits[j] for j in open_splits)
+        behind = [j for j in open_splits if self.splits[j] == level]
+        per_split = max(1, max_rows // len(behind))
+        ahead = [self.splits[j] for j in open_splits if self.splits[j] > level]
+        if ahead:
+            per_split = min(per_split, min(ahead) - level)  # catch up to the next level, then read together
+        ranges = []
+        for j in behind:
+            remaining = self._remaining(j)
+            take = per_split if remaining is None else min(per_split, remaining)
+            ranges.append((j, level, level + take))
+            self.splits[j] += take
+        df = self.ctx.spark.datagen_ranges(self.ctx.params, _merge_ranges(ranges, self.num_splits))
+        read = sum(hi - lo for _, lo, hi in ranges)
+        finished = self.bounded and all(self._remaining(j) == 0 for j in self.splits)
+        return df, read, finished
 
     def snapshot(self) -> dict:
-        return {"next_local": self.next_local, "subtask": self.ctx.subtask_index, "parallelism": self.ctx.parallelism}
+        return {"splits": {str(j): n for j, n in self.splits.items()}, "num_splits": self.num_splits}
 
-    def restore(self, state: dict) -> None:
-        self.next_local = int(state["next_local"])
+    def restore(self, states: list[dict]) -> None:
+        """Take the progress of the splits this subtask owns now, from whichever old subtask had them."""
+        for state in states:
+            if int(state.get("num_splits", self.num_splits)) != self.num_splits:
+                raise ConnectorError(f"source '{self.ctx.operator_name}': the snapshot has "
+                                     f"{state.get('num_splits')} splits, this job {self.num_splits}")
+            for split, rows in state.get("splits", {}).items():
+                if int(split) in self.splits:
+                    self.splits[int(split)] = int(rows)
+
+
+def _merge_ranges(ranges: list[tuple[int, int, int]], num_splits: int) -> list[tuple[int, int, int]]:
+    """Offset ranges (start, end, step) covering the given split rows; splits evenly spaced at the same
+    level collapse into one range, the common case of a subtask reading all its splits in step."""
+    splits = sorted(j for j, _, _ in ranges)
+    same_level = len({(lo, hi) for _, lo, hi in ranges}) == 1
+    if same_level and len(splits) > 1:
+        step = splits[1] - splits[0]
+        if all(b - a == step for a, b in zip(splits, splits[1:])) and step * len(splits) == num_splits:
+            _, lo, hi = ranges[0]
+            return [(splits[0] + lo * num_splits, splits[0] + hi * num_splits, step)]
+    return [(j + lo * num_splits, j + hi * num_splits, num_splits) for j, lo, hi in ranges]

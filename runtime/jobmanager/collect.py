@@ -35,8 +35,15 @@ class CollectBuffer:
         self.dropped_rows = 0
         self.finished = False
         self.schema: pa.Schema | None = None
+        self._delivered: set[tuple[str, int, int]] = set()  # (sink, subtask, checkpoint id)
 
     def add(self, msg: CollectResult) -> None:
+        """Append a delivery; one committed by a checkpoint is taken once however often it is re-sent."""
+        if msg.checkpoint_id is not None:
+            key = (msg.sink_id, msg.subtask_index, msg.checkpoint_id)
+            if key in self._delivered:
+                return
+            self._delivered.add(key)
         table = table_from_b64(msg.arrow_b64)
         if table.num_rows == 0:
             self.schema = self.schema or table.schema

@@ -12,7 +12,7 @@ import logging
 import tornado.websocket
 
 from runtime.codec import WireError, decode, encode, from_plain, to_plain
-from runtime.messages import (CollectResult, Disconnect, Envelope,
+from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, Disconnect, Envelope,
                               Heartbeat, HeartbeatAck, RegisterTaskManager, RegistrationAccepted,
                               RegistrationRejected, SlotOffer, TaskMetrics, TaskStateChanged)
 from runtime.security import bearer, tokens_match
@@ -80,7 +80,8 @@ class ControlSocket(tornado.websocket.WebSocketHandler):
                 self.send(RegistrationRejected(f"{message.tm_id} is not registered; register again"))
         elif isinstance(message, SlotOffer):
             rm.offer_received(self.tm_id, message)
-        elif isinstance(message, (TaskStateChanged, TaskMetrics, CollectResult)):
+        elif isinstance(message, (TaskStateChanged, TaskMetrics, CollectResult, AcknowledgeCheckpoint,
+                                  DeclineCheckpoint)):
             self._to_job_master(message)
         else:
             log.warning("unexpected control message %s from %s", type(message).__name__, self.tm_id)
@@ -99,7 +100,8 @@ class ControlSocket(tornado.websocket.WebSocketHandler):
         if master is None:
             return
         handler = {TaskStateChanged: master.on_task_state, TaskMetrics: master.on_task_metrics,
-                   CollectResult: master.on_collect}[type(message)]
+                   CollectResult: master.on_collect, AcknowledgeCheckpoint: master.checkpoints.on_ack,
+                   DeclineCheckpoint: master.checkpoints.on_decline}[type(message)]
         handler(message)
 
     def on_close(self):

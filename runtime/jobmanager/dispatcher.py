@@ -8,6 +8,8 @@ from __future__ import annotations
 import logging
 
 from runtime import events
+from runtime.checkpoint.coordinator import load_checkpoint
+from runtime.checkpoint.storage import StorageError
 from runtime.codec import WireError, from_plain
 from runtime.config import ConfigError, Configuration
 from runtime.ids import JobId
@@ -35,7 +37,8 @@ class SubmissionError(ValueError):
 
 
 class Dispatcher:
-    def __init__(self, conf: Configuration, rm: ResourceManager, bus):
+    def __init__(self, conf: Configuration, rm: ResourceManager, bus, working_dir: str = "."):
+        self.working_dir = working_dir
         self.conf = conf
         self.rm = rm
         self.bus = bus
@@ -61,7 +64,13 @@ class Dispatcher:
         job_id = JobId(payload["job_id"]) if payload.get("job_id") else JobId.new()
         if job_id in self.jobs:
             raise SubmissionError(f"job id {job_id} is already in use")
-        master = JobMaster(job_id, graph, job_conf, self.rm, self.bus)
+        restore = None
+        if graph.restore_from:
+            try:
+                restore = load_checkpoint(graph.restore_from)
+            except (StorageError, KeyError, TypeError) as err:
+                raise SubmissionError(f"cannot restore from {graph.restore_from!r}: {err}") from None
+        master = JobMaster(job_id, graph, job_conf, self.rm, self.bus, self.working_dir, restore)
         self.jobs[job_id] = master
         self.bus.publish(events.JobSubmitted(job_id, graph.name))
         log.info("job %s (%s) submitted", job_id, graph.name)

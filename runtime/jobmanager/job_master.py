@@ -12,8 +12,9 @@ import time
 import traceback
 
 from runtime import events
+from runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointFailure, CompletedCheckpoint
 from runtime.config import Configuration
-from runtime.ids import JobId, TaskManagerId
+from runtime.ids import ExecutionAttemptId, JobId, TaskManagerId, TriggerId
 from runtime.jobgraph import JobGraph
 from runtime.jobmanager.collect import CollectBuffer
 from runtime.jobmanager.execution_graph import Execution, ExecutionGraph, ExecutionJobVertex
@@ -30,8 +31,10 @@ MAX_EXCEPTIONS = 100
 
 
 class JobMaster:
-    def __init__(self, job_id: JobId, graph: JobGraph, conf: Configuration, rm: ResourceManager, bus):
+    def __init__(self, job_id: JobId, graph: JobGraph, conf: Configuration, rm: ResourceManager, bus,
+                 working_dir: str, restore: CompletedCheckpoint | None = None):
         self.job_id = job_id
+        self.working_dir = working_dir
         self.graph = graph
         self.conf = conf
         self.rm = rm
@@ -50,6 +53,10 @@ class JobMaster:
         self._changed = asyncio.Event()
         self._terminal = asyncio.get_running_loop().create_future()
         self._run_task: asyncio.Task | None = None
+        self.checkpoints = CheckpointCoordinator(self, conf, bus, self._checkpoints_failing)
+        self.savepoint_operations: dict[TriggerId, dict] = {}
+        if restore is not None:
+            self.checkpoints.restore_from(restore)
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -74,8 +81,10 @@ class JobMaster:
             return
         self._assign_slots()
         self._set_status(JobStatus.RUNNING)
+        restore = self.checkpoints.latest()
         for vertex, execution in self.eg.executions():
-            self._deploy(vertex, execution)
+            self._deploy(vertex, execution, restore)
+        self.checkpoints.start()
 
     def _assign_slots(self) -> None:
         """Slot sharing: subtask i of every task goes to the job's slot i."""
@@ -93,13 +102,17 @@ class JobMaster:
     def _subtask_of(vertex: ExecutionJobVertex, execution: Execution) -> int:
         return next(s.subtask_index for s in vertex.subtasks if s.current is execution)
 
-    def _deploy(self, vertex: ExecutionJobVertex, execution: Execution) -> None:
+    def _deploy(self, vertex: ExecutionJobVertex, execution: Execution, restore: CompletedCheckpoint | None) -> None:
         record = self.rm.task_managers.get(execution.tm_id)
         if record is None:
             self._task_failed(vertex, execution, f"TaskManager {execution.tm_id} is gone")
             return
         self._set_task_state(vertex, execution, ExecutionState.DEPLOYING)
-        record.gateway.send(DeployTask(self._descriptor(vertex, execution)))
+        descriptor = self._descriptor(vertex, execution)
+        if restore is not None:
+            descriptor.restore = restore.pointers_for({op.id for op in vertex.operators})
+            descriptor.restore_checkpoint_id = restore.checkpoint_id
+        record.gateway.send(DeployTask(descriptor))
 
     def _descriptor(self, vertex: ExecutionJobVertex, execution: Execution) -> TaskDeploymentDescriptor:
         inputs = []
@@ -117,7 +130,7 @@ class JobMaster:
             subtask_index=self._subtask_of(vertex, execution), parallelism=vertex.parallelism,
             max_parallelism=self.conf.get("pipeline.max-parallelism"), allocation_id=execution.allocation_id,
             operators=vertex.operators, inputs=inputs, outputs=outputs, config=self.conf.as_strings(),
-            runtime_mode=self.conf.get("execution.runtime-mode"))
+            runtime_mode=self.conf.get("execution.runtime-mode"), checkpointing=self.checkpoints.periodic)
 
     # -- reports from TaskManagers ------------------------------------------------------------
     def on_task_state(self, msg: TaskStateChanged) -> None:
@@ -155,6 +168,61 @@ class JobMaster:
             if execution.tm_id == tm_id and not execution.state.is_terminal:
                 self._task_failed(vertex, execution, reason)
 
+    # -- what the checkpoint coordinator needs ------------------------------------------------
+    @property
+    def max_parallelism(self) -> int:
+        return self.conf.get("pipeline.max-parallelism")
+
+    def all_running(self) -> bool:
+        return self.status == JobStatus.RUNNING and self.eg.all_in(ExecutionState.RUNNING)
+
+    def running_subtasks(self):
+        for vertex in self.eg.vertices:
+            for sub in vertex.subtasks:
+                yield vertex, sub.subtask_index, sub.current
+
+    def source_attempts(self) -> list[ExecutionAttemptId]:
+        return [sub.current.attempt_id for v in self.eg.vertices if v.head.kind == "source" for sub in v.subtasks]
+
+    def all_attempts(self) -> list[ExecutionAttemptId]:
+        return [ex.attempt_id for _, ex in self.eg.executions()]
+
+    def send_to(self, attempt_id: ExecutionAttemptId, message) -> None:
+        _, execution = self.eg.find(attempt_id)
+        record = self.rm.task_managers.get(execution.tm_id) if execution is not None and execution.tm_id else None
+        if record is not None:
+            record.gateway.send(message)
+
+    # -- savepoints ---------------------------------------------------------------------------
+    def trigger_savepoint(self, target: str | None, stop: bool) -> TriggerId:
+        """Start a savepoint (and, with ``stop``, end the job after it); poll the trigger id for the outcome."""
+        trigger_id = TriggerId.new()
+        try:
+            future = self.checkpoints.trigger(is_savepoint=True, target=target, stop=stop)
+        except CheckpointFailure as err:
+            self.savepoint_operations[trigger_id] = {"status": "COMPLETED", "failure": str(err)}
+            return trigger_id
+        self.savepoint_operations[trigger_id] = {"status": "IN_PROGRESS"}
+
+        def settled(fut: asyncio.Future) -> None:
+            if fut.exception() is not None:
+                self.savepoint_operations[trigger_id] = {"status": "COMPLETED", "failure": str(fut.exception())}
+            else:
+                self.savepoint_operations[trigger_id] = {"status": "COMPLETED", "location": fut.result().directory}
+        future.add_done_callback(settled)
+        return trigger_id
+
+    def savepoint_status(self, trigger_id: str) -> dict | None:
+        op = self.savepoint_operations.get(trigger_id)  # type: ignore[call-overload]
+        if op is None:
+            return None
+        if op["status"] == "IN_PROGRESS":
+            return {"status": {"id": "IN_PROGRESS"}}
+        if "failure" in op:
+            return {"status": {"id": "COMPLETED"}, "operation": {"failure-cause": {
+                "class": "CheckpointException", "stack-trace": op["failure"], "serialized-throwable": None}}}
+        return {"status": {"id": "COMPLETED"}, "operation": {"location": op["location"]}}
+
     # -- failures, restarts, cancel -----------------------------------------------------------
     def _task_failed(self, vertex: ExecutionJobVertex, execution: Execution, error: str) -> None:
         if execution.state.is_terminal:
@@ -165,7 +233,14 @@ class JobMaster:
             self._record_exception(error, _exception_name(error), vertex, execution)
             asyncio.get_running_loop().create_task(self._fail_or_restart(error))
 
+    def _checkpoints_failing(self, cause: str) -> None:
+        if self.status == JobStatus.RUNNING:
+            self._record_exception(cause, "CheckpointException", None, None)
+            asyncio.get_running_loop().create_task(self._fail_or_restart(cause))
+
     async def _fail_or_restart(self, cause: str) -> None:
+        self.checkpoints.stop()
+        self.checkpoints.abort_all(f"job failover: {cause.strip().splitlines()[-1] if cause.strip() else cause}")
         decision = self.restart_strategy.on_failure()
         if not decision.restart:
             self._set_status(JobStatus.FAILING, cause)
@@ -191,6 +266,8 @@ class JobMaster:
             await self.wait()
             return
         self._set_status(JobStatus.CANCELLING)
+        self.checkpoints.stop()
+        self.checkpoints.abort_all("job cancelled")
         self.rm.cancel_requests(self.job_id)
         await self._cancel_executions()
         self._finish(JobStatus.CANCELED)
@@ -225,6 +302,8 @@ class JobMaster:
         if self.status.is_globally_terminal:
             return
         self._set_status(status, cause)
+        self.checkpoints.stop()
+        self.checkpoints.abort_all(f"job {status.value}")
         self.end_time = time.time()
         self.results.finish()
         self.rm.free_slots(self.job_id)
@@ -303,7 +382,7 @@ class JobMaster:
                              "subtasks": subtasks})
         plan = self.eg.plan()
         plan["jid"] = self.job_id
-        return {**self.overview(), "isStoppable": False, "now": int(time.time() * 1000),
+        return {**self.overview(), "isStoppable": self.checkpoints is not None, "now": int(time.time() * 1000),
                 "timestamps": {k: int(t * 1000) for k, t in self.status_times.items()},
                 "vertices": vertices, "plan": plan, "status-counts": self.task_counts()}
 

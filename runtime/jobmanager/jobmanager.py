@@ -19,6 +19,7 @@ import tornado.web
 
 from runtime.config import Configuration
 from runtime.ids import LeaderSessionId
+from runtime.jobmanager.dashboard import Dashboard
 from runtime.jobmanager.dispatcher import Dispatcher
 from runtime.jobmanager.event_bus import EventBus
 from runtime.jobmanager.resource_manager import ResourceManager
@@ -50,12 +51,13 @@ class JobManager:
         self.token, self.token_file = resolve_token(conf)
         self.bus = EventBus()
         self.rm = ResourceManager(self.bus, conf.get("heartbeat.interval"), conf.get("heartbeat.timeout"))
-        self.dispatcher = Dispatcher(conf, self.rm, self.bus)
+        self.dispatcher = Dispatcher(conf, self.rm, self.bus, working_dir(conf))
         self.leader_session_id = LeaderSessionId.new()
         self.is_leader = True
         self.started_at = time.time()
         self.server: tornado.httpserver.HTTPServer | None = None
         self.port: int | None = None
+        self.dashboard: Dashboard | None = None
 
     @property
     def url(self) -> str:
@@ -64,11 +66,12 @@ class JobManager:
     async def start(self) -> None:
         address = self.conf.get("rest.address")
         check_bind(address, self.token)
-        app = tornado.web.Application(routes(self), websocket_max_message_size=self.conf.get("rest.server.max-content-length"))
-        self.server = tornado.httpserver.HTTPServer(app, max_body_size=self.conf.get("rest.server.max-content-length"))
         sockets = tornado.netutil.bind_sockets(self.conf.get("rest.port"), address)
-        self.server.add_sockets(sockets)
         self.port = sockets[0].getsockname()[1]
+        self.dashboard = Dashboard(self)
+        app = self.dashboard.application(routes(self), self.port)
+        self.server = tornado.httpserver.HTTPServer(app, max_body_size=self.conf.get("rest.server.max-content-length"))
+        self.server.add_sockets(sockets)
         self.rm.start()
         log.info("JobManager listening at %s", self.url)
 
@@ -78,6 +81,8 @@ class JobManager:
         self.bus.close()
         if self.server:
             self.server.stop()
+        if self.dashboard:
+            self.dashboard.stop()
 
     def leadership_view(self) -> dict:
         return {"leader": {"url": self.url, "session-id": self.leader_session_id},

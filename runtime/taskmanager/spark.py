@@ -59,6 +59,7 @@ class SparkRunner:
             builder = (builder.master(self.conf.get("spark.master") or f"local[{self.slots}]")
                        .config("spark.driver.memory", self.conf.get("spark.driver.memory"))
                        .config("spark.ui.enabled", "false")
+                       .config("spark.ui.showConsoleProgress", "false")
                        .config("spark.sql.shuffle.partitions", str(partitions))
                        .config("spark.default.parallelism", str(self.slots))
                        .config("spark.sql.adaptive.enabled", "false")
@@ -104,24 +105,8 @@ class SparkRunner:
         return schema
 
     # -- sources ------------------------------------------------------------------------------
-    def datagen(self, params: dict, start: int, end: int, step: int = 1):
-        """Rows at offsets ``range(start, end, step)`` of a deterministic generated stream.
-
-        Row ``n`` is a pure function of (seed, column, n), so a replay after a failure reproduces the
-        same rows. ``id`` is kept as the offset column ``_offset``.
-        """
-        from pyspark.sql import functions as F
-
-        schema = self.parse_schema(params["schema"])
-        df = self.session.range(start, end, step, numPartitions=1).withColumnRenamed("id", "_offset")
-        seed = int(params.get("seed", 0))
-        fields = params.get("fields", {})
-        columns = [F.col("_offset")]
-        for field in schema.fields:
-            expr = datagen_column(field.name, field.dataType.simpleString(), fields.get(field.name, {}), seed, params)
-            columns.append(F.expr(expr).cast(field.dataType).alias(field.name))
-        out = df.select(*columns)
-        return out if params.get("keep_offset") else out.drop("_offset")
+    def datagen_ranges(self, params: dict, ranges: list[tuple[int, int, int]]):
+        return generate(self.session, self.parse_schema(params["schema"]), params, ranges)
 
     # -- stateless operators ------------------------------------------------------------------
     def apply(self, df, kind: str, params: dict, fn: Callable | None = None):
@@ -139,11 +124,28 @@ class SparkRunner:
                 return df.mapInArrow(_arrow_filter(fn), df.schema)
             if kind in ("map", "flat_map"):
                 return self._map_python(df, fn, params)
+            if kind == "window_combine":
+                return window_combine(df, params)
+            if kind in ("watermark", "union"):
+                return df
         except Exception as err:  # noqa: BLE001 - AnalysisException and friends
             if _is_analysis_error(err):
                 raise ValueError(_first_line(err)) from None
             raise
         raise ValueError(f"operator kind {kind!r} does not run as a stateless Spark transformation")
+
+    @staticmethod
+    def observe_max_micros(df, column: str):
+        """``df`` plus an Observation of its largest ``column`` in microseconds, read after the bundle's action."""
+        import uuid
+
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        if column not in df.columns:
+            raise ValueError(f"no timestamp column {column!r}; available: {df.columns}")
+        observation = Observation(f"wm-{uuid.uuid4().hex}")
+        return df.observe(observation, F.max(F.expr(f"unix_micros(`{column}`)")).alias("max_us")), observation
 
     def _map_python(self, df, fn: Callable, params: dict):
         batch_format = params.get("batch_format", "pandas")
@@ -163,6 +165,71 @@ class SparkRunner:
         result = _call_user(fn, sample.to_pandas() if batch_format == "pandas" else sample)
         table = _as_arrow(result, None)
         return from_arrow_schema(table.schema)
+
+
+def generate(session, schema, params: dict, ranges: list[tuple[int, int, int]]):
+    """Rows at the offsets of ``ranges`` (start, end, step) of a deterministic generated stream.
+
+    Row ``n`` is a pure function of (seed, column, n), so a replay after a failure reproduces the same
+    rows, and a batch query over the same offsets sees the same rows as the stream. With
+    ``keep_offset`` the offset stays as column ``_offset``.
+    """
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    parts = [session.range(lo, hi, step, numPartitions=1) for lo, hi, step in ranges]
+    df = reduce(lambda a, b: a.union(b), parts).withColumnRenamed("id", "_offset")
+    seed = int(params.get("seed", 0))
+    fields = params.get("fields", {})
+    columns = [F.col("_offset")]
+    for field in schema.fields:
+        expr = datagen_column(field.name, field.dataType.simpleString(), fields.get(field.name, {}), seed, params)
+        columns.append(F.expr(expr).cast(field.dataType).alias(field.name))
+    out = df.select(*columns)
+    return out if params.get("keep_offset") else out.drop("_offset")
+
+
+def window_combine(df, params: dict):
+    """Assign rows to event-time windows and pre-aggregate them per (key, window) before the exchange.
+
+    The output columns are what runtime.taskmanager.window_operator merges: the keys, the window start
+    (microseconds), ``__records`` and one partial column per aggregate; or, for session windows and
+    user-defined aggregates, the raw rows with their window start / event time.
+    """
+    from pyspark.sql import functions as F
+
+    from runtime.taskmanager.window_operator import (EVENT_TIME, RECORDS, WINDOW_START, needs_raw_rows,
+                                                     partial_columns)
+
+    keys, window, aggregates, ts = params["keys"], params["window"], params["aggregates"], params["ts_column"]
+    missing = [c for c in keys + [ts] + [a["column"] for a in aggregates if a.get("column")] if c not in df.columns]
+    if missing:
+        raise ValueError(f"no column {sorted(set(missing))}; available: {df.columns}")
+    ts_us = F.expr(f"unix_micros(`{ts}`)")
+    df = df.withColumn(EVENT_TIME, ts_us)
+    if window["type"] != "session":
+        slide, per_row = window["slide_us"], window["size_us"] // window["slide_us"]
+        last_start = F.col(EVENT_TIME) - F.expr(f"pmod({EVENT_TIME}, {slide}L)")
+        start = last_start if per_row == 1 else \
+            last_start - F.explode(F.sequence(F.lit(0), F.lit(per_row - 1))).cast("long") * F.lit(slide)
+        df = df.withColumn(WINDOW_START, start)
+    if needs_raw_rows(window, aggregates):
+        values = sorted({a["column"] for a in aggregates if a.get("column")} - set(keys))
+        cols = keys + ([WINDOW_START] if window["type"] != "session" else []) + [EVENT_TIME] + values
+        return df.select(*[F.col(f"`{c}`") for c in cols])
+    partials = [F.count(F.lit(1)).alias(RECORDS)]
+    for spec in aggregates:
+        column = F.col(f"`{spec['column']}`") if spec.get("column") else None
+        for name in partial_columns(spec):
+            if spec["fn"] == "count":
+                partials.append(F.count(F.lit(1)).alias(name))
+            elif name.endswith("_cnt"):
+                partials.append(F.count(column).alias(name))
+            else:
+                fn = {"sum": F.sum, "avg": F.sum, "min": F.min, "max": F.max}[spec["fn"]]
+                partials.append(fn(column).alias(name))
+    return df.groupBy(*[F.col(f"`{k}`") for k in keys], F.col(WINDOW_START)).agg(*partials)
 
 
 def datagen_column(name: str, type_name: str, opts: dict, seed: int, params: dict) -> str:

@@ -1,52 +1,46 @@
 """One subtask attempt running in a TaskManager slot.
 
-A task runs its chain of operators bundle by bundle: a source chain reads a bounded offset range,
-extends the Spark plan with the chained operators and takes the rows out once as Arrow; a chain fed
-by other tasks reads Arrow batches from its input gate and runs them through the same kind of plan.
-The chain ends in a sink or in output partitions that other tasks read.
+A task runs its operator chain (runtime.taskmanager.chain) bundle by bundle: a source task reads a
+bounded offset range into a Spark plan; a task fed by other tasks reads Arrow batches from its input
+gate. What comes out goes to a sink or to result partitions that other tasks read.
 
-The task's coroutine runs on the TaskManager's loop; every Spark call goes to the thread pool via
+Event time: a chain with a watermark operator makes watermarks from the event times its bundles
+carry; other tasks take the minimum over their input channels. An advancing watermark fires windows
+and is passed downstream.
+
+Checkpoints (Flink's aligned barriers): a source task snapshots its offsets at a bundle boundary and
+sends a barrier on every output; a task with inputs holds back each channel that delivered the
+barrier until all have, then snapshots and forwards it. State goes to checkpoint storage on a
+separate thread so processing goes on during the upload; then the task acknowledges.
+
+The task's coroutine runs on the TaskManager's loop; Spark calls run in the thread pool via
 :meth:`Task.run_blocking`. States go to the JobManager as TaskStateChanged; a failure carries the
 Python traceback.
 """
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import time
 import traceback
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import pyarrow as pa
 
-from runtime.connectors.base import ConnectorContext, ConnectorError, SinkWriter, source_reader, sink_writer
-from runtime.jobgraph import OperatorSpec, unpack_udf
-from runtime.keygroups import KEY_GROUP_COLUMN, key_group_sql
-from runtime.messages import EndOfPartition, TaskDeploymentDescriptor, TaskMetrics, TaskStateChanged
+from runtime.checkpoint import storage
+from runtime.connectors.base import ConnectorContext, ConnectorError, source_reader, sink_writer
+from runtime.keygroups import KEY_GROUP_COLUMN, KeyGroupRange
+from runtime.messages import (AcknowledgeCheckpoint, CheckpointBarrier, DeclineCheckpoint, EndOfPartition,
+                              TaskDeploymentDescriptor, TaskMetrics, TaskStateChanged, TriggerCheckpoint, Watermark)
+from runtime.taskmanager.chain import OperatorChain, OperatorError
 from runtime.taskmanager.network import InputGate, ResultPartition, split_for_output
+from runtime.taskmanager.watermarks import WatermarkValve, from_wire, to_wire
+from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME
 
 log = logging.getLogger(__name__)
 
 METRICS_INTERVAL_S = 1.0
-STATELESS_KINDS = ("select", "filter", "with_columns", "map", "flat_map")
-
-
-class OperatorError(RuntimeError):
-    """An operator that cannot run as configured; the message names it."""
-
-
-@dataclass
-class ChainedOperator:
-    """A stateless operator ready to extend a Spark plan."""
-    spec: OperatorSpec
-    fn: Callable | None
-
-    def transform(self, spark, df):
-        try:
-            return spark.apply(df, self.spec.kind, self.spec.params, self.fn)
-        except ValueError as err:
-            raise OperatorError(f"operator '{self.spec.name}' ({self.spec.kind}): {err}") from None
 
 
 class TaskMetricsTracker:
@@ -59,14 +53,32 @@ class TaskMetricsTracker:
         self._last = (time.monotonic(), 0, 0)
         self.sent_to: dict[str, int] = {}
 
-    def snapshot(self, job_id, attempt_id, backpressure: float) -> TaskMetrics:
+    def snapshot(self, job_id, attempt_id, backpressure: float, late: int, state_rows: int) -> TaskMetrics:
         now = time.monotonic()
         then, rin, rout = self._last
         span = max(now - then, 1e-6)
         self._last = (now, self.records_in, self.records_out)
         return TaskMetrics(job_id, attempt_id, self.records_in, self.records_out, self.bytes_in, self.bytes_out,
                            (self.records_in - rin) / span, (self.records_out - rout) / span, backpressure,
-                           self.watermark, self.bundle_time_s, self.bundles, dict(self.sent_to))
+                           self.watermark, self.bundle_time_s, self.bundles, dict(self.sent_to), late, state_rows)
+
+
+class BarrierAligner:
+    """Which channels have delivered the barrier of the checkpoint being aligned."""
+
+    def __init__(self):
+        self.checkpoint_id: int | None = None
+        self.barrier: CheckpointBarrier | None = None
+        self.arrived: set[int] = set()
+
+    def start(self, barrier: CheckpointBarrier) -> None:
+        self.checkpoint_id, self.barrier, self.arrived = barrier.checkpoint_id, barrier, set()
+
+    def complete(self, gate: InputGate) -> bool:
+        return all(i in self.arrived or ch.finished for i, ch in enumerate(gate.channels))
+
+    def reset(self) -> None:
+        self.checkpoint_id, self.barrier, self.arrived = None, None, set()
 
 
 class Task:
@@ -75,8 +87,16 @@ class Task:
         self.tm = tm
         self.metrics = TaskMetricsTracker()
         self.partitions: list[ResultPartition] = []
-        self.gates: list[InputGate] = []
-        self.sink: SinkWriter | None = None
+        self.gate: InputGate | None = None
+        self.reader = None
+        self.sink = None
+        self.chain: OperatorChain | None = None
+        self.valve: WatermarkValve | None = None
+        self.output_watermark = BEFORE_TIME
+        self.aligner = BarrierAligner()
+        self._triggers: collections.deque[TriggerCheckpoint] = collections.deque()
+        self._stopped_at: int | None = None  # the stop-with-savepoint checkpoint this task ended with
+        self._stop_outcome: asyncio.Future | None = None
         self._runner: asyncio.Task | None = None
         self._cancelled = False
 
@@ -88,6 +108,10 @@ class Task:
     def spark(self):
         return self.tm.spark
 
+    @property
+    def is_source(self) -> bool:
+        return self.tdd.operators[0].kind == "source"
+
     # -- lifecycle ----------------------------------------------------------------------------
     async def run(self) -> None:
         self._runner = asyncio.current_task()
@@ -96,11 +120,14 @@ class Task:
             self._report("INITIALIZING")
             await self._prepare()
             self._report("RUNNING")
-            if self.tdd.operators[0].kind == "source":
+            if self.is_source:
                 await self._run_source()
             else:
                 await self._run_inputs()
-            await self._finish_outputs()
+            if self._stopped_at is None:
+                await self._finish_outputs()
+            else:
+                await self._await_stop_savepoint()
             self._send_metrics()
             self._report("FINISHED")
         except asyncio.CancelledError:
@@ -126,112 +153,242 @@ class Task:
     # -- setup --------------------------------------------------------------------------------
     async def _prepare(self) -> None:
         ops = self.tdd.operators
-        self.chain = [ChainedOperator(op, self._load_udf(op)) for op in ops if op.kind in STATELESS_KINDS]
-        unknown = [op for op in ops if op.kind not in STATELESS_KINDS + ("source", "sink")]
-        if unknown:
-            raise OperatorError(f"operator '{unknown[0].name}': kind {unknown[0].kind!r} is not supported")
+        self.chain = OperatorChain.build(ops, self.tdd.outputs, self.tdd.max_parallelism)
         await self.tm.spark_ready
-        if ops[0].kind == "source":
+        if self.is_source:
             self.reader = source_reader(self._context(ops[0]))
         if ops[-1].kind == "sink":
             self.sink = sink_writer(self._context(ops[-1]))
+        if self.tdd.restore:
+            await self.run_blocking(self._restore)
         for out in self.tdd.outputs:
             partition = ResultPartition(self.attempt_id, out.num_consumers, self.tm.conf.get("taskmanager.network.credits"))
             self.tm.data_server.register(partition)
             self.partitions.append(partition)
-        for gate in self.tdd.inputs:
-            self.gates.append(InputGate(gate.producers, self.tdd.subtask_index, self.attempt_id, self.tm.token,
-                                        self.tm.conf.get("taskmanager.network.credits")))
-        for gate in self.gates:
-            await gate.connect()
+        producers = [p for gate in self.tdd.inputs for p in gate.producers]
+        if producers:
+            self.gate = InputGate(producers, self.tdd.subtask_index, self.attempt_id, self.tm.token,
+                                  self.tm.conf.get("taskmanager.network.credits"))
+            self.valve = WatermarkValve(len(producers))
+            await self.gate.connect()
 
-    def _load_udf(self, op: OperatorSpec):
-        if not op.udf:
-            return None
-        try:
-            return unpack_udf(op.udf)
-        except RuntimeError as err:
-            raise OperatorError(f"operator '{op.name}': {err}") from None
-
-    def _context(self, op: OperatorSpec) -> ConnectorContext:
+    def _context(self, op) -> ConnectorContext:
         return ConnectorContext(op.id, op.name, self.tdd.subtask_index, self.tdd.parallelism, op.params,
                                 self.spark, self.tm.send, self.tdd.job_id, self.attempt_id, self.tdd.runtime_mode,
-                                self.run_blocking)
+                                self.run_blocking, self.tdd.checkpointing)
 
-    # -- the data path ------------------------------------------------------------------------
+    def _restore(self) -> None:
+        """Blocking: load the snapshots of every old subtask that ran one of our operators."""
+        op_ids = {op.id for op in self.tdd.operators}
+        sources, sinks, keyed = [], [], collections.defaultdict(list)
+        for pointer in self.tdd.restore:
+            meta, tables = storage.read_subtask_state(pointer)
+            if meta.get("source") is not None and self.reader is not None and meta.get("source_op") in op_ids:
+                sources.append(meta["source"])
+            if meta.get("sink") is not None and self.sink is not None and meta.get("sink_op") in op_ids:
+                sinks.append((meta["subtask"], meta["sink"], tables.get("sink")))
+            for op_id, table in tables.items():
+                if op_id in op_ids:
+                    keyed[op_id].append(table)
+        if sources:
+            self.reader.restore(sources)
+        if self.sink is not None:
+            mine = [s for s in sinks if s[0] % self.tdd.parallelism == self.tdd.subtask_index]
+            self.sink.restore(mine, self.tdd.restore_checkpoint_id)
+        kg = KeyGroupRange.for_subtask(self.tdd.max_parallelism, self.tdd.parallelism, self.tdd.subtask_index)
+        for stage in self.chain.stateful:
+            stage.operator.restore(keyed.get(stage.op.id, []), range(kg.start, kg.end + 1))
+
+    # -- the source loop ----------------------------------------------------------------------
     async def _run_source(self) -> None:
-        target = self.tm.conf.get("taskmanager.bundle.target-time")
-        max_rows = self.tm.conf.get("taskmanager.bundle.max-rows")
-        min_rows = self.tm.conf.get("taskmanager.bundle.min-rows")
+        conf = self.tm.conf
+        target, max_rows, min_rows = (conf.get("taskmanager.bundle.target-time"),
+                                      conf.get("taskmanager.bundle.max-rows"), conf.get("taskmanager.bundle.min-rows"))
         size = min_rows
         started = time.monotonic()
+        emitted = 0
         finished = False
         while not finished:
+            if await self._take_source_checkpoints():
+                return  # stopped with a savepoint: no end-of-input watermark, the job resumes later
             allowed = self.reader.rows_allowed_now(time.monotonic() - started)
-            want = size
-            if allowed is not None:
-                want = min(size, allowed - self.metrics.records_in)
-                if want <= 0:
-                    await asyncio.sleep(min(target, 0.05))
-                    continue
+            want = size if allowed is None else min(size, allowed - emitted)
+            if want <= 0:
+                await self._maybe_idle()
+                await asyncio.sleep(min(target, 0.05))
+                continue
             t0 = time.monotonic()
             table, finished, rows_read = await self.run_blocking(self._source_bundle, want)
+            emitted += rows_read
             self.metrics.records_in += rows_read
             await self._emit(table)
+            await self._advance_watermark(self.chain.assigner.current if self.chain.assigner else None)
             self._bundle_done(t0)
             size = _next_bundle_size(size, time.monotonic() - t0, target, min_rows, max_rows)
+        await self._advance_watermark(END_OF_TIME)
 
     def _source_bundle(self, rows: int):
-        """Blocking: one bundle through the chain as a single Spark plan, out as Arrow."""
+        """Blocking: one bundle through the chain as one Spark plan, out as Arrow."""
         df, read, finished = self.reader.next_bundle(rows)
         if df is None:
             return None, finished, 0
-        return self._collect(self._plan(df)), finished, read
+        return self.chain.process(self.spark, df), finished, read
 
+    async def _take_source_checkpoints(self) -> bool:
+        """At a bundle boundary: snapshot and send barriers for triggered checkpoints; True to stop."""
+        while self._triggers:
+            trigger = self._triggers.popleft()
+            barrier = CheckpointBarrier(trigger.checkpoint_id, trigger.timestamp, trigger.is_savepoint,
+                                        trigger.target, trigger.stop)
+            await self._checkpoint(barrier)
+            if barrier.stop:
+                self._stopped_at = barrier.checkpoint_id
+                return True
+        return False
+
+    async def _maybe_idle(self) -> None:
+        assigner = self.chain.assigner
+        if assigner is not None and assigner.is_idle():
+            for partition in self.partitions:
+                await partition.broadcast_event(Watermark(to_wire(self.output_watermark), idle=True))
+
+    def trigger_checkpoint(self, trigger: TriggerCheckpoint) -> None:
+        """From the JobManager, for source tasks: take it at the next bundle boundary."""
+        self._triggers.append(trigger)
+
+    # -- the input loop -----------------------------------------------------------------------
     async def _run_inputs(self) -> None:
-        gate = self.gates[0]
         while True:
-            item = await gate.next()
+            item = await self.gate.next()
             if item is None:
                 return
-            _, payload = item
+            channel, payload = item
             if isinstance(payload, pa.Table):
-                t0 = time.monotonic()
-                self.metrics.records_in += payload.num_rows
-                self.metrics.bytes_in += payload.nbytes
-                table = await self.run_blocking(self._table_bundle, payload) if self.chain else payload
+                await self._on_table(payload)
+            elif isinstance(payload, Watermark):
+                update = self.valve.mark_idle(channel) if payload.idle else self.valve.update(channel, from_wire(payload.timestamp))
+                await self._on_input_watermark(update)
+            elif isinstance(payload, CheckpointBarrier):
+                if await self._on_barrier(channel, payload):
+                    return
+            elif isinstance(payload, EndOfPartition):
+                await self._on_input_watermark(self.valve.finish(channel))
+                if self.aligner.barrier is not None and self.aligner.complete(self.gate):
+                    await self._aligned()
+
+    async def _on_table(self, table: pa.Table) -> None:
+        t0 = time.monotonic()
+        self.metrics.records_in += table.num_rows
+        self.metrics.bytes_in += table.nbytes
+        out = await self.run_blocking(self.chain.process, self.spark, table) if self.chain.runs_in_spark else table
+        await self._emit(out)
+        if self.chain.assigner is not None:
+            await self._advance_watermark(self.chain.assigner.current)
+        self._bundle_done(t0)
+
+    async def _on_input_watermark(self, watermark: int | None) -> None:
+        if watermark is not None and self.chain.assigner is None:
+            await self._advance_watermark(watermark)
+
+    async def _advance_watermark(self, watermark: int | None) -> None:
+        """Fire what the new watermark completes, then pass it on."""
+        if watermark is None or watermark <= self.output_watermark:
+            return
+        self.output_watermark = watermark
+        if self.chain.stateful:
+            for table in await self.run_blocking(self.chain.on_watermark, self.spark, watermark):
                 await self._emit(table)
-                self._bundle_done(t0)
+        if watermark != END_OF_TIME:
+            self.metrics.watermark = to_wire(watermark)
+            for partition in self.partitions:
+                await partition.broadcast_event(Watermark(to_wire(watermark)))
 
-    def _table_bundle(self, table: pa.Table) -> pa.Table:
-        return self._collect(self._plan(self.spark.from_arrow(table)))
+    async def _on_barrier(self, channel: int, barrier: CheckpointBarrier) -> bool:
+        """Align: hold back ``channel`` until every input delivered this barrier. True to stop the task."""
+        if self.aligner.checkpoint_id is None or barrier.checkpoint_id > self.aligner.checkpoint_id:
+            if self.aligner.checkpoint_id is not None:
+                self.gate.unblock_all()  # a newer barrier overtook an unfinished alignment: drop it
+            self.aligner.start(barrier)
+        elif barrier.checkpoint_id < self.aligner.checkpoint_id:
+            return False
+        self.aligner.arrived.add(channel)
+        self.gate.block(channel)
+        if self.aligner.complete(self.gate):
+            return await self._aligned()
+        return False
 
-    def _plan(self, df):
-        for op in self.chain:
-            df = op.transform(self.spark, df)
-        return df
+    async def _aligned(self) -> bool:
+        barrier = self.aligner.barrier
+        self.aligner.reset()
+        await self._checkpoint(barrier)
+        self.gate.unblock_all()
+        if barrier.stop:
+            self._stopped_at = barrier.checkpoint_id
+        return barrier.stop
 
-    def _collect(self, df) -> pa.Table:
-        """Take the bundle out of Spark, adding the key group column when the output is keyed."""
-        for out in self.tdd.outputs:
-            if out.partitioning == "hash":
-                from pyspark.sql import functions as F
+    async def _await_stop_savepoint(self) -> None:
+        """A task stopped by a savepoint ends only once that savepoint is complete, after its sink committed."""
+        if self._stop_outcome is None:
+            self._stop_outcome = asyncio.get_running_loop().create_future()
+        if not await self._stop_outcome:
+            raise RuntimeError(f"stop-with-savepoint {self._stopped_at} did not complete; the job goes on from "
+                               "its last checkpoint")
 
-                missing = [k for k in out.keys if k not in df.columns]
-                if missing:
-                    raise OperatorError(f"key_by into task after '{self.tdd.task_name}': no column {missing}; "
-                                        f"available: {df.columns}")
-                df = df.withColumn(KEY_GROUP_COLUMN, F.expr(key_group_sql(out.keys, self.tdd.max_parallelism)))
-                break
+    # -- snapshots ----------------------------------------------------------------------------
+    async def _checkpoint(self, barrier: CheckpointBarrier) -> None:
+        """Snapshot now (in memory, between bundles), forward the barrier, upload in the background."""
+        meta, tables = self._snapshot(barrier.checkpoint_id)
+        for partition in self.partitions:
+            await partition.broadcast_event(barrier)
+        asyncio.get_running_loop().create_task(self._upload(barrier.checkpoint_id, barrier.target, meta, tables))
+
+    def _snapshot(self, checkpoint_id: int) -> tuple[dict, dict[str, pa.Table]]:
+        meta = {"subtask": self.tdd.subtask_index, "parallelism": self.tdd.parallelism,
+                "operators": [op.id for op in self.tdd.operators]}
+        tables: dict[str, pa.Table] = {}
+        if self.reader is not None:
+            meta["source"], meta["source_op"] = self.reader.snapshot(), self.tdd.operators[0].id
+        if self.sink is not None:
+            sink_meta, staged = self.sink.prepare_commit(checkpoint_id)
+            meta["sink"], meta["sink_op"] = sink_meta, self.tdd.operators[-1].id
+            if staged is not None:
+                tables["sink"] = staged
+        for stage in self.chain.stateful:
+            table = stage.operator.snapshot()
+            if table is not None:
+                tables[stage.op.id] = table
+        return meta, tables
+
+    async def _upload(self, checkpoint_id: int, target: str, meta: dict, tables: dict) -> None:
+        name = f"{self.tdd.vertex_id}-{self.tdd.subtask_index}"
         try:
-            return self.spark.to_arrow(df)
-        except Exception as err:  # noqa: BLE001 - translate Spark's analysis errors
-            if type(err).__name__ == "AnalysisException":
-                raise OperatorError(f"task '{self.tdd.task_name}': {str(err).splitlines()[0]}") from None
-            raise
+            pointer, size = await asyncio.get_running_loop().run_in_executor(
+                self.tm.io_executor, storage.write_subtask_state, target, name, meta, tables)
+        except storage.StorageError as err:
+            self.tm.send(DeclineCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, str(err)))
+            return
+        self.tm.send(AcknowledgeCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, pointer, size))
 
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        if self.sink is not None:
+            self.sink.commit(checkpoint_id)
+        self._settle_stop(checkpoint_id, True)
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        if self.sink is not None:
+            self.sink.abort(checkpoint_id)
+        self._settle_stop(checkpoint_id, False)
+
+    def _settle_stop(self, checkpoint_id: int, completed: bool) -> None:
+        if self._stopped_at is not None and checkpoint_id >= self._stopped_at:
+            if self._stop_outcome is None:
+                self._stop_outcome = asyncio.get_running_loop().create_future()
+            if not self._stop_outcome.done():
+                self._stop_outcome.set_result(completed)
+
+    # -- output -------------------------------------------------------------------------------
     async def _emit(self, table: pa.Table | None) -> None:
-        if table is None:
+        if table is None or table.num_rows == 0:
             return
         self.metrics.records_out += table.num_rows
         self.metrics.bytes_out += table.nbytes
@@ -259,8 +416,8 @@ class Task:
     async def _close(self) -> None:
         for partition in self.partitions:
             self.tm.data_server.unregister(partition)
-        for gate in self.gates:
-            await gate.close()
+        if self.gate is not None:
+            await self.gate.close()
 
     # -- reporting ----------------------------------------------------------------------------
     def _report(self, state: str, error: str | None = None) -> None:
@@ -270,7 +427,10 @@ class Task:
         backpressure = max((p.backpressure_ratio() for p in self.partitions), default=0.0)
         for partition in self.partitions:
             self.metrics.sent_to = partition.records_by_subpartition()
-        self.tm.send(self.metrics.snapshot(self.tdd.job_id, self.attempt_id, backpressure))
+        chain = self.chain
+        late = chain.late_records if chain else 0
+        state_rows = sum(s.operator.state_rows for s in chain.stateful) if chain else 0
+        self.tm.send(self.metrics.snapshot(self.tdd.job_id, self.attempt_id, backpressure, late, state_rows))
 
     async def _report_metrics(self) -> None:
         while True:

@@ -22,8 +22,9 @@ from runtime.codec import WireError, decode, encode, from_plain, to_plain
 from runtime.config import Configuration
 from runtime.ids import ExecutionAttemptId, TaskManagerId
 from runtime.messages import (CancelTask, DeployTask, Disconnect, Envelope, FreeSlot, Heartbeat, HeartbeatAck,
-                              RegisterTaskManager, RegistrationAccepted, RegistrationRejected, RequestSlot,
-                              SlotOffer, TaskStateChanged)
+                              NotifyCheckpointAborted, NotifyCheckpointComplete, RegisterTaskManager,
+                              RegistrationAccepted, RegistrationRejected, RequestSlot, SlotOffer, TaskStateChanged,
+                              TriggerCheckpoint)
 from runtime.taskmanager.network import DataServer
 from runtime.taskmanager.slots import SlotError, TaskSlotTable
 from runtime.taskmanager.spark import SparkRunner
@@ -44,6 +45,8 @@ class TaskManager:
         self.slots = TaskSlotTable(self.num_slots)
         self.spark = SparkRunner(conf, self.num_slots, app_name=f"flinkbench-{self.tm_id}")
         self.executor = ThreadPoolExecutor(max_workers=self.num_slots * 2 + 2, thread_name_prefix="task")
+        # Checkpoint uploads get their own threads so that a slow store never holds up processing.
+        self.io_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="checkpoint-io")
         self.data_server = DataServer(conf.get("taskmanager.host"), conf.get("taskmanager.data.port"), token)
         self.tasks: dict[ExecutionAttemptId, Task] = {}
         self.leader_session_id = None
@@ -157,6 +160,8 @@ class TaskManager:
             task = self.tasks.get(message.attempt_id)
             if task:
                 task.cancel()
+        elif isinstance(message, (TriggerCheckpoint, NotifyCheckpointComplete, NotifyCheckpointAborted)):
+            self._checkpoint_message(message)
         elif isinstance(message, RegistrationRejected):
             log.warning("registration rejected: %s", message.reason)
             if self._ws:
@@ -197,6 +202,17 @@ class TaskManager:
         task = Task(tdd, self)
         self.tasks[tdd.attempt_id] = task
         asyncio.get_running_loop().create_task(self._run_task(task, slot))
+
+    def _checkpoint_message(self, message) -> None:
+        task = self.tasks.get(message.attempt_id)
+        if task is None:
+            return  # the attempt ended; the coordinator learns that from its state change
+        if isinstance(message, TriggerCheckpoint):
+            task.trigger_checkpoint(message)
+        elif isinstance(message, NotifyCheckpointComplete):
+            task.notify_checkpoint_complete(message.checkpoint_id)
+        else:
+            task.notify_checkpoint_aborted(message.checkpoint_id)
 
     async def _run_task(self, task: Task, slot) -> None:
         try:

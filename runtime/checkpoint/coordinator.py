@@ -1,0 +1,308 @@
+"""The checkpoint coordinator: one per JobMaster, it triggers, tracks and completes checkpoints.
+
+A checkpoint starts at the source subtasks (TriggerCheckpoint); barriers carry it through the job;
+every subtask acknowledges with a pointer to its snapshot. When all have, the coordinator writes
+``_metadata`` (the checkpoint is then complete and restorable), tells every subtask so (sinks
+publish what they staged), and drops checkpoints beyond ``state.checkpoints.num-retained``. A
+checkpoint that times out or is declined fails on its own; only more consecutive failures than
+``execution.checkpointing.tolerable-failed-checkpoints`` fail the job.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from runtime import events
+from runtime.checkpoint import storage
+from runtime.ids import ExecutionAttemptId
+from runtime.messages import (AcknowledgeCheckpoint, DeclineCheckpoint, NotifyCheckpointAborted,
+                              NotifyCheckpointComplete, TriggerCheckpoint)
+
+log = logging.getLogger(__name__)
+
+HISTORY = 50
+
+
+class CheckpointFailure(RuntimeError):
+    """A checkpoint or savepoint that did not complete; the message says why."""
+
+
+@dataclass
+class SubtaskSnapshot:
+    vertex_id: str
+    subtask: int
+    pointer: str
+    operators: list[str]
+    size: int
+
+
+@dataclass
+class PendingCheckpoint:
+    checkpoint_id: int
+    timestamp: float
+    is_savepoint: bool
+    directory: str
+    stop: bool
+    expected: dict[ExecutionAttemptId, tuple[str, int, list[str]]]  # attempt -> (vertex, subtask, operators)
+    acks: dict[ExecutionAttemptId, SubtaskSnapshot] = field(default_factory=dict)
+    done: asyncio.Future | None = None
+    timer: asyncio.TimerHandle | None = None
+
+
+@dataclass
+class CompletedCheckpoint:
+    checkpoint_id: int
+    timestamp: float
+    is_savepoint: bool
+    directory: str
+    subtasks: list[SubtaskSnapshot]
+    duration_s: float
+    size: int
+
+    def pointers_for(self, operator_ids: set[str]) -> list[str]:
+        """Snapshots of every old subtask that ran one of ``operator_ids`` (rescaling reads them all)."""
+        return [s.pointer for s in self.subtasks if operator_ids & set(s.operators)]
+
+    def metadata(self, job_id: str, max_parallelism: int) -> dict:
+        return {"job_id": job_id, "checkpoint_id": self.checkpoint_id, "timestamp": self.timestamp,
+                "is_savepoint": self.is_savepoint, "max_parallelism": max_parallelism,
+                "subtasks": [s.__dict__ for s in self.subtasks]}
+
+
+def load_checkpoint(path: str) -> CompletedCheckpoint:
+    """A completed checkpoint or savepoint from its directory (the one holding ``_metadata``)."""
+    directory = storage.normalise(path)
+    meta = storage.read_json(storage.join(directory, storage.METADATA))
+    subtasks = [SubtaskSnapshot(**s) for s in meta["subtasks"]]
+    return CompletedCheckpoint(meta["checkpoint_id"], meta["timestamp"], meta["is_savepoint"], directory,
+                               subtasks, 0.0, sum(s.size for s in subtasks))
+
+
+class CheckpointCoordinator:
+    def __init__(self, job, conf, bus, on_too_many_failures: Callable[[str], None]):
+        self.job = job  # the JobMaster: executions, gateways, job id
+        self.conf = conf
+        self.bus = bus
+        self.on_too_many_failures = on_too_many_failures
+        self.interval = conf.get("execution.checkpointing.interval")
+        self.timeout = conf.get("execution.checkpointing.timeout")
+        self.min_pause = conf.get("execution.checkpointing.min-pause")
+        self.max_concurrent = conf.get("execution.checkpointing.max-concurrent-checkpoints")
+        self.tolerable = conf.get("execution.checkpointing.tolerable-failed-checkpoints")
+        self.retained = conf.get("state.checkpoints.num-retained")
+        base = conf.get("state.checkpoints.dir") or os.path.join(job.working_dir, "checkpoints")
+        self.base = storage.normalise(base)
+        self.savepoint_base = storage.normalise(conf.get("state.savepoints.dir") or storage.join(self.base, "savepoints"))
+        self.next_id = 1
+        self.pending: dict[int, PendingCheckpoint] = {}
+        self.completed: list[CompletedCheckpoint] = []
+        self.restored: CompletedCheckpoint | None = None
+        self.restored_at: float | None = None
+        self.history: list[dict] = []
+        self.counts = {"triggered": 0, "completed": 0, "failed": 0, "in_progress": 0, "restored": 0}
+        self.consecutive_failures = 0
+        self.last_failure: dict | None = None
+        self._last_end = 0.0
+        self._loop_task: asyncio.Task | None = None
+
+    @property
+    def periodic(self) -> bool:
+        return self.interval > 0
+
+    # -- periodic triggering ------------------------------------------------------------------
+    def start(self) -> None:
+        if self.periodic and self._loop_task is None:
+            self._loop_task = asyncio.get_running_loop().create_task(self._periodic())
+
+    def stop(self) -> None:
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            self._loop_task = None
+
+    async def _periodic(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            if len(self.pending) >= self.max_concurrent or time.time() - self._last_end < self.min_pause:
+                continue
+            if not self.job.all_running():
+                continue
+            try:
+                self.trigger()
+            except CheckpointFailure as err:
+                log.debug("periodic checkpoint not triggered: %s", err)
+
+    # -- one checkpoint -----------------------------------------------------------------------
+    def trigger(self, is_savepoint: bool = False, target: str | None = None, stop: bool = False) -> asyncio.Future:
+        """Start a checkpoint (or savepoint); the future resolves to its CompletedCheckpoint."""
+        if not self.job.all_running():
+            raise CheckpointFailure("not all tasks are RUNNING, so no checkpoint can be taken now")
+        checkpoint_id = self.next_id
+        self.next_id += 1
+        if is_savepoint:
+            directory = storage.savepoint_dir(target or self.savepoint_base, self.job.job_id, checkpoint_id)
+        else:
+            directory = storage.checkpoint_dir(self.base, self.job.job_id, checkpoint_id)
+        expected = {ex.attempt_id: (v.id, sub, [op.id for op in v.operators]) for v, sub, ex in self.job.running_subtasks()}
+        pending = PendingCheckpoint(checkpoint_id, time.time(), is_savepoint, directory, stop, expected,
+                                    done=asyncio.get_running_loop().create_future())
+        pending.timer = asyncio.get_running_loop().call_later(
+            self.timeout, self._fail, checkpoint_id, f"checkpoint expired before completing (timeout {self.timeout:g} s)")
+        self.pending[checkpoint_id] = pending
+        self.counts["triggered"] += 1
+        self.bus.publish(events.CheckpointTriggered(self.job.job_id, checkpoint_id, is_savepoint))
+        message = lambda attempt: TriggerCheckpoint(self.job.job_id, attempt, checkpoint_id, pending.timestamp,  # noqa: E731
+                                                    is_savepoint, directory, stop)
+        for attempt in self.job.source_attempts():
+            self.job.send_to(attempt, message(attempt))
+        return pending.done
+
+    def on_ack(self, msg: AcknowledgeCheckpoint) -> None:
+        pending = self.pending.get(msg.checkpoint_id)
+        if pending is None or msg.attempt_id not in pending.expected:
+            return
+        vertex_id, subtask, operators = pending.expected[msg.attempt_id]
+        pending.acks[msg.attempt_id] = SubtaskSnapshot(vertex_id, subtask, msg.state_pointer or "", operators,
+                                                       msg.state_size)
+        if len(pending.acks) == len(pending.expected):
+            asyncio.get_running_loop().create_task(self._complete(pending))
+
+    def on_decline(self, msg: DeclineCheckpoint) -> None:
+        if msg.checkpoint_id in self.pending:
+            self._fail(msg.checkpoint_id, f"declined by a subtask: {msg.reason}")
+
+    def abort_all(self, reason: str) -> None:
+        """Tasks are failing or being cancelled: nothing in flight can complete."""
+        for checkpoint_id in list(self.pending):
+            self._fail(checkpoint_id, reason, count=False)
+
+    async def _complete(self, pending: PendingCheckpoint) -> None:
+        if self.pending.get(pending.checkpoint_id) is not pending:
+            return
+        subtasks = sorted(pending.acks.values(), key=lambda s: (s.vertex_id, s.subtask))
+        done = CompletedCheckpoint(pending.checkpoint_id, pending.timestamp, pending.is_savepoint, pending.directory,
+                                   subtasks, time.time() - pending.timestamp, sum(s.size for s in subtasks))
+        metadata_url = storage.join(pending.directory, storage.METADATA)
+        try:
+            await asyncio.get_running_loop().run_in_executor(
+                None, storage.write_json, metadata_url, done.metadata(self.job.job_id, self.job.max_parallelism))
+        except storage.StorageError as err:
+            self._fail(pending.checkpoint_id, f"cannot write checkpoint metadata: {err}")
+            return
+        if self.pending.pop(pending.checkpoint_id, None) is None:
+            return  # failed (timed out) while the metadata was being written
+        pending.timer.cancel()
+        self.consecutive_failures = 0
+        self._last_end = time.time()
+        self.counts["completed"] += 1
+        if not done.is_savepoint:
+            self.completed.append(done)
+            await self._drop_beyond_retained()
+        self._record(done.checkpoint_id, "COMPLETED", done.is_savepoint, pending.timestamp, done.duration_s, done.size)
+        self.bus.publish(events.CheckpointCompleted(self.job.job_id, done.checkpoint_id, done.is_savepoint,
+                                                    done.duration_s, done.size, done.directory))
+        for attempt in pending.expected:
+            self.job.send_to(attempt, NotifyCheckpointComplete(self.job.job_id, attempt, done.checkpoint_id))
+        if not pending.done.done():
+            pending.done.set_result(done)
+
+    def _fail(self, checkpoint_id: int, reason: str, count: bool = True) -> None:
+        pending = self.pending.pop(checkpoint_id, None)
+        if pending is None:
+            return
+        pending.timer.cancel()
+        self._last_end = time.time()
+        self.counts["failed"] += 1
+        self.last_failure = {"id": checkpoint_id, "failure_timestamp": int(time.time() * 1000), "failure_message": reason}
+        self._record(checkpoint_id, "FAILED", pending.is_savepoint, pending.timestamp,
+                     time.time() - pending.timestamp, sum(a.size for a in pending.acks.values()), reason)
+        self.bus.publish(events.CheckpointFailed(self.job.job_id, checkpoint_id, pending.is_savepoint, reason))
+        for attempt in pending.expected:
+            self.job.send_to(attempt, NotifyCheckpointAborted(self.job.job_id, attempt, checkpoint_id))
+        asyncio.get_running_loop().run_in_executor(None, _remove_quietly, pending.directory)
+        if not pending.done.done():
+            pending.done.set_exception(CheckpointFailure(f"checkpoint {checkpoint_id} failed: {reason}"))
+            pending.done.exception()  # retrieved here, so an unawaited periodic checkpoint logs nothing
+        if count and not pending.is_savepoint:
+            self.consecutive_failures += 1
+            if self.consecutive_failures > self.tolerable:
+                self.consecutive_failures = 0
+                self.on_too_many_failures(f"exceeded checkpoint tolerable failure threshold "
+                                          f"({self.tolerable}); last: {reason}")
+
+    async def _drop_beyond_retained(self) -> None:
+        while len(self.completed) > self.retained:
+            old = self.completed.pop(0)
+            if self.restored is not None and old.directory == self.restored.directory:
+                continue  # the job's own starting point is the user's, never ours to delete
+            await asyncio.get_running_loop().run_in_executor(None, _remove_quietly, old.directory)
+
+    # -- restore ------------------------------------------------------------------------------
+    def latest(self) -> CompletedCheckpoint | None:
+        return self.completed[-1] if self.completed else self.restored
+
+    def restore_from(self, checkpoint: CompletedCheckpoint) -> None:
+        self.restored = checkpoint
+        self.restored_at = time.time()
+        self.next_id = max(self.next_id, checkpoint.checkpoint_id + 1)
+        self.counts["restored"] += 1
+        self.bus.publish(events.CheckpointRestored(self.job.job_id, checkpoint.checkpoint_id, checkpoint.directory))
+
+    # -- views (Flink's /jobs/<id>/checkpoints shapes) ----------------------------------------
+    def _record(self, checkpoint_id, status, is_savepoint, started, duration_s, size, reason=None) -> None:
+        entry = {"id": checkpoint_id, "status": status, "is_savepoint": is_savepoint,
+                 "trigger_timestamp": int(started * 1000), "latest_ack_timestamp": int(time.time() * 1000),
+                 "end_to_end_duration": int(duration_s * 1000), "state_size": size, "checkpointed_size": size,
+                 "num_subtasks": len(self.job.all_attempts()), "failure_message": reason}
+        self.history.insert(0, entry)
+        del self.history[HISTORY:]
+
+    def stats(self) -> dict:
+        done = [h for h in self.history if h["status"] == "COMPLETED"]
+        latest_completed = next((h for h in self.history if h["status"] == "COMPLETED"), None)
+        latest_savepoint = next((h for h in done if h["is_savepoint"]), None)
+        return {
+            "counts": {**self.counts, "in_progress": len(self.pending), "total": self.counts["triggered"]},
+            "summary": {"end_to_end_duration": _summary([h["end_to_end_duration"] for h in done]),
+                        "state_size": _summary([h["state_size"] for h in done]),
+                        "checkpointed_size": _summary([h["checkpointed_size"] for h in done])},
+            "latest": {"completed": {**latest_completed, "external_path": self._path_of(latest_completed["id"])}
+                       if latest_completed else None,
+                       "savepoint": latest_savepoint, "failed": self.last_failure,
+                       "restored": {"id": self.restored.checkpoint_id, "external_path": self.restored.directory,
+                                    "is_savepoint": self.restored.is_savepoint,
+                                    "restore_timestamp": int(self.restored_at * 1000)} if self.restored else None},
+            "history": self.history,
+        }
+
+    def _path_of(self, checkpoint_id: int) -> str | None:
+        for c in self.completed:
+            if c.checkpoint_id == checkpoint_id:
+                return c.directory
+        return None
+
+    def config_view(self) -> dict:
+        return {"mode": "exactly_once", "interval": int(self.interval * 1000) if self.periodic else 0x7FFFFFFFFFFFFFFF,
+                "timeout": int(self.timeout * 1000), "min_pause": int(self.min_pause * 1000),
+                "max_concurrent": self.max_concurrent, "tolerable_failed_checkpoints": self.tolerable,
+                "checkpoint_storage": self.base, "savepoints_dir": self.savepoint_base,
+                "externalization": {"enabled": True, "delete_on_cancellation": False},
+                "state_backend": "KeyGroupedArrowStateBackend", "unaligned_checkpoints": False}
+
+
+def _summary(values: list[int]) -> dict:
+    if not values:
+        return {"min": 0, "max": 0, "avg": 0, "p50": 0, "p99": 0}
+    ordered = sorted(values)
+    pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
+    return {"min": ordered[0], "max": ordered[-1], "avg": sum(ordered) // len(ordered), "p50": pick(0.5), "p99": pick(0.99)}
+
+
+def _remove_quietly(directory: str) -> None:
+    try:
+        storage.remove(directory)
+    except storage.StorageError as err:
+        log.warning("could not remove %s: %s", directory, err)

@@ -1,0 +1,158 @@
+"""Checkpoint storage at a URL: ``file://`` by default, any fsspec filesystem (``s3://`` and others).
+
+Layout under ``state.checkpoints.dir``::
+
+    <dir>/<job id>/chk-<n>/<vertex>-<subtask>/state.json   one subtask's snapshot: source offsets,
+                                             /<op>.arrow    sink staging, keyed state as Arrow IPC
+    <dir>/<job id>/chk-<n>/_metadata                        written last: the checkpoint is complete
+
+Savepoints use the same layout under ``state.savepoints.dir`` (``savepoint-<job>-<n>``), so a job can
+start from either by pointing at the directory holding ``_metadata``.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+METADATA = "_metadata"
+
+
+class StorageError(OSError):
+    """Checkpoint storage that cannot be read or written; the message names the URL."""
+
+
+def _fs(url: str):
+    import fsspec
+
+    try:
+        fs, path = fsspec.core.url_to_fs(url, **_options(url))
+    except (ValueError, ImportError) as err:
+        raise StorageError(f"checkpoint storage {url!r} is not usable: {err}") from None
+    return fs, path
+
+
+def _options(url: str) -> dict:
+    """Connection options from the environment (an S3 endpoint for emulators and on-premise stores)."""
+    if url.startswith("s3://") and os.environ.get("FLINKBENCH_S3_ENDPOINT"):
+        return {"client_kwargs": {"endpoint_url": os.environ["FLINKBENCH_S3_ENDPOINT"]}}
+    return {}
+
+
+def join(base: str, *parts: str) -> str:
+    return "/".join([base.rstrip("/"), *parts])
+
+
+def normalise(url: str) -> str:
+    """A plain path becomes a file:// URL so every place compares the same strings."""
+    if "://" in url:
+        return url.rstrip("/")
+    return "file://" + os.path.abspath(url)
+
+
+def write_bytes(url: str, data: bytes) -> None:
+    fs, path = _fs(url)
+    try:
+        parent = path.rsplit("/", 1)[0]
+        fs.makedirs(parent, exist_ok=True)
+        with fs.open(path, "wb") as fh:
+            fh.write(data)
+    except (OSError, PermissionError) as err:
+        raise StorageError(f"cannot write {url}: {err}") from None
+    except Exception as err:  # noqa: BLE001 - object stores raise their own error types
+        raise StorageError(f"cannot write {url}: {type(err).__name__}: {err}") from None
+
+
+def read_bytes(url: str) -> bytes:
+    fs, path = _fs(url)
+    try:
+        with fs.open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        raise StorageError(f"no such checkpoint file: {url}") from None
+    except Exception as err:  # noqa: BLE001
+        raise StorageError(f"cannot read {url}: {type(err).__name__}: {err}") from None
+
+
+def exists(url: str) -> bool:
+    fs, path = _fs(url)
+    try:
+        return fs.exists(path)
+    except Exception:  # noqa: BLE001 - an unreachable store has nothing we can use
+        return False
+
+
+def remove(url: str) -> None:
+    """Delete a checkpoint directory; a missing one is fine."""
+    fs, path = _fs(url)
+    try:
+        if fs.exists(path):
+            fs.rm(path, recursive=True)
+    except FileNotFoundError:
+        pass
+    except Exception as err:  # noqa: BLE001
+        raise StorageError(f"cannot delete {url}: {type(err).__name__}: {err}") from None
+
+
+def list_dirs(url: str) -> list[str]:
+    fs, path = _fs(url)
+    try:
+        return sorted(p.rsplit("/", 1)[-1] for p in fs.ls(path, detail=False))
+    except FileNotFoundError:
+        return []
+
+
+def table_to_bytes(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    with ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+def table_from_bytes(data: bytes) -> pa.Table:
+    return ipc.open_stream(data).read_all()
+
+
+def write_json(url: str, value: Any) -> int:
+    data = json.dumps(value).encode()
+    write_bytes(url, data)
+    return len(data)
+
+
+def read_json(url: str) -> Any:
+    try:
+        return json.loads(read_bytes(url))
+    except ValueError as err:
+        raise StorageError(f"{url} is not valid JSON: {err}") from None
+
+
+def checkpoint_dir(base: str, job_id: str, checkpoint_id: int) -> str:
+    return join(normalise(base), job_id, f"chk-{checkpoint_id}")
+
+
+def savepoint_dir(base: str, job_id: str, checkpoint_id: int) -> str:
+    return join(normalise(base), f"savepoint-{job_id[:6]}-{checkpoint_id}")
+
+
+def write_subtask_state(directory: str, name: str, meta: dict, tables: dict[str, pa.Table]) -> tuple[str, int]:
+    """Write one subtask's snapshot under ``directory/name``; returns (pointer, bytes written)."""
+    pointer = join(directory, name)
+    size = 0
+    files = {}
+    for op_id, table in tables.items():
+        data = table_to_bytes(table)
+        write_bytes(join(pointer, f"{op_id}.arrow"), data)
+        files[op_id] = f"{op_id}.arrow"
+        size += len(data)
+    size += write_json(join(pointer, "state.json"), {**meta, "tables": files})
+    return pointer, size
+
+
+def read_subtask_state(pointer: str) -> tuple[dict, dict[str, pa.Table]]:
+    meta = read_json(join(pointer, "state.json"))
+    tables = {op_id: table_from_bytes(read_bytes(join(pointer, name))) for op_id, name in meta.get("tables", {}).items()}
+    return meta, tables

@@ -1,0 +1,61 @@
+"""The reference job "clicks", shared by the demo, the tests, the benchmark and the notebooks.
+
+Generated click events (user in [0, 10000), url, amount, event-time ts) -> filter amount > 0.1 ->
+key by user -> 10 s tumbling event-time windows with a 1 s watermark lag -> count and sum.
+
+:func:`expected` computes the same answer as a plain Spark batch query over the same generated rows
+(the datagen expressions are a pure function of the offset), which is how tests check it.
+"""
+from __future__ import annotations
+
+from runtime.api.functions import col
+from runtime.api.windows import TumblingEventTimeWindows, WatermarkStrategy, agg
+
+SCHEMA = "user INT, url STRING, amount DOUBLE, ts TIMESTAMP"
+USERS = 10_000
+WINDOW = "10 s"
+LAG = "1 s"
+TIMESTAMP_START = 1_700_000_000.0
+
+
+def source_options(rows: int | None, rows_per_second: float | None = None, event_rate: float = 10_000.0,
+                   seed: int = 7, out_of_orderness: float = 0.0) -> dict:
+    """Datagen options: ``event_rate`` rows per event-time second, optionally jittered back in time."""
+    fields = {"user": {"min": 0, "max": USERS - 1}, "url": {"cardinality": 500, "prefix": "/page/"},
+              "amount": {"min": 0.0, "max": 1.0}}
+    if out_of_orderness:
+        fields["ts"] = {"max_out_of_orderness": out_of_orderness}
+    return dict(number_of_rows=rows, rows_per_second=rows_per_second, seed=seed, fields=fields,
+                timestamp_start=TIMESTAMP_START, event_rate=event_rate)
+
+
+def build(env, rows: int | None, sink: str = "collect", **options):
+    """Add the clicks pipeline to ``env``; returns the windowed stream before the sink."""
+    clicks = env.datagen(SCHEMA, name="Source: clicks", **source_options(rows, **options))
+    windows = (clicks
+               .assign_timestamps_and_watermarks(
+                   WatermarkStrategy.for_bounded_out_of_orderness(LAG).with_timestamp_column("ts"))
+               .filter(col("amount") > 0.1)
+               .key_by("user")
+               .window(TumblingEventTimeWindows.of(WINDOW))
+               .aggregate(clicks=agg.count(), total=agg.sum("amount")))
+    if sink == "collect":
+        windows.collect()
+    elif sink == "blackhole":
+        windows.blackhole()
+    return windows
+
+
+def expected(spark, rows: int, **options):
+    """The same per-(user, window) counts and sums from a plain Spark batch query, as an Arrow table."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    from runtime.taskmanager.spark import generate
+
+    params = {"schema": SCHEMA, **{k: v for k, v in source_options(rows, **options).items() if v is not None}}
+    df = generate(spark, StructType.fromDDL(SCHEMA), params, [(0, rows, 1)])
+    query = df.filter("amount > 0.1").groupBy("user", F.window("ts", WINDOW.replace(" s", " seconds"))).agg(
+        F.count(F.lit(1)).alias("clicks"), F.sum("amount").alias("total"))
+    return query.selectExpr("user", "window.start AS window_start", "window.end AS window_end",
+                            "clicks", "total").toArrow()

@@ -1,0 +1,172 @@
+"""The operators of one task between its input and its output, grouped into stages.
+
+Consecutive stateless operators form a :class:`SparkStage`: one Spark plan per bundle, one action,
+out as Arrow. Stateful operators (event-time windows) run between stages on the TaskManager and
+keep their state by key group. A bundle flows through every stage in order; a watermark enters at the
+first stateful stage it can fire, and what that emits flows on through the later stages.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pyarrow as pa
+
+from runtime.jobgraph import OperatorSpec, unpack_udf
+from runtime.keygroups import KEY_GROUP_COLUMN, key_group_sql
+from runtime.messages import OutputDescriptor
+from runtime.taskmanager.watermarks import BoundedOutOfOrderness
+from runtime.taskmanager.window_operator import WindowOperator
+
+STATELESS_KINDS = ("select", "filter", "with_columns", "map", "flat_map", "window_combine", "watermark", "union")
+STATEFUL_KINDS = ("window_aggregate",)
+
+
+class OperatorError(RuntimeError):
+    """An operator that cannot run as configured; the message names it."""
+
+
+def load_udf(op: OperatorSpec):
+    if not op.udf:
+        return None
+    try:
+        return unpack_udf(op.udf)
+    except RuntimeError as err:
+        raise OperatorError(f"operator '{op.name}': {err}") from None
+
+
+@dataclass
+class SparkStage:
+    """Stateless operators run as one Spark plan; observes event time where a watermark op sits."""
+    ops: list[OperatorSpec]
+    fns: list[Callable | None]
+    key_output: OutputDescriptor | None = None
+    assigner: BoundedOutOfOrderness | None = None
+    watermark_op: OperatorSpec | None = None
+
+    def run(self, spark, data) -> pa.Table | None:
+        df = spark.from_arrow(data) if isinstance(data, pa.Table) else data
+        observation = None
+        for op, fn in zip(self.ops, self.fns):
+            try:
+                if op.kind == "watermark":
+                    df, observation = spark.observe_max_micros(df, op.params["ts_column"])
+                else:
+                    df = spark.apply(df, op.kind, op.params, fn)
+            except ValueError as err:
+                raise OperatorError(f"operator '{op.name}' ({op.kind}): {err}") from None
+        df = self._with_key_group(df)
+        table = _to_arrow(spark, df, self.ops[-1].name if self.ops else "key_by")
+        if observation is not None and self.assigner is not None:
+            self.assigner.observe(observation.get.get("max_us"))
+        return table
+
+    def _with_key_group(self, df):
+        out = self.key_output
+        if out is None:
+            return df
+        from pyspark.sql import functions as F
+
+        missing = [k for k in out.keys if k not in df.columns]
+        if missing:
+            raise OperatorError(f"key_by {out.keys}: no column {missing}; available: {df.columns}")
+        return df.withColumn(KEY_GROUP_COLUMN, F.expr(key_group_sql(out.keys, self.max_parallelism)))
+
+    max_parallelism: int = 128
+
+
+@dataclass
+class StatefulStage:
+    op: OperatorSpec
+    operator: Any  # WindowOperator
+
+    def run(self, spark, data) -> pa.Table | None:
+        if not isinstance(data, pa.Table):
+            data = _to_arrow(spark, data, self.op.name)
+        try:
+            return self.operator.process(data)
+        except KeyError as err:
+            raise OperatorError(f"operator '{self.op.name}': input has no column {err}") from None
+
+
+@dataclass
+class OperatorChain:
+    stages: list = field(default_factory=list)
+    assigner: BoundedOutOfOrderness | None = None
+
+    @classmethod
+    def build(cls, ops: list[OperatorSpec], outputs: list[OutputDescriptor], max_parallelism: int) -> "OperatorChain":
+        chain = cls()
+        pending: list[OperatorSpec] = []
+
+        def close_spark_stage():
+            if pending:
+                chain.stages.append(SparkStage(list(pending), [load_udf(o) for o in pending],
+                                               max_parallelism=max_parallelism))
+                pending.clear()
+
+        for op in ops:
+            if op.kind in ("source", "sink"):
+                continue
+            if op.kind in STATELESS_KINDS:
+                pending.append(op)
+                if op.kind == "watermark":
+                    chain.assigner = BoundedOutOfOrderness(int(op.params.get("lag_us", 0)), op.params.get("idle_us"))
+            elif op.kind in STATEFUL_KINDS:
+                close_spark_stage()
+                chain.stages.append(StatefulStage(op, WindowOperator(op.params, load_udf(op))))
+            else:
+                raise OperatorError(f"operator '{op.name}': kind {op.kind!r} is not supported")
+        hash_out = next((o for o in outputs if o.partitioning == "hash"), None)
+        if hash_out is not None and not (chain.stages and isinstance(chain.stages[-1], SparkStage)):
+            pending.append(OperatorSpec("key-group", "KeyGroup", "union"))  # a Spark pass that adds key groups
+        close_spark_stage()
+        for stage in chain.stages:
+            if isinstance(stage, SparkStage):
+                stage.assigner = chain.assigner
+        if hash_out is not None:
+            chain.stages[-1].key_output = hash_out
+        return chain
+
+    @property
+    def runs_in_spark(self) -> bool:
+        return bool(self.stages)
+
+    def process(self, spark, data, first_stage: int = 0) -> pa.Table | None:
+        """Blocking: a bundle (Spark DataFrame or Arrow table) through the stages from ``first_stage``."""
+        for stage in self.stages[first_stage:]:
+            data = stage.run(spark, data)
+            if data is None or data.num_rows == 0:
+                return None
+        if data is not None and not isinstance(data, pa.Table):
+            data = _to_arrow(spark, data, "output")
+        return data
+
+    def on_watermark(self, spark, watermark: int) -> list[pa.Table]:
+        """Blocking: let every stateful stage fire for ``watermark``; returns what reaches the output."""
+        out = []
+        for i, stage in enumerate(self.stages):
+            if isinstance(stage, StatefulStage):
+                fired = stage.operator.on_watermark(watermark)
+                if fired is not None and fired.num_rows:
+                    result = self.process(spark, fired, i + 1)
+                    if result is not None:
+                        out.append(result)
+        return out
+
+    @property
+    def stateful(self) -> list[StatefulStage]:
+        return [s for s in self.stages if isinstance(s, StatefulStage)]
+
+    @property
+    def late_records(self) -> int:
+        return sum(s.operator.late_records for s in self.stateful)
+
+
+def _to_arrow(spark, df, name: str) -> pa.Table:
+    try:
+        return spark.to_arrow(df)
+    except Exception as err:  # noqa: BLE001 - translate Spark's analysis errors
+        if type(err).__name__ == "AnalysisException":
+            raise OperatorError(f"operator '{name}': {str(err).splitlines()[0]}") from None
+        raise
