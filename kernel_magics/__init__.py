@@ -1,0 +1,29 @@
+"""Flinkbench in Jupyter: ``%load_ext kernel_magics`` gives ``%flink`` and ``%%flink``.
+
+Heavy imports (IPython, Bokeh, widgets) happen only when the extension loads, so the package is
+cheap to import for other users of it (e.g. the Jupyter server extension).
+"""
+
+
+def load_ipython_extension(ipython) -> None:
+    from kernel_magics.magics import FlinkMagics
+
+    ipython.register_magics(FlinkMagics)
+
+
+def unload_ipython_extension(ipython) -> None:
+    from kernel_magics.session import drop_session
+
+    drop_session(ipython)
+
+
+def current_session():
+    """The FlinkSession of the running IPython kernel (its client, model, jobs and views)."""
+    from IPython import get_ipython
+
+    from kernel_magics.session import session_for
+
+    shell = get_ipython()
+    if shell is None:
+        raise RuntimeError("no IPython shell is running here")
+    return session_for(shell)

@@ -1,0 +1,125 @@
+"""``%%flink``: run a cell of DataStream code as a job on the connected cluster.
+
+The cell runs as ordinary Python in the user's namespace, with ``env`` bound to a fresh
+StreamExecutionEnvironment for the connected cluster and the API's names (``col``, ``lit``,
+``expr``, ``when``, ``F`` and everything ``runtime.api`` exports) available unless the user has
+names of their own. After the cell, the job it built is submitted (unless the cell submitted it
+itself) and its live view is shown; streaming cells return at once, ``--wait`` (the default in
+batch mode) blocks until the job ends, and interrupting a waiting cell cancels the job.
+"""
+from __future__ import annotations
+
+import pyarrow  # noqa: F401 - loaded before the cell runs, so its import cost is not the cell's
+from IPython.display import display
+
+from kernel_magics import api_hints
+from kernel_magics.errors import CellSyntaxError, FlinkError, cluster_error, one_line, trim_to_cell
+from runtime.client import ClusterError
+from runtime.config import ConfigError
+
+
+def cell_names() -> dict:
+    """The names a %%flink cell can use without importing them."""
+    import runtime.api as api
+    from runtime.api import functions as F
+
+    names = {name: getattr(api, name) for name in getattr(api, "__all__", [])}
+    names.update(F=F, col=F.col, lit=F.lit, expr=F.expr, when=F.when)
+    return names
+
+
+def make_environment(session, args):
+    from runtime.api.environment import StreamExecutionEnvironment
+
+    env = StreamExecutionEnvironment(session.client)
+    try:
+        if args.parallelism is not None:
+            env.set_parallelism(args.parallelism)
+        if args.checkpoint_interval:
+            env.enable_checkpointing(args.checkpoint_interval)
+        if args.mode:
+            env.set_runtime_mode(args.mode)
+        if args.from_savepoint:
+            env.from_savepoint(args.from_savepoint)
+    except (ConfigError, ValueError) as err:
+        raise FlinkError(f"%%flink options: {err}") from None
+    return env
+
+
+def run_cell_code(shell, cell: str) -> None:
+    """Compile and run the cell in the user namespace; errors point at the cell's own lines.
+
+    The source gets one leading newline so that line numbers count the ``%%flink`` line too and match
+    what the notebook shows.
+    """
+    source = "\n" + shell.transform_cell(cell)
+    filename = shell.compile.cache(source, shell.execution_count, raw_code=cell)
+    try:
+        code = shell.compile(source, filename, "exec")
+    except SyntaxError as err:
+        raise CellSyntaxError(shell, err) from None
+    try:
+        exec(code, shell.user_global_ns, shell.user_ns)
+    except Exception as err:
+        raise trim_to_cell(shell, err, filename)
+
+
+def check_sinks(env) -> bool:
+    """Refuse a cell that built nothing to run; returns whether results come back (a collect sink)."""
+    if not env.operators:
+        raise FlinkError("the cell built no job: start a stream from env (e.g. env.datagen(...) or "
+                         "env.from_source(...)) and end it with .collect() to see results here")
+    sinks = [op for op in env.operators if op.kind == "sink"]
+    if not sinks:
+        sources = ", ".join(repr(op.name) for op in env.operators if op.kind == "source") or "the cell"
+        raise FlinkError(f"the cell defines no sink, so the stream from {sources} goes nowhere: end it with "
+                         ".collect() (results appear under the cell), .print(), .blackhole() or .sink_to(...)")
+    return any(op.params.get("connector") == "collect" for op in sinks)
+
+
+def submit_cell(session, args, cell: str):
+    """The whole of a %%flink cell: run the code, submit, show the view, and wait if asked."""
+    from kernel_magics.widgets.job_view import JobView
+
+    shell = session.shell
+    if args.max_rows < 1:
+        raise FlinkError("--max-rows must be at least 1")
+    env = make_environment(session, args)
+    for name, value in cell_names().items():
+        shell.user_ns.setdefault(name, value)
+    shell.user_ns["env"] = env
+    try:
+        run_cell_code(shell, cell)
+    except ClusterError as err:  # the cell called env.execute...() itself
+        raise cluster_error(err, "the cell's job could not be submitted") from None
+    name = args.name or f"notebook cell In[{shell.execution_count}]"
+    job = env.last_job
+    if job is None:
+        check_sinks(env)
+        client = session.require_client()
+        env._client = client
+        if args.show_api:
+            api_hints.show(client.url, session.token_file, "POST", "/jobs", {"job_graph": "<the cell's JobGraph>"},
+                           cli="run cell.py")
+        try:
+            job = env.execute_async(name)
+        except ClusterError as err:
+            raise cluster_error(err, "the job was not accepted") from None
+        except ConfigError as err:
+            raise FlinkError(f"the job's configuration: {err}") from None
+    elif session.client is None:
+        raise FlinkError("the cell submitted a job itself, but this kernel is not connected, so there is no view")
+    view = JobView(session, session.client.job(job.job_id), name, args.max_rows, args.output)
+    session.show_job(view)
+    display(view)
+    wait = args.wait or (args.mode == "batch")
+    if not wait:
+        return None
+    try:
+        view.wait()
+    except KeyboardInterrupt as interrupt:
+        state = view.cancel()
+        raise one_line(interrupt, f"KeyboardInterrupt: job {job.job_id} cancelled ({state})") from None
+    session.updater.flush()
+    view.raise_if_failed()
+    return None

@@ -1,0 +1,71 @@
+"""The ``%flink`` line magic and the ``%%flink`` cell magic (thin: the work is in commands/)."""
+from __future__ import annotations
+
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from kernel_magics.commands import SUBCOMMANDS, load_all, summary
+from kernel_magics.errors import FlinkError
+from kernel_magics.session import session_for
+
+
+@magic_arguments(name="%flink")
+@argument("--name", help="job name (default: the cell's number)")
+@argument("--parallelism", type=int, metavar="N", help="default parallelism of the job's operators")
+@argument("--checkpoint-interval", metavar="DURATION", help="checkpoint every DURATION, e.g. 5s")
+@argument("--mode", choices=["streaming", "batch"], help="execution mode (batch implies --wait)")
+@argument("--from-savepoint", metavar="PATH", help="start from this savepoint or retained checkpoint")
+@argument("--wait", action="store_true", help="block until the job ends; interrupting cancels the job")
+@argument("--max-rows", type=int, default=100, metavar="N", help="rows the live results table keeps (default 100)")
+@argument("-o", dest="output", metavar="VAR", help="put every collected row in a pandas DataFrame named VAR")
+@argument("--show-api", action="store_true", help="also print the equivalent REST call and CLI command")
+def cell_options(line):
+    """Run the cell's DataStream code as a job on the connected cluster, with a live view below it.
+
+    The cell is Python with 'env' (a StreamExecutionEnvironment for the cluster) and col, lit, expr,
+    when, F ready. Streaming jobs run on in the background; their view and results keep updating.
+    """
+
+
+def help_text() -> str:
+    commands = load_all()
+    width = max(len(n) for n in commands) + 2
+    lines = ["%flink SUBCOMMAND [options]   ('%flink help SUBCOMMAND' for its options)", ""]
+    lines += [f"  {name:<{width}}{summary(fn)}" for name, fn in commands.items()]
+    lines += ["  " + "help".ljust(width) + "this list, or one subcommand's options", "",
+              "%%flink [options] - a cell of DataStream code, run as a job:", "", cell_options.__doc__]
+    return "\n".join(lines)
+
+
+@magics_class
+class FlinkMagics(Magics):
+    def __init__(self, shell):
+        super().__init__(shell)
+        self.session = session_for(shell)
+        load_all()
+
+    @line_cell_magic
+    def flink(self, line: str, cell: str | None = None):
+        if cell is not None:
+            from kernel_magics.commands.submit import submit_cell
+
+            return submit_cell(self.session, parse_argstring(cell_options, line), cell)
+        name, _, rest = line.strip().partition(" ")
+        if name in ("", "help", "-h", "--help"):
+            return self._help(rest.strip())
+        command = SUBCOMMANDS.get(name)
+        if command is None:
+            raise FlinkError(f"unknown subcommand {name!r}: one of {', '.join(SUBCOMMANDS)} "
+                             "('%flink help' describes them)")
+        return command(self.session, rest)
+
+    def _help(self, topic: str) -> None:
+        if not topic:
+            print(help_text())
+        elif topic in SUBCOMMANDS:
+            print(SUBCOMMANDS[topic].__doc__)
+        else:
+            raise FlinkError(f"no subcommand {topic!r}: one of {', '.join(SUBCOMMANDS)}")
+
+
+FlinkMagics.flink.__doc__ = help_text()

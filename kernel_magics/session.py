@@ -1,0 +1,182 @@
+"""FlinkSession: what one kernel knows about its cluster: the REST client, the one event-stream
+connection and the model it feeds, the live views, the jobs shown, and a local cluster if the
+kernel started one (stopped when the kernel exits).
+"""
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+
+from runtime.client import ClusterError, RestClient
+from runtime.views.model import ClusterModel
+from runtime.views.stream import EventStream
+
+from kernel_magics.errors import FlinkError, cluster_error
+from kernel_magics.widgets.updater import ViewUpdater
+
+log = logging.getLogger(__name__)
+
+STREAM_CONNECT_WAIT_S = 15.0
+MAX_LIVE_DASHBOARDS = 4
+
+
+class FlinkSession:
+    def __init__(self, shell):
+        self.shell = shell
+        self.cluster = None  # runtime.cluster.LocalCluster started by %flink local
+        self.client: RestClient | None = None
+        self.token_file: str | None = None
+        self.model = ClusterModel()
+        self.stream: EventStream | None = None
+        self.updater = ViewUpdater()
+        self.model.add_listener(self.updater.poke)
+        self.jobs: dict[str, object] = {}  # job id -> JobView, in the order shown
+        self.dashboards: list = []
+        atexit.register(self.shutdown)
+
+    # -- state --------------------------------------------------------------------------------
+    @property
+    def connected(self) -> bool:
+        return self.client is not None
+
+    @property
+    def url(self) -> str | None:
+        return self.client.url if self.client else None
+
+    def require_client(self) -> RestClient:
+        if self.client is None:
+            raise FlinkError("not connected to a cluster: run '%flink local' to start one in this kernel, "
+                             "or '%flink connect URL --token-file FILE' to use a running one")
+        return self.client
+
+    def views_of(self, job_id: str):
+        return self.jobs.get(job_id)
+
+    # -- connecting ---------------------------------------------------------------------------
+    def connect(self, url: str, token: str | None = None, token_file: str | None = None) -> dict:
+        """Check the JobManager answers and accepts the token, then follow it (and its leader)."""
+        if not url.startswith(("http://", "https://")):
+            raise FlinkError(f"JobManager URL must start with http:// or https://, got {url!r}")
+        client = RestClient(url, token=token, token_file=token_file)
+        try:
+            overview = client.overview()
+        except ClusterError as err:
+            if err.status == 401:
+                raise FlinkError(f"the JobManager at {client.url} refused the token: {err}") from None
+            raise cluster_error(err, f"cannot connect to {client.url}") from None
+        leader = ((overview.get("leader") or {}).get("url") or "").rstrip("/")
+        if leader and leader != client.url:
+            client.url = leader
+        self._attach(client, token_file)
+        return overview
+
+    def start_local(self, taskmanagers: int, slots: int, config: dict, **options):
+        """Start a LocalCluster (``options`` go to it as they are) and connect to it."""
+        from runtime.cluster import LocalCluster
+
+        if self.cluster is not None:
+            raise FlinkError(f"a local cluster is already running at {self.cluster.url}; '%flink stop' ends it")
+        cluster = LocalCluster(taskmanagers, slots, config, **options)
+        try:
+            cluster.start()
+        except BaseException:
+            cluster.stop()
+            raise
+        self.disconnect()
+        self.cluster = cluster
+        self._attach(cluster.client, cluster.token_file)
+        return cluster
+
+    def _attach(self, client: RestClient, token_file: str | None) -> None:
+        self.disconnect()
+        self.client, self.token_file = client, token_file
+        os.environ["FLINKBENCH_JOBMANAGER_URL"] = client.url
+        if token_file:
+            os.environ["FLINKBENCH_TOKEN_FILE"] = token_file
+            os.environ.pop("FLINKBENCH_TOKEN", None)
+        elif client.token:
+            os.environ["FLINKBENCH_TOKEN"] = client.token
+            os.environ.pop("FLINKBENCH_TOKEN_FILE", None)
+        self.stream = EventStream(self.model, client.url, client.token, on_leader_change=self._leader_moved).start()
+        if not self.stream.wait_connected(STREAM_CONNECT_WAIT_S):
+            log.warning("event stream not connected yet: %s", self.model.connection["message"])
+
+    def _leader_moved(self, url: str) -> None:
+        """The event stream found a new leader: REST calls go there too (the client object is shared)."""
+        if self.client is not None:
+            self.client.url = url
+            os.environ["FLINKBENCH_JOBMANAGER_URL"] = url
+
+    def disconnect(self) -> None:
+        """Stop following the cluster; views stop updating, jobs and a local cluster keep running."""
+        for view in list(self.jobs.values()):
+            view.stop()
+        if self.stream is not None:
+            self.stream.close()
+            self.stream = None
+        self.client = None
+        for name in ("FLINKBENCH_JOBMANAGER_URL", "FLINKBENCH_TOKEN_FILE", "FLINKBENCH_TOKEN"):
+            os.environ.pop(name, None)
+
+    def stop_local(self) -> str:
+        if self.cluster is None:
+            raise FlinkError("this kernel started no local cluster" +
+                             (f" (it is connected to {self.url}; '%flink disconnect' leaves it)" if self.connected else ""))
+        url = self.cluster.url
+        self.disconnect()
+        self.cluster.stop()
+        self.cluster = None
+        return url
+
+    def shutdown(self) -> None:
+        """At kernel exit: stop every thread and the local cluster's processes."""
+        try:
+            self.disconnect()
+            if self.cluster is not None:
+                self.cluster.stop()
+                self.cluster = None
+        finally:
+            self.updater.close()
+
+    # -- views --------------------------------------------------------------------------------
+    def show_job(self, view) -> None:
+        self.jobs[view.job_id] = view
+        view.start()
+
+    def add_dashboard(self, dashboard) -> None:
+        """Keep the newest few dashboards live; older ones stop updating (each costs a redraw)."""
+        self.dashboards.append(dashboard)
+        for old in self.dashboards[:-MAX_LIVE_DASHBOARDS]:
+            old.closed = True
+        self.dashboards = self.dashboards[-MAX_LIVE_DASHBOARDS:]
+        self.updater.add(dashboard)
+
+    def seed_job(self, job_id: str) -> dict:
+        """Load a job that started before this kernel connected into the model (details and checkpoints)."""
+        client = self.require_client()
+        details = client.get(f"/jobs/{job_id}")
+        self.model.seed_job(details)
+        try:
+            self.model.seed_checkpoints(job_id, client.get(f"/jobs/{job_id}/checkpoints"))
+        except ClusterError as err:
+            if err.status != 404:
+                raise
+        return details
+
+
+_SESSIONS: dict[int, FlinkSession] = {}
+
+
+def session_for(shell) -> FlinkSession:
+    """The session of this shell (one per kernel), made on first use."""
+    key = id(shell)
+    if key not in _SESSIONS:
+        _SESSIONS[key] = FlinkSession(shell)
+    return _SESSIONS[key]
+
+
+def drop_session(shell) -> None:
+    session = _SESSIONS.pop(id(shell), None)
+    if session is not None:
+        session.shutdown()

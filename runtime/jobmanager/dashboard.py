@@ -1,0 +1,103 @@
+"""The JobManager's web dashboard: a Bokeh server app at ``/dashboard`` in the JobManager's own server.
+
+The tornado application that serves the REST API is a ``BokehTornado``, with the REST routes as its
+extra patterns, so the dashboard needs no second port. Every browser tab gets its own Bokeh document
+with the same four views as the notebook (runtime.views.figures), refreshed at most
+``REFRESH_MS`` apart from one ClusterModel that listens to the JobManager's event bus in-process:
+the same events the ``/events`` WebSocket sends. Everything runs on the JobManager's loop.
+
+The page is behind the cluster token: ``/dashboard?token=<token>`` (which also sets the token
+cookie for the page's own requests and WebSocket), the cookie, or ``Authorization: Bearer``.
+Anything else is answered 401 with a line saying how to get in.
+"""
+from __future__ import annotations
+
+import logging
+
+import tornado.web
+from bokeh.application import Application
+from bokeh.application.handlers.function import FunctionHandler
+from bokeh.document import Document
+from bokeh.server.auth_provider import AuthProvider
+from bokeh.server.tornado import BokehTornado
+from tornado.ioloop import IOLoop
+
+from runtime.security import COOKIE_NAME, bearer, tokens_match
+from runtime.views.figures import ClusterViews
+from runtime.views.model import ClusterModel
+
+log = logging.getLogger(__name__)
+
+PATH = "/dashboard"
+REFRESH_MS = 250
+REFUSED = ("401: missing or invalid cluster token. Open {path}?token=<token> (the token is in the cluster's "
+           "token file), or send 'Authorization: Bearer <token>'.\n")
+
+
+class TokenAuth(AuthProvider):
+    """Bokeh's authentication hook, answering 401 (not a login redirect) to a missing or wrong token."""
+
+    def __init__(self, token: str):
+        self._token = token
+        super().__init__()
+
+    @property
+    def get_user_async(self):
+        return self._check
+
+    @property
+    def get_login_url(self):
+        return lambda handler: PATH  # never used: _check answers before tornado would redirect
+
+    async def _check(self, handler: tornado.web.RequestHandler) -> str:
+        from_query = handler.get_query_argument("token", None)
+        presented = bearer(handler.request.headers.get("Authorization")) or from_query or handler.get_cookie(COOKIE_NAME)
+        if not tokens_match(self._token, presented):
+            handler.set_status(401)
+            handler.set_header("Content-Type", "text/plain; charset=utf-8")
+            raise tornado.web.Finish(REFUSED.format(path=PATH))
+        if from_query:
+            handler.set_cookie(COOKIE_NAME, from_query, httponly=True, samesite="Strict", path="/")
+        return "cluster-token-holder"
+
+
+class Dashboard:
+    """The dashboard's model (fed from the event bus) and the web application that serves it."""
+
+    def __init__(self, jm):
+        self.jm = jm
+        self.model = ClusterModel()
+        self.model.reset(jm.snapshot())
+        self.model.set_connection("connected", jm.url, f"this JobManager ({jm.url})")
+        jm.bus.add_listener(self.model.apply_safely)
+        self.app: BokehTornado | None = None
+
+    def application(self, rest_routes: list, port: int) -> BokehTornado:
+        """The JobManager's tornado application: the REST routes plus the dashboard; started on this loop."""
+        hosts = {self.jm.conf.get("rest.address"), "127.0.0.1", "localhost"}
+        self.app = BokehTornado(
+            {PATH: Application(FunctionHandler(self._make_document))},
+            extra_patterns=list(rest_routes),
+            extra_websocket_origins=[f"{host}:{port}" for host in sorted(hosts)],
+            auth_provider=TokenAuth(self.jm.token),
+            websocket_max_message_size_bytes=self.jm.conf.get("rest.server.max-content-length"),
+            redirect_root=True,
+        )
+        self.app.initialize(IOLoop.current())
+        self.app.start()
+        return self.app
+
+    def stop(self) -> None:
+        if self.app is not None:
+            self.app.stop()
+
+    def _make_document(self, doc: Document) -> None:
+        """One browser tab: the cluster's views, or one job's with ``?job=<id>``."""
+        args = doc.session_context.request.arguments if doc.session_context else {}
+        job = args.get("job", [b""])[0]
+        job_id = (job.decode() if isinstance(job, bytes) else job) or None
+        views = ClusterViews(job_id, title=f"Flinkbench JobManager{' - job ' + job_id if job_id else ''}")
+        views.refresh(self.model, force=True)
+        doc.title = "Flinkbench dashboard"
+        doc.add_root(views.layout)
+        doc.add_periodic_callback(lambda: views.refresh(self.model), REFRESH_MS)

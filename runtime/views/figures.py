@@ -1,0 +1,160 @@
+"""Bokeh figures for the four live views, bound to ColumnDataSources that a ClusterModel refreshes.
+
+:class:`ClusterViews` builds one layout (a status line over four tabs: slots, tasks, checkpoints,
+failover) for the whole cluster or for one job. Nothing here knows about Jupyter or the Bokeh
+server: the notebook wraps ``views.layout`` in a widget, the dashboard adds it to a server document.
+
+Bokeh documents may only be changed from their own thread or loop; :meth:`ClusterViews.refresh`
+must be called there (the notebook's view updater thread, the dashboard's periodic callback).
+"""
+from __future__ import annotations
+
+from bokeh.layouts import column
+from bokeh.models import (ColumnDataSource, DataTable, DateFormatter, Div, FactorRange, HoverTool, NumberFormatter,
+                          Range1d, TabPanel, Tabs, TableColumn)
+from bokeh.palettes import RdYlGn11
+from bokeh.plotting import figure
+from bokeh.transform import linear_cmap
+
+from runtime.views.columns import all_columns
+from runtime.views.model import ClusterModel
+
+ROW_PX = 34
+TABLE_ROW_PX = 26
+BACKPRESSURE_PALETTE = tuple(reversed(RdYlGn11))  # green (none) to red (fully back-pressured)
+
+_EMPTY = all_columns(ClusterModel())
+
+
+def _table(source: ColumnDataSource, columns: list[tuple], height: int = 180) -> DataTable:
+    """A DataTable from (field, title[, format name]) tuples."""
+    def column_of(field, title, fmt=None):
+        extra = {"formatter": _FORMATS[fmt][0](format=_FORMATS[fmt][1])} if fmt else {}
+        return TableColumn(field=field, title=title, **extra)
+    return DataTable(source=source, columns=[column_of(*c) for c in columns], height=height, index_position=None,
+                     sizing_mode="stretch_width")
+
+
+# Formats by name; each table gets its own formatter models (a Bokeh model lives in one document only).
+_FORMATS = {"count": (NumberFormatter, "0,0"), "rate": (NumberFormatter, "0,0.0"), "percent": (NumberFormatter, "0%"),
+            "time": (DateFormatter, "%H:%M:%S"), "bytes": (NumberFormatter, "0.0 b"), "seconds": (NumberFormatter, "0.000")}
+
+
+def slot_view(source: ColumnDataSource) -> figure:
+    """TaskManagers (rows) by slots (columns); each slot coloured by the job holding it."""
+    fig = figure(y_range=FactorRange(), x_range=Range1d(-0.5, 1.5), height=140, sizing_mode="stretch_width",
+                 toolbar_location=None, title="Slot allocation", x_axis_label="slot")
+    fig.rect(x="slot", y="tm", width=0.94, height=0.82, source=source, fill_color="color", fill_alpha="alpha",
+             line_color="#555555", legend_field="legend", name="slots")
+    fig.text(x="slot", y="tm", text="label", source=source, text_align="center", text_baseline="middle",
+             text_font_size="9pt")
+    fig.add_tools(HoverTool(tooltips=[("TaskManager", "@tm_id"), ("slot", "@slot"), ("state", "@state"),
+                                      ("job", "@job_name @job_id"), ("tasks", "@tasks")]))
+    fig.xaxis.ticker.desired_num_ticks = 8
+    fig.xgrid.visible = fig.ygrid.visible = False
+    fig.legend.location = "top_right"
+    fig.legend.orientation = "horizontal"
+    fig.legend.label_text_font_size = "8pt"
+    return fig
+
+
+def task_view(tasks: ColumnDataSource, rates: ColumnDataSource):
+    """Per-subtask records in (bar, coloured by backpressure), throughput over time, and the numbers."""
+    bars = figure(y_range=FactorRange(), height=140, sizing_mode="stretch_width", toolbar_location=None,
+                  title="Records in per subtask (colour: backpressure)", x_axis_label="records in")
+    bars.hbar(y="label", right="records_in", height=0.7, source=tasks, name="tasks",
+              fill_color=linear_cmap("backpressure", BACKPRESSURE_PALETTE, 0.0, 1.0), line_color=None)
+    bars.add_tools(HoverTool(tooltips=[("task", "@task [@subtask]"), ("state", "@state"), ("records in", "@records_in"),
+                                       ("records out", "@records_out"), ("in/s", "@in_rate"), ("out/s", "@out_rate"),
+                                       ("backpressure", "@backpressure{0%}"), ("watermark", "@watermark"),
+                                       ("TaskManager", "@tm_id slot @slot")]))
+    bars.x_range.start = 0
+    throughput = figure(x_axis_type="datetime", height=170, sizing_mode="stretch_width", toolbar_location=None,
+                        title="Throughput (records/s)")
+    throughput.line(x="time", y="source_rate", source=rates, color="#1f77b4", legend_label="into first task", line_width=2)
+    throughput.line(x="time", y="sink_rate", source=rates, color="#ff7f0e", legend_label="into last task", line_width=2)
+    throughput.legend.location = "top_left"
+    throughput.legend.label_text_font_size = "8pt"
+    table = _table(tasks, [("label", "subtask"), ("state", "state"), ("attempt", "attempt"), ("tm_id", "TaskManager"),
+                           ("slot", "slot"), ("records_in", "records in", "count"), ("records_out", "records out", "count"),
+                           ("in_rate", "in/s", "rate"), ("out_rate", "out/s", "rate"),
+                           ("backpressure", "backpressure", "percent"), ("watermark", "watermark"), ("error", "error")])
+    return column(bars, throughput, table, sizing_mode="stretch_width"), bars
+
+
+def checkpoint_view(source: ColumnDataSource):
+    """Checkpoint spans on a time axis (colour: status), the restored one starred, and the details."""
+    fig = figure(y_range=FactorRange(), x_axis_type="datetime", height=140, sizing_mode="stretch_width",
+                 toolbar_location=None, title="Checkpoints (green completed, blue in progress, red failed; \u2605 restored)")
+    fig.hbar(y="y", left="start", right="end", height=0.7, fill_color="color", line_color=None, source=source,
+             name="checkpoints")
+    fig.scatter(x="restored_time", y="y", marker="star", size=14, color="#000000", source=source)
+    fig.add_tools(HoverTool(tooltips=[("checkpoint", "@kind @id"), ("status", "@status"), ("duration", "@duration s"),
+                                      ("size", "@size bytes"), ("path", "@path"), ("reason", "@reason")]))
+    table = _table(source, [("id", "id"), ("kind", "kind"), ("job_name", "job"), ("status", "status"),
+                            ("start", "triggered", "time"), ("duration", "duration s", "seconds"),
+                            ("size", "size", "bytes"), ("restored", "restored"), ("path", "path"), ("reason", "reason")])
+    return column(fig, table, sizing_mode="stretch_width"), fig
+
+
+def failover_view(jobmanagers: ColumnDataSource, jobs: ColumnDataSource, restarts: ColumnDataSource):
+    """JobManager leader and standbys; jobs with state, attempt, restarts; the restart log with causes."""
+    return column(
+        Div(text="<b>JobManagers</b>"),
+        _table(jobmanagers, [("url", "url"), ("role", "role"), ("pid", "pid")], height=90),
+        Div(text="<b>Jobs</b>"),
+        _table(jobs, [("name", "job"), ("job_id", "id"), ("state", "state"), ("attempt", "attempt"),
+                      ("restarts", "restarts"), ("last_cause", "last failure cause")], height=140),
+        Div(text="<b>Restarts</b>"),
+        _table(restarts, [("time", "time", "time"), ("job_name", "job"), ("attempt", "attempt"),
+                          ("delay", "delay s"), ("cause", "cause")], height=140),
+        sizing_mode="stretch_width")
+
+
+class ClusterViews:
+    """The four views for the cluster (``job_id=None``) or one job, and how to refresh them."""
+
+    def __init__(self, job_id: str | None = None, title: str | None = None):
+        self.job_id = job_id
+        self.sources = {name: ColumnDataSource(data=_EMPTY[name], name=f"{name}-source")
+                        for name in ("slots", "tasks", "rates", "checkpoints", "jobmanagers", "jobs", "restarts")}
+        self.status = Div(text="", sizing_mode="stretch_width", styles={"font-size": "12px", "color": "#444"})
+        self.slot_fig = slot_view(self.sources["slots"])
+        tasks, self.task_fig = task_view(self.sources["tasks"], self.sources["rates"])
+        checkpoints, self.checkpoint_fig = checkpoint_view(self.sources["checkpoints"])
+        failover = failover_view(self.sources["jobmanagers"], self.sources["jobs"], self.sources["restarts"])
+        self.tabs = Tabs(tabs=[TabPanel(child=self.slot_fig, title="Slots"), TabPanel(child=tasks, title="Tasks"),
+                               TabPanel(child=checkpoints, title="Checkpoints"),
+                               TabPanel(child=failover, title="Failover")], sizing_mode="stretch_width")
+        header = [Div(text=f"<h3 style='margin:4px 0'>{title}</h3>")] if title else []
+        self.layout = column(*header, self.status, self.tabs, sizing_mode="stretch_width")
+        self.version = -1
+        self._shown: dict[str, object] = {}
+
+    def refresh(self, model: ClusterModel, force: bool = False) -> bool:
+        """Copy the model's current columns into the sources; returns False when nothing changed."""
+        if not force and model.version == self.version and not self._has_live_checkpoint():
+            return False
+        cols = all_columns(model, self.job_id)
+        self.version = cols["version"]
+        for name, source in self.sources.items():
+            if self._shown.get(name) != cols[name]:
+                source.data = cols[name]
+                self._shown[name] = cols[name]
+        if self.status.text != cols["status"]:
+            self.status.text = cols["status"]
+        self._fit(self.slot_fig, list(dict.fromkeys(reversed(cols["slots"]["tm"]))))
+        self.slot_fig.x_range.end = max(cols["slots"]["slot"], default=1) + 0.5
+        self._fit(self.task_fig, list(reversed(cols["tasks"]["label"])))
+        self._fit(self.checkpoint_fig, list(dict.fromkeys(reversed(cols["checkpoints"]["y"]))))
+        return True
+
+    def _has_live_checkpoint(self) -> bool:
+        """An in-progress checkpoint's bar grows with the clock, so it needs redrawing without events."""
+        return "IN_PROGRESS" in self._shown.get("checkpoints", {}).get("status", [])
+
+    @staticmethod
+    def _fit(fig, factors: list[str]) -> None:
+        if list(fig.y_range.factors) != factors:
+            fig.y_range.factors = factors
+            fig.height = max(120, 60 + ROW_PX * len(factors))
