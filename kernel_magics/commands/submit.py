@@ -2,8 +2,8 @@
 
 The cell runs as ordinary Python in the user's namespace, with ``env`` bound to a fresh
 StreamExecutionEnvironment for the connected cluster and the API's names (``col``, ``lit``,
-``expr``, ``when``, ``F`` and everything ``runtime.api`` exports) available unless the user has
-names of their own. After the cell, the job it built is submitted (unless the cell submitted it
+``expr``, ``when``, ``F``, the window and watermark classes, ``agg`` and everything ``runtime.api``
+exports) available unless the user has names of their own. After the cell, the job it built is submitted (unless the cell submitted it
 itself) and its live view is shown; streaming cells return at once, ``--wait`` (the default in
 batch mode) blocks until the job ends, and interrupting a waiting cell cancels the job.
 """
@@ -18,12 +18,18 @@ from runtime.client import ClusterError
 from runtime.config import ConfigError
 
 
+WINDOW_NAMES = ("WatermarkStrategy", "TumblingEventTimeWindows", "SlidingEventTimeWindows", "EventTimeSessionWindows",
+                "agg")
+
+
 def cell_names() -> dict:
     """The names a %%flink cell can use without importing them."""
     import runtime.api as api
     from runtime.api import functions as F
+    from runtime.api import windows
 
     names = {name: getattr(api, name) for name in getattr(api, "__all__", [])}
+    names.update({name: getattr(windows, name) for name in WINDOW_NAMES if hasattr(windows, name)})
     names.update(F=F, col=F.col, lit=F.lit, expr=F.expr, when=F.when)
     return names
 

@@ -1,0 +1,76 @@
+"""Running notebooks headless with nbclient against real kernels, and reading their outputs."""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+REPO = Path(__file__).resolve().parents[2]
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def code_notebook(*sources: str) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in sources]
+    return nb
+
+
+def with_parameters(nb: nbformat.NotebookNode, **values) -> nbformat.NotebookNode:
+    """Replace the cell tagged 'parameters' with assignments of ``values`` (papermill's convention)."""
+    for cell in nb.cells:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            cell.source = "\n".join(f"{name} = {value!r}" for name, value in values.items())
+            return nb
+    raise ValueError("the notebook has no cell tagged 'parameters'")
+
+
+def execute(nb: nbformat.NotebookNode, timeout: float = 300, allow_errors: bool = False,
+            save_to: Path | None = None) -> nbformat.NotebookNode:
+    """Execute in a fresh kernel started from the repository root; optionally keep the executed copy."""
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYTHONPATH=str(REPO))
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
+                            resources={"metadata": {"path": str(REPO)}})
+    try:
+        client.execute(env=env)
+    finally:
+        if save_to is not None:
+            save_to.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, str(save_to))
+    return nb
+
+
+def text_of(cell) -> str:
+    """Everything a cell printed or raised, as plain text without colour codes."""
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.output_type == "stream":
+            parts.append(out.text)
+        elif out.output_type == "error":
+            parts.append("\n".join(out.traceback))
+        elif "text/plain" in out.get("data", {}):
+            parts.append(out.data["text/plain"])
+    return ANSI.sub("", "\n".join(parts))
+
+
+def error_of(cell):
+    errors = [o for o in cell.get("outputs", []) if o.output_type == "error"]
+    return errors[0] if errors else None
+
+
+def json_lines(cell, prefix: str = "CHECK ") -> dict:
+    """The JSON objects a cell printed on lines starting with ``prefix``, merged."""
+    found = {}
+    for line in text_of(cell).splitlines():
+        if line.startswith(prefix):
+            found.update(json.loads(line[len(prefix):]))
+    return found
+
+
+def widget_views(cell) -> list[dict]:
+    return [o.data["application/vnd.jupyter.widget-view+json"] for o in cell.get("outputs", [])
+            if o.output_type in ("display_data", "execute_result")
+            and "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
