@@ -195,7 +195,7 @@ class Task:
         if self.sink is not None:
             mine = [s for s in sinks if s[0] % self.tdd.parallelism == self.tdd.subtask_index]
             self.sink.restore(mine, self.tdd.restore_checkpoint_id)
-        kg = KeyGroupRange.for_subtask(self.tdd.max_parallelism, self.tdd.parallelism, self.tdd.subtask_index)
+        kg = KeyGroupRange.for_operator(self.tdd.max_parallelism, self.tdd.parallelism, self.tdd.subtask_index)
         for stage in self.chain.stateful:
             stage.operator.restore(keyed.get(stage.op.id, []), range(kg.start, kg.end + 1))
 
