@@ -118,7 +118,8 @@ class ClusterViews:
         self.job_id = job_id
         self.sources = {name: ColumnDataSource(data=_EMPTY[name], name=f"{name}-source")
                         for name in ("slots", "tasks", "rates", "checkpoints", "jobmanagers", "jobs", "restarts")}
-        self.status = Div(text="", sizing_mode="stretch_width", styles={"font-size": "12px", "color": "#444"})
+        self.status = Div(text="", sizing_mode="stretch_width", styles={"font-size": "12px", "color": "#444"},
+                          name="status")
         self.slot_fig = slot_view(self.sources["slots"])
         tasks, self.task_fig = task_view(self.sources["tasks"], self.sources["rates"])
         checkpoints, self.checkpoint_fig = checkpoint_view(self.sources["checkpoints"])
