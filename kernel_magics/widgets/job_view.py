@@ -49,6 +49,7 @@ class JobView:
         self._pending: list[pa.Table] = []
         self._tail: pa.Table | None = None
         self._kept: list[pa.Table] | None = [] if output_var else None
+        self.start_offset = start_offset
         self._offset = start_offset
         self._stop = threading.Event()
         self._finished_at: float | None = None

@@ -27,7 +27,7 @@ def test_live_notebook_runs_the_clicks_job_through_a_task_manager_loss(tmp_path)
     nb = with_parameters(nbformat.read(str(NOTEBOOK), as_version=4), CONF=str(conf), ROWS=40_000, RATE=2_000.0)
     nb = execute(nb, timeout=420, save_to=tmp_path / "live_cluster.executed.ipynb")
     cells = [c for c in nb.cells if c.cell_type == "code"]
-    started, submitted, running, killed, recovered, finished, reference, compared = cells[2:10]
+    started, submitted, dashboard, running, killed, recovered, finished, reference, compared = cells[2:11]
     assert all(error_of(c) is None for c in cells), [text_of(c) for c in cells if error_of(c)]
 
     assert "local cluster running" in text_of(started) and "2 TaskManagers x 2 slots" in text_of(started)
@@ -35,8 +35,11 @@ def test_live_notebook_runs_the_clicks_job_through_a_task_manager_loss(tmp_path)
     assert len(views) == 1, "the %%flink cell shows one live view"
     assert views[0]["model_id"] in nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
 
+    assert len(widget_views(dashboard)) == 1 and "/dashboard" in text_of(dashboard)
+
     before = json_lines(running)
     assert before["view_slots"] == before["rest_slots"], "slot view and REST agree while the job runs"
+    assert before["dashboard_slots"] == before["rest_slots_for_dashboard"], "so does %flink dashboard's"
     job_slots = [s for s in before["rest_slots"] if s[2] == before["job_id"]]
     assert len(job_slots) == 2 and len(before["rest_slots"]) == 4
 
