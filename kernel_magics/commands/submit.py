@@ -13,6 +13,7 @@ import pyarrow  # noqa: F401 - loaded before the cell runs, so its import cost i
 from IPython.display import display
 
 from kernel_magics import api_hints
+from kernel_magics.commands.jobs import CANCEL_WAIT_S, wait_terminal
 from kernel_magics.errors import CellSyntaxError, FlinkError, cluster_error, one_line, trim_to_cell
 from runtime.client import ClusterError
 from runtime.config import ConfigError
@@ -115,16 +116,19 @@ def submit_cell(session, args, cell: str):
             raise FlinkError(f"the job's configuration: {err}") from None
     elif session.client is None:
         raise FlinkError("the cell submitted a job itself, but this kernel is not connected, so there is no view")
-    view = JobView(session, session.client.job(job.job_id), name, args.max_rows, args.output)
-    session.show_job(view)
-    display(view)
-    wait = args.wait or (args.mode == "batch")
-    if not wait:
-        return None
+    wait = args.wait or args.mode == "batch"
     try:
+        view = JobView(session, session.client.job(job.job_id), name, args.max_rows, args.output)
+        session.show_job(view)
+        display(view)
+        if not wait:
+            return None
         view.wait()
     except KeyboardInterrupt as interrupt:
-        state = view.cancel()
+        if not wait:
+            raise  # a streaming cell's job runs on; '%flink attach' brings its view back
+        session.client.job(job.job_id).cancel()
+        state = wait_terminal(session.client, job.job_id, CANCEL_WAIT_S)
         raise one_line(interrupt, f"KeyboardInterrupt: job {job.job_id} cancelled ({state})") from None
     session.updater.flush()
     view.raise_if_failed()
