@@ -18,6 +18,29 @@ def cluster(tmp_path_factory):
         yield c
 
 
+@pytest.fixture(scope="session")
+def spark():
+    """A plain Spark session in the test process, for the batch answers results are checked against.
+
+    Its JVM is a child of this process, so teardown stops the gateway too (SparkSession.stop leaves it).
+    """
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[1]").appName("expected-answers")
+               .config("spark.sql.session.timeZone", "UTC").config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.memory", "512m").getOrCreate())
+    yield session
+    session.stop()
+    gateway = SparkContext._gateway
+    if gateway is not None:
+        gateway.shutdown()
+        gateway.proc.kill()
+        gateway.proc.wait()
+        SparkContext._gateway = SparkContext._jvm = None
+
+
 @pytest.fixture
 def fresh_cluster(tmp_path):
     """A cluster of its own, for tests that kill or starve it; call with the shape you need."""
@@ -35,13 +58,24 @@ def fresh_cluster(tmp_path):
         ctx.__exit__(None, None, None)
 
 
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:  # gone or a zombie between the listing and the check
+        return False
+
+
 @pytest.fixture(scope="session", autouse=True)
 def no_leftover_processes():
     """Fail the run if any child process of the test session outlives it."""
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     yield
-    left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and p.is_running()
-            and p.status() != psutil.STATUS_ZOMBIE]
-    for p in left:
-        p.kill()
-    assert not left, f"processes left behind: {[(p.pid, ' '.join(p.cmdline()[:4])) for p in left]}"
+    left = []
+    for p in psutil.Process().children(recursive=True):
+        if p.pid not in before and _alive(p):
+            try:
+                left.append((p.pid, " ".join(p.cmdline()[:4])))
+                p.kill()
+            except psutil.Error:
+                pass
+    assert not left, f"processes left behind: {left}"

@@ -13,6 +13,7 @@ from runtime.api.functions import expression_sql
 from runtime.api.windows import (Aggregate, EventTimeSessionWindows, SlidingEventTimeWindows,
                                  TumblingEventTimeWindows, WatermarkStrategy, aggregate_params)
 from runtime.connectors.collect import collect_params
+from runtime.connectors.files import file_sink_params
 from runtime.connectors.simple_sinks import blackhole_params, print_params
 from runtime.jobgraph import EdgeSpec, OperatorSpec, pack_udf
 
@@ -134,6 +135,10 @@ class DataStream:
     def collect(self, name: str = "Collect") -> "DataStreamSink":
         """Send the rows back to this client; read them from the JobClient after execute_async()."""
         return self.sink_to(collect_params(), name)
+
+    def write_parquet(self, path: str, partition_by: list[str] | None = None) -> "DataStreamSink":
+        """Parquet files under ``path``; exactly-once (published per completed checkpoint) with checkpointing."""
+        return self.sink_to(file_sink_params(path, partition_by), "Sink: parquet files")
 
     def print(self, prefix: str = "") -> "DataStreamSink":
         return self.sink_to(print_params(prefix), "Print")

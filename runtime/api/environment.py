@@ -13,7 +13,9 @@ from runtime.api.datastream import DataStream
 from runtime.client import JobClient, RestClient
 from runtime.codec import to_plain
 from runtime.config import ConfigError, option, parse_duration, render
+from runtime.connectors.collection import collection_params
 from runtime.connectors.datagen import datagen_params
+from runtime.connectors.files import file_source_params
 from runtime.jobgraph import EdgeSpec, JobGraph, OperatorSpec
 
 
@@ -70,6 +72,19 @@ class StreamExecutionEnvironment:
     def datagen(self, schema: str, name: str = "Source: datagen", **options) -> DataStream:
         """A generated stream; see runtime.connectors.datagen for the options."""
         return self.from_source(datagen_params(schema, **options), name)
+
+    def from_collection(self, rows, schema: str | None = None, bundle_rows: int | None = None,
+                        name: str = "Source: collection") -> DataStream:
+        """A bounded stream of ``rows`` (list of dicts, pandas DataFrame or Arrow table)."""
+        return self.from_source(collection_params(rows, schema, bundle_rows), name)
+
+    def read_files(self, path: str, format: str, schema: str | None = None, monitor_interval: Any = None,
+                   name: str | None = None, **options) -> DataStream:
+        """CSV, JSON lines or Parquet files under ``path``; with ``monitor_interval`` (streaming mode) new
+        files are picked up as they appear."""
+        interval = parse_duration(monitor_interval) if monitor_interval is not None else None
+        return self.from_source(file_source_params(path, format, schema, interval, **options),
+                                name or f"Source: {format} files")
 
     # -- graph building (used by DataStream) --------------------------------------------------
     def _add_operator(self, kind: str, name: str, params: dict, udf: str | None) -> OperatorSpec:

@@ -100,7 +100,8 @@ class CheckpointCoordinator:
         self.next_id = 1
         self.pending: dict[int, PendingCheckpoint] = {}
         self.completed: list[CompletedCheckpoint] = []
-        self.restored: CompletedCheckpoint | None = None
+        self.initial: CompletedCheckpoint | None = None  # the savepoint/checkpoint the job was started from
+        self.restored: CompletedCheckpoint | None = None  # the last one restored (start or failover)
         self.restored_at: float | None = None
         self.history: list[dict] = []
         self.counts = {"triggered": 0, "completed": 0, "failed": 0, "in_progress": 0, "restored": 0}
@@ -236,15 +237,21 @@ class CheckpointCoordinator:
     async def _drop_beyond_retained(self) -> None:
         while len(self.completed) > self.retained:
             old = self.completed.pop(0)
-            if self.restored is not None and old.directory == self.restored.directory:
+            if self.initial is not None and old.directory == self.initial.directory:
                 continue  # the job's own starting point is the user's, never ours to delete
             await asyncio.get_running_loop().run_in_executor(None, _remove_quietly, old.directory)
 
     # -- restore ------------------------------------------------------------------------------
     def latest(self) -> CompletedCheckpoint | None:
-        return self.completed[-1] if self.completed else self.restored
+        return self.completed[-1] if self.completed else self.initial
+
+    def start_from(self, checkpoint: CompletedCheckpoint) -> None:
+        """The job starts from a user's savepoint or retained checkpoint."""
+        self.initial = checkpoint
+        self.next_id = max(self.next_id, checkpoint.checkpoint_id + 1)
 
     def restore_from(self, checkpoint: CompletedCheckpoint) -> None:
+        """Subtasks are being deployed with this checkpoint's state (first start or failover)."""
         self.restored = checkpoint
         self.restored_at = time.time()
         self.next_id = max(self.next_id, checkpoint.checkpoint_id + 1)

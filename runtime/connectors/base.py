@@ -116,7 +116,7 @@ def sink(name: str):
 
 
 def _load_all() -> None:
-    from runtime.connectors import collect, datagen, simple_sinks  # noqa: F401 - registration side effects
+    from runtime.connectors import collect, collection, datagen, files, simple_sinks  # noqa: F401 - registration
 
 
 def source_reader(ctx: ConnectorContext) -> SourceReader:

@@ -56,7 +56,7 @@ class JobMaster:
         self.checkpoints = CheckpointCoordinator(self, conf, bus, self._checkpoints_failing)
         self.savepoint_operations: dict[TriggerId, dict] = {}
         if restore is not None:
-            self.checkpoints.restore_from(restore)
+            self.checkpoints.start_from(restore)
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -82,6 +82,8 @@ class JobMaster:
         self._assign_slots()
         self._set_status(JobStatus.RUNNING)
         restore = self.checkpoints.latest()
+        if restore is not None:
+            self.checkpoints.restore_from(restore)
         for vertex, execution in self.eg.executions():
             self._deploy(vertex, execution, restore)
         self.checkpoints.start()
@@ -142,6 +144,10 @@ class JobMaster:
         except ValueError:
             log.warning("ignoring unknown task state %r from %s", msg.state, msg.attempt_id)
             return
+        if execution.state == ExecutionState.CANCELING and target != ExecutionState.CANCELED:
+            if target.is_terminal:  # ending otherwise while being cancelled ends it all the same
+                self._set_task_state(vertex, execution, ExecutionState.CANCELED, msg.error)
+            return  # progress of an attempt we already asked to stop
         if target == ExecutionState.FAILED:
             self._task_failed(vertex, execution, msg.error or "task failed without a message")
             return
@@ -239,8 +245,11 @@ class JobMaster:
             asyncio.get_running_loop().create_task(self._fail_or_restart(cause))
 
     async def _fail_or_restart(self, cause: str) -> None:
+        """Failover: decide at once (so a second failure of the same attempt joins this one), then act."""
+        if self.status in (JobStatus.FAILING, JobStatus.RESTARTING) or self.status.is_globally_terminal:
+            return
         self.checkpoints.stop()
-        self.checkpoints.abort_all(f"job failover: {cause.strip().splitlines()[-1] if cause.strip() else cause}")
+        self.checkpoints.abort_all(f"job failover: {_last_line(cause)}")
         decision = self.restart_strategy.on_failure()
         if not decision.restart:
             self._set_status(JobStatus.FAILING, cause)
@@ -392,6 +401,11 @@ class JobMaster:
                 "timestamp": root["timestamp"] if root else None,
                 "all-exceptions": self.exceptions, "truncated": False,
                 "exceptionHistory": {"entries": self.exceptions, "truncated": False}}
+
+
+def _last_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[-1] if lines else text
 
 
 def _exception_name(error: str) -> str:

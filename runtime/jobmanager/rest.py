@@ -149,6 +149,44 @@ class JobPlanHandler(ApiHandler):
         self.reply({"plan": self.job(job_id).details()["plan"]})
 
 
+class JobCheckpointsHandler(ApiHandler):
+    def get(self, job_id):
+        self.reply(self.job(job_id).checkpoints.stats())
+
+
+class JobCheckpointConfigHandler(ApiHandler):
+    def get(self, job_id):
+        self.reply(self.job(job_id).checkpoints.config_view())
+
+
+class SavepointTriggerHandler(ApiHandler):
+    """``POST /jobs/<id>/savepoints`` (Flink: target-directory, cancel-job) and ``POST /jobs/<id>/stop``
+    (Flink: targetDirectory, drain); both answer with a request id to poll."""
+
+    def post(self, job_id, action):
+        master = self.job(job_id)
+        body = self.json_body()
+        if master.status.value != "RUNNING":
+            raise HTTPError(409, f"job {job_id} is {master.status.value}; savepoints need a RUNNING job")
+        if action == "stop":
+            target, stop = body.get("targetDirectory"), True
+            if body.get("drain"):
+                raise HTTPError(400, "stop with drain is not supported: stop keeps windows open for the resumed job")
+        else:
+            target, stop = body.get("target-directory"), bool(body.get("cancel-job", False))
+        if target is not None and not isinstance(target, str):
+            raise HTTPError(400, "the target directory must be a string path or URL")
+        self.reply({"request-id": master.trigger_savepoint(target, stop)}, 202)
+
+
+class SavepointStatusHandler(ApiHandler):
+    def get(self, job_id, trigger_id):
+        status = self.job(job_id).savepoint_status(trigger_id)
+        if status is None:
+            raise HTTPError(404, f"savepoint trigger {trigger_id} not found for job {job_id}")
+        self.reply(status)
+
+
 class JobResultsHandler(ApiHandler):
     """Rows of the job's collect sink from ``offset``; JSON records, or Arrow IPC with ``format=arrow``."""
 
@@ -303,6 +341,10 @@ def routes(jm) -> list:
         (job + r"/exceptions", JobExceptionsHandler, args),
         (job + r"/plan", JobPlanHandler, args),
         (job + r"/results", JobResultsHandler, args),
+        (job + r"/checkpoints", JobCheckpointsHandler, args),
+        (job + r"/checkpoints/config", JobCheckpointConfigHandler, args),
+        (job + r"/(?P<action>savepoints|stop)", SavepointTriggerHandler, args),
+        (job + r"/savepoints/(?P<trigger_id>[^/]+)", SavepointStatusHandler, args),
         (r"/taskmanagers", TaskManagersHandler, args),
         (r"/taskmanagers/(?P<tm_id>[^/]+)", TaskManagerHandler, args),
         (r"/taskmanagers/(?P<tm_id>[^/]+)/kill", KillTaskManagerHandler, args),

@@ -42,7 +42,7 @@ class SparkStage:
     fns: list[Callable | None]
     key_output: OutputDescriptor | None = None
     assigner: BoundedOutOfOrderness | None = None
-    watermark_op: OperatorSpec | None = None
+    max_parallelism: int = 128
 
     def run(self, spark, data) -> pa.Table | None:
         df = spark.from_arrow(data) if isinstance(data, pa.Table) else data
@@ -56,7 +56,8 @@ class SparkStage:
             except ValueError as err:
                 raise OperatorError(f"operator '{op.name}' ({op.kind}): {err}") from None
         df = self._with_key_group(df)
-        table = _to_arrow(spark, df, self.ops[-1].name if self.ops else "key_by")
+        users = [op.name for op, fn in zip(self.ops, self.fns) if fn is not None]
+        table = _to_arrow(spark, df, " / ".join(users) if users else self.ops[-1].name)
         if observation is not None and self.assigner is not None:
             self.assigner.observe(observation.get.get("max_us"))
         return table
@@ -71,8 +72,6 @@ class SparkStage:
         if missing:
             raise OperatorError(f"key_by {out.keys}: no column {missing}; available: {df.columns}")
         return df.withColumn(KEY_GROUP_COLUMN, F.expr(key_group_sql(out.keys, self.max_parallelism)))
-
-    max_parallelism: int = 128
 
 
 @dataclass
@@ -164,9 +163,13 @@ class OperatorChain:
 
 
 def _to_arrow(spark, df, name: str) -> pa.Table:
+    """Run the bundle's one action; Spark's errors come back naming the operator they belong to."""
     try:
         return spark.to_arrow(df)
-    except Exception as err:  # noqa: BLE001 - translate Spark's analysis errors
-        if type(err).__name__ == "AnalysisException":
+    except Exception as err:  # noqa: BLE001 - translate Spark's analysis and Python worker errors
+        kind = type(err).__name__
+        if kind == "AnalysisException":
             raise OperatorError(f"operator '{name}': {str(err).splitlines()[0]}") from None
+        if kind == "PythonException":
+            raise OperatorError(f"operator '{name}': a Python function failed in Spark:\n{err}") from None
         raise

@@ -211,9 +211,11 @@ def window_combine(df, params: dict):
     if window["type"] != "session":
         slide, per_row = window["slide_us"], window["size_us"] // window["slide_us"]
         last_start = F.col(EVENT_TIME) - F.expr(f"pmod({EVENT_TIME}, {slide}L)")
-        start = last_start if per_row == 1 else \
-            last_start - F.explode(F.sequence(F.lit(0), F.lit(per_row - 1))).cast("long") * F.lit(slide)
-        df = df.withColumn(WINDOW_START, start)
+        if per_row == 1:
+            df = df.withColumn(WINDOW_START, last_start)
+        else:  # one row per window the row falls in (size / slide of them)
+            offsets = F.expr(f"transform(sequence(0, {per_row - 1}), k -> CAST(k AS BIGINT) * {slide}L)")
+            df = df.withColumn(WINDOW_START, F.explode(offsets)).withColumn(WINDOW_START, last_start - F.col(WINDOW_START))
     if needs_raw_rows(window, aggregates):
         values = sorted({a["column"] for a in aggregates if a.get("column")} - set(keys))
         cols = keys + ([WINDOW_START] if window["type"] != "session" else []) + [EVENT_TIME] + values

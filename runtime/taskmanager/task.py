@@ -219,8 +219,14 @@ class Task:
                 continue
             t0 = time.monotonic()
             table, finished, rows_read = await self.run_blocking(self._source_bundle, want)
+            if rows_read is None:  # the reader cannot tell before the action: count what came out
+                rows_read = table.num_rows if table is not None else 0
             emitted += rows_read
             self.metrics.records_in += rows_read
+            if rows_read == 0 and not finished:
+                await self._maybe_idle()
+                await asyncio.sleep(min(target, 0.1))  # nothing new yet (a watched directory, a push source)
+                continue
             await self._emit(table)
             await self._advance_watermark(self.chain.assigner.current if self.chain.assigner else None)
             self._bundle_done(t0)
@@ -229,7 +235,10 @@ class Task:
 
     def _source_bundle(self, rows: int):
         """Blocking: one bundle through the chain as one Spark plan, out as Arrow."""
-        df, read, finished = self.reader.next_bundle(rows)
+        try:
+            df, read, finished = self.reader.next_bundle(rows)
+        except ValueError as err:  # bad connector options surface here, at the first read
+            raise ConnectorError(f"source '{self.tdd.operators[0].name}': {err}") from None
         if df is None:
             return None, finished, 0
         return self.chain.process(self.spark, df), finished, read

@@ -48,7 +48,8 @@ class WindowOperator:
         self.lateness = int(params.get("allowed_lateness_us", 0))
         self.udfs = udfs or {}
         self.raw = needs_raw_rows(self.window, self.aggregates)
-        self.merges = {c: how for a in self.aggregates for c, how in partial_columns(a).items()}
+        self.merges = {} if self.raw else \
+            {c: how for a in self.aggregates for c, how in partial_columns(a).items()}
         self.merges[RECORDS] = "sum"
         self.state: pd.DataFrame | None = None
         self.watermark = BEFORE_TIME

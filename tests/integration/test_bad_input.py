@@ -122,7 +122,13 @@ def test_oversized_body_is_refused(cluster, still_serving):
 
 
 def _example_path(pattern: str) -> str:
-    return pattern.replace("(?P<job_id>[^/]+)", "feedc0de").replace("(?P<tm_id>[^/]+)", "tm-nope")
+    """A concrete path for a route pattern: each named group becomes a sample (its first alternative)."""
+    import re
+
+    def sample(match):
+        body = match.group(2)
+        return body.split("|")[0] if "|" in body else {"tm_id": "tm-nope"}.get(match.group(1), "feedc0de")
+    return re.sub(r"\(\?P<(\w+)>((?:[^()]|\([^()]*\))*)\)", sample, pattern).rstrip("$")
 
 
 def test_every_route_but_healthz_requires_the_token(cluster, still_serving):
