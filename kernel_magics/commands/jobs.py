@@ -94,13 +94,13 @@ def cancel(session, line: str):
 @show_api_option
 @translating("savepoint failed")
 def savepoint(session, line: str):
-    """Trigger a savepoint of a running job and wait for its location."""
+    """Trigger a savepoint of a running job; returns its location (for --from-savepoint)."""
     args = parse_argstring(savepoint, line)
     client = session.require_client()
     job_id = resolve_job(client, args.job)
     body = {"target-directory": args.target, "cancel-job": False}
-    _savepoint_operation(session, client, job_id, f"/jobs/{job_id}/savepoints", body,
-                         f"savepoint {job_id}" + (f" {args.target}" if args.target else ""), args.show_api)
+    return _savepoint_operation(session, client, job_id, f"/jobs/{job_id}/savepoints", body,
+                                f"savepoint {job_id}" + (f" {args.target}" if args.target else ""), args.show_api)
 
 
 @subcommand("stop-job")
@@ -112,7 +112,7 @@ def savepoint(session, line: str):
 @show_api_option
 @translating("stop with savepoint failed")
 def stop_job(session, line: str):
-    """Stop a job gracefully with a final savepoint (Flink's 'stop')."""
+    """Stop a job gracefully with a final savepoint (Flink's 'stop'); returns the savepoint's location."""
     args = parse_argstring(stop_job, line)
     if args.savepoint is None:
         raise FlinkError("stop-job takes a savepoint before stopping: add --savepoint [DIR] "
@@ -122,12 +122,12 @@ def stop_job(session, line: str):
     body = {"targetDirectory": args.savepoint or None, "drain": args.drain}
     cli = f"stop {job_id}" + (f" --savepointPath {args.savepoint}" if args.savepoint else "") + (" --drain" if args.drain else "")
     location = _savepoint_operation(session, client, job_id, f"/jobs/{job_id}/stop", body, cli, args.show_api)
-    if location:
-        print(f"job {job_id}: {wait_terminal(client, job_id, CANCEL_WAIT_S)}")
+    print(f"job {job_id}: {wait_terminal(client, job_id, CANCEL_WAIT_S)}")
+    return location
 
 
-def _savepoint_operation(session, client, job_id: str, path: str, body: dict, cli: str, show_api: bool) -> str | None:
-    """POST the trigger, then poll its status; prints and returns the savepoint's location."""
+def _savepoint_operation(session, client, job_id: str, path: str, body: dict, cli: str, show_api: bool) -> str:
+    """POST the trigger, then poll its status until the savepoint has a location, which it returns."""
     if show_api:
         api_hints.show(client.url, session.token_file, "POST", path, body, cli=cli)
     try:
@@ -147,7 +147,6 @@ def _savepoint_operation(session, client, job_id: str, path: str, body: dict, cl
         if (status.get("status") or {}).get("id") == "COMPLETED":
             operation = status.get("operation") or {}
             if operation.get("location"):
-                print(f"savepoint written to {operation['location']}")
                 return operation["location"]
             cause = operation.get("failure-cause") or {}
             raise FlinkError(f"savepoint of job {job_id} failed: "
