@@ -105,7 +105,7 @@ class EventStream:
     def _session(self, url: str) -> bool:
         """One connection: snapshot, then events until it ends (returns) or fails (raises).
 
-        Returns True when the snapshot named another leader, to be connected to next."""
+        Returns True when the snapshot or a LeaderChanged event named another leader, to connect to next."""
         header = [f"Authorization: Bearer {self.token}"] if self.token else []
         ws = websocket.create_connection(events_url(url), header=header, timeout=CONNECT_TIMEOUT_S)
         self._ws = ws
@@ -130,7 +130,12 @@ class EventStream:
                     continue
                 if not message:
                     return False
-                self.model.apply(json.loads(message))
+                event = json.loads(message)
+                self.model.apply(event)
+                leader = (event.get("leader_url") or "").rstrip("/") if event.get("type") == "LeaderChanged" else ""
+                if leader and leader != url:
+                    self._switch_to(leader)
+                    return True
             return False
         finally:
             self._ws = None
