@@ -11,6 +11,7 @@ import time
 
 from runtime.views.model import TERMINAL_TASK_STATES, ClusterModel
 
+NAN = float("nan")
 FREE_COLOR = "#f2f2f2"
 LOST_COLOR = "#b0b0b0"
 JOB_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
@@ -60,7 +61,8 @@ def slot_columns(model: ClusterModel, job_id: str | None = None) -> dict[str, li
                 state, color, label = "lost", LOST_COLOR, "lost"
             elif holder:
                 state, color = "allocated", job_color(holder)
-                label = short_task(tasks[0].split(" -> ")[0]) if tasks else short_task(slot.job_name or holder[:8])
+                label = "\n".join(short_task(t.split(" -> ")[0]) for t in tasks[:2]) if tasks else \
+                    short_task(slot.job_name or holder[:8])
             else:
                 state, color, label = "free", FREE_COLOR, "free"
             cols["tm"].append(tm_label(tm.id, tm.state))
@@ -163,7 +165,7 @@ def checkpoint_columns(model: ClusterModel, job_id: str | None = None, now: floa
             cols["path"].append(cp.path)
             cols["reason"].append(cp.reason)
             cols["restored"].append(cp.restored_ts is not None)
-            cols["restored_time"].append(cp.restored_ts * 1000.0 if cp.restored_ts else None)
+            cols["restored_time"].append(cp.restored_ts * 1000.0 if cp.restored_ts else NAN)  # NaN: not drawn
             cols["color"].append(STATE_COLORS.get(cp.status, "#c7c7c7"))
             cols["y"].append(f"{job.name[:12]} #{cp.id}" if job_id is None else f"#{cp.id}")
     return cols

@@ -10,8 +10,8 @@ must be called there (the notebook's view updater thread, the dashboard's period
 from __future__ import annotations
 
 from bokeh.layouts import column
-from bokeh.models import (ColumnDataSource, DataTable, DateFormatter, Div, FactorRange, HoverTool, NumberFormatter,
-                          Range1d, TabPanel, Tabs, TableColumn)
+from bokeh.models import (ColumnDataSource, DataTable, DateFormatter, Div, FactorRange, FixedTicker, HoverTool,
+                          NumberFormatter, Range1d, TabPanel, Tabs, TableColumn)
 from bokeh.palettes import RdYlGn11
 from bokeh.plotting import figure
 from bokeh.transform import linear_cmap
@@ -20,8 +20,9 @@ from runtime.views.columns import all_columns
 from runtime.views.model import ClusterModel
 
 ROW_PX = 34
+SLOT_ROW_PX = 52  # room for a slot's task names on two lines
 TABLE_ROW_PX = 26
-BACKPRESSURE_PALETTE = tuple(reversed(RdYlGn11))  # green (none) to red (fully back-pressured)
+BACKPRESSURE_PALETTE = RdYlGn11  # from green (no backpressure) to red (fully back-pressured)
 
 _EMPTY = all_columns(ClusterModel())
 
@@ -47,14 +48,13 @@ def slot_view(source: ColumnDataSource) -> figure:
     fig.rect(x="slot", y="tm", width=0.94, height=0.82, source=source, fill_color="color", fill_alpha="alpha",
              line_color="#555555", legend_field="legend", name="slots")
     fig.text(x="slot", y="tm", text="label", source=source, text_align="center", text_baseline="middle",
-             text_font_size="9pt")
+             text_font_size="8pt", text_line_height=1.1)
     fig.add_tools(HoverTool(tooltips=[("TaskManager", "@tm_id"), ("slot", "@slot"), ("state", "@state"),
                                       ("job", "@job_name @job_id"), ("tasks", "@tasks")]))
-    fig.xaxis.ticker.desired_num_ticks = 8
+    fig.xaxis.ticker = FixedTicker(ticks=[0, 1])
     fig.xgrid.visible = fig.ygrid.visible = False
-    fig.legend.location = "top_right"
-    fig.legend.orientation = "horizontal"
     fig.legend.label_text_font_size = "8pt"
+    fig.add_layout(fig.legend[0], "right")
     return fig
 
 
@@ -144,8 +144,11 @@ class ClusterViews:
                 self._shown[name] = cols[name]
         if self.status.text != cols["status"]:
             self.status.text = cols["status"]
-        self._fit(self.slot_fig, list(dict.fromkeys(reversed(cols["slots"]["tm"]))))
-        self.slot_fig.x_range.end = max(cols["slots"]["slot"], default=1) + 0.5
+        self._fit(self.slot_fig, list(dict.fromkeys(reversed(cols["slots"]["tm"]))), SLOT_ROW_PX)
+        slots = max(cols["slots"]["slot"], default=1) + 1
+        if self.slot_fig.x_range.end != slots - 0.5:
+            self.slot_fig.x_range.end = slots - 0.5
+            self.slot_fig.xaxis.ticker.ticks = list(range(slots))
         self._fit(self.task_fig, list(reversed(cols["tasks"]["label"])))
         self._fit(self.checkpoint_fig, list(dict.fromkeys(reversed(cols["checkpoints"]["y"]))))
         return True
@@ -155,7 +158,7 @@ class ClusterViews:
         return "IN_PROGRESS" in self._shown.get("checkpoints", {}).get("status", [])
 
     @staticmethod
-    def _fit(fig, factors: list[str]) -> None:
+    def _fit(fig, factors: list[str], row_px: int = ROW_PX) -> None:
         if list(fig.y_range.factors) != factors:
             fig.y_range.factors = factors
-            fig.height = max(120, 60 + ROW_PX * len(factors))
+            fig.height = max(120, 60 + row_px * len(factors))

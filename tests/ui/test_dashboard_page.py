@@ -1,0 +1,31 @@
+"""The JobManager's dashboard in headless Chromium: refused without the token, drawn with it."""
+from __future__ import annotations
+
+import pytest
+
+from tests.ui.browser import chromium_context, chromium_missing_reason, screenshot
+
+pytestmark = [pytest.mark.ui, pytest.mark.skipif(chromium_missing_reason() is not None,
+                                                 reason=chromium_missing_reason() or "")]
+
+
+def test_dashboard_page_refuses_without_token_and_draws_the_cluster_with_it(cluster, tmp_path):
+    with chromium_context(tmp_path / "profile") as context:
+        page = context.new_page()
+        refused = page.goto(f"{cluster.url}/dashboard")
+        assert refused.status == 401
+        assert "missing or invalid cluster token" in page.content()
+
+        page.goto(f"{cluster.url}/dashboard?token={cluster.token}")
+        page.locator("canvas").first.wait_for(timeout=60_000)
+        status = page.get_by_text("slots free")
+        status.wait_for(timeout=60_000)
+        assert "2 TaskManagers" in status.inner_text()
+        assert screenshot(page, "dashboard-slots").stat().st_size > 10_000
+        page.get_by_text("Failover").first.click()
+        page.get_by_text("JobManagers").first.wait_for(timeout=30_000)
+        assert page.get_by_text(cluster.url).first.is_visible(), "the leader is listed"
+        screenshot(page, "dashboard-failover")
+
+        page.goto(f"{cluster.url}/dashboard")  # the cookie set by ?token= lets the page back in
+        page.locator("canvas").first.wait_for(timeout=60_000)
