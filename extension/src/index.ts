@@ -79,8 +79,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
       await model.connect();
     };
     settings?.changed.connect(() => void applySettings());
-    await app.restored;
-    void applySettings();
+    // Not awaited: the app is restored only after every plugin, this one included, has activated.
+    void app.restored.then(applySettings);
   }
 };
 

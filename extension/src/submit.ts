@@ -26,9 +26,13 @@ export interface ISubmitOptions {
 const STATE_KEY = 'flinkbench-jupyterlab:submit-options';
 const DURATION = /^\d+(\.\d+)?\s*(ms|s|sec|min|m|h)?$/;
 
-/** Quote a value for IPython's magic argument splitting (POSIX shell rules). */
-function quote(value: string): string {
-  return `"${value.replace(/[\r\n]+/g, ' ').replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+/**
+ * A value as one argument of the `%%flink` line. IPython splits magic lines without POSIX rules, so
+ * quotes stay part of the value: quote only what would otherwise split (a name with spaces).
+ */
+function argument(value: string): string {
+  const flat = value.replace(/[\r\n]+/g, ' ').trim();
+  return /^[^\s"']+$/.test(flat) ? flat : `"${flat.replace(/"/g, "'")}"`;
 }
 
 /** Option errors, one line each; an empty list means the options are usable. */
@@ -51,12 +55,12 @@ export function checkOptions(options: ISubmitOptions): string[] {
  * `%%flink` keeps its own options; the dialog's come after them, so they win.
  */
 export function asFlinkCell(source: string, options: ISubmitOptions): string {
-  const args = [`--name ${quote(options.name.trim())}`];
+  const args = [`--name ${argument(options.name)}`];
   if (options.parallelism) {
     args.push(`--parallelism ${options.parallelism}`);
   }
   if (options.checkpointInterval) {
-    args.push(`--checkpoint-interval ${quote(options.checkpointInterval)}`);
+    args.push(`--checkpoint-interval ${options.checkpointInterval.replace(/\s+/g, '')}`);
   }
   const lines = source.split('\n');
   if (lines[0].trim().startsWith('%%flink')) {
@@ -134,7 +138,7 @@ export async function submitActiveCell(panel: NotebookPanel, model: ClusterModel
   const index = panel.content.activeCellIndex;
   const saved = ((state && (await state.fetch(STATE_KEY))) || {}) as Partial<ISubmitOptions>;
   const options = await askOptions({
-    name: saved.name || `${panel.context.path.split('/').pop()!.replace(/\.ipynb$/, '')} cell ${index + 1}`,
+    name: saved.name || `${panel.context.path.split('/').pop()!.replace(/\.ipynb$/, '')}-cell-${index + 1}`,
     parallelism: saved.parallelism || '',
     checkpointInterval: saved.checkpointInterval || ''
   });
@@ -159,6 +163,8 @@ export async function submitActiveCell(panel: NotebookPanel, model: ClusterModel
   }
   model.expectSubmission(options.name.trim(), { path: panel.context.path, cellId: cell.model.id });
   cell.setPrompt('*');
+  // As when a cell runs normally: what it outputs now is trusted, so widgets render as widgets.
+  cell.model.trusted = true;
   const reply = await OutputArea.execute(asFlinkCell(cell.model.sharedModel.getSource(), options), cell.outputArea, session);
   if (reply && !cell.isDisposed) {
     cell.model.executionCount = reply.content.execution_count;

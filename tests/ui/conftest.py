@@ -42,3 +42,10 @@ def lab_for_jobmanager(tmp_path_factory, jobmanager):
     with JupyterLabServer(tmp_path_factory.mktemp("lab"), lab_environment(jobmanager),
                           server_extension_flag=True) as lab:
         yield lab
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the test item, so browser fixtures can screenshot failures."""
+    outcome = yield
+    setattr(item, f"report_{call.when}", outcome.get_result())

@@ -41,6 +41,11 @@ class JupyterLabServer:
         self.popen: subprocess.Popen | None = None
 
     def start(self) -> "JupyterLabServer":
+        # The news toast would cover parts of the page in screenshots and clicks.
+        labconfig = self.workdir / "config" / "labconfig"
+        labconfig.mkdir(parents=True, exist_ok=True)
+        (labconfig / "page_config.json").write_text(json.dumps(
+            {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
         env = {**os.environ, **self.extra_env,
                "JUPYTER_CONFIG_DIR": str(self.workdir / "config"),
                "JUPYTER_RUNTIME_DIR": str(self.workdir / "runtime"),

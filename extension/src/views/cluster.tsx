@@ -23,6 +23,7 @@ function SlotGrid({ tm }: { tm: ITaskManagerState }): JSX.Element {
             className={`jp-Flinkbench-slot jp-mod-${state}`}
             data-slot={slot.index}
             data-state={state}
+            data-job-id={slot.jobId || undefined}
             title={title}
             style={state === 'busy' && slot.jobId ? { background: jobColor(slot.jobId) } : undefined}
           >

@@ -26,45 +26,41 @@ export function JobsView({ model, selected, select, run }: IProps): JSX.Element 
   return (
     <section className="jp-Flinkbench-section jp-Flinkbench-jobs">
       <h3>Jobs <span className="jp-Flinkbench-muted">{jobs.filter(j => !isTerminal(j.state)).length} running</span></h3>
-      {jobs.length === 0 ? (
+      {jobs.length === 0 && (
         <p className="jp-Flinkbench-muted">No jobs yet. Submit a notebook cell with the toolbar's "Submit job" button.</p>
-      ) : (
-        <table className="jp-Flinkbench-table">
-          <thead>
-            <tr><th>Job</th><th>State</th><th>Duration</th><th>P</th><th>Records</th><th>Checkpoint</th><th>Restarts</th><th /></tr>
-          </thead>
-          <tbody>
-            {jobs.map(job => (
-              <tr
-                key={job.jid}
-                data-job-id={job.jid}
-                data-job-name={job.name}
-                data-state={job.state}
-                className={job.jid === selected ? 'jp-mod-selected' : ''}
-                onClick={() => select(job.jid === selected ? null : job.jid)}
-              >
-                <td title={job.jid}>
-                  {job.name}
-                  {model.jobCells.has(job.jid) && (
-                    <button className="jp-Flinkbench-link" title="Show the cell this job came from" onClick={e => { e.stopPropagation(); run(CommandIDs.openCell, { jobId: job.jid }); }}>cell</button>
-                  )}
-                </td>
-                <td><span className={`jp-Flinkbench-state jp-mod-${job.state.toLowerCase()}`}>{job.state}</span></td>
-                <td>{duration(jobDuration(job))}</td>
-                <td>{job.parallelism || '-'}</td>
-                <td>{isTerminal(job.state) ? '-' : rate(job.recordsPerS)}</td>
-                <td>{lastCheckpoint(job)}</td>
-                <td>{job.restarts}</td>
-                <td>
-                  {!isTerminal(job.state) && job.state !== 'CANCELLING' && (
-                    <button className="jp-Flinkbench-button jp-mod-danger" data-action="cancel" onClick={e => { e.stopPropagation(); run(CommandIDs.cancelJob, { jobId: job.jid }); }}>cancel</button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
       )}
+      {jobs.map(job => {
+        const live = !isTerminal(job.state);
+        return (
+          <div
+            key={job.jid}
+            data-job-id={job.jid}
+            data-job-name={job.name}
+            data-state={job.state}
+            className={`jp-Flinkbench-job${job.jid === selected ? ' jp-mod-selected' : ''}`}
+            title={`${job.jid}: click for details`}
+            onClick={() => select(job.jid === selected ? null : job.jid)}
+          >
+            <div className="jp-Flinkbench-jobHead">
+              <span className="jp-Flinkbench-jobName">{job.name}</span>
+              <span className={`jp-Flinkbench-state jp-mod-${job.state.toLowerCase()}`}>{job.state}</span>
+              {model.jobCells.has(job.jid) && (
+                <button className="jp-Flinkbench-link" title="Show the cell this job came from" onClick={e => { e.stopPropagation(); run(CommandIDs.openCell, { jobId: job.jid }); }}>cell</button>
+              )}
+              {live && job.state !== 'CANCELLING' && (
+                <button className="jp-Flinkbench-button jp-mod-danger" data-action="cancel" onClick={e => { e.stopPropagation(); run(CommandIDs.cancelJob, { jobId: job.jid }); }}>cancel</button>
+              )}
+            </div>
+            <div className="jp-Flinkbench-jobStats">
+              <span title="Duration" data-field="duration">{duration(jobDuration(job))}</span>
+              <span title="Parallelism" data-field="parallelism">P{job.parallelism || '-'}</span>
+              <span title="Records per second leaving the job's last tasks" data-field="rate">{live ? rate(job.recordsPerS) : '-'}</span>
+              <span title="Last completed checkpoint" data-field="checkpoint">ckpt {lastCheckpoint(job)}</span>
+              <span title="Restarts" data-field="restarts">{job.restarts} restarts</span>
+            </div>
+          </div>
+        );
+      })}
     </section>
   );
 }
