@@ -9,6 +9,7 @@ import logging
 import os
 
 from runtime.client import ClusterError, RestClient
+from runtime.security import SecurityError
 from runtime.views.model import ClusterModel
 from runtime.views.stream import EventStream
 
@@ -45,9 +46,15 @@ class FlinkSession:
         return self.client.url if self.client else None
 
     def require_client(self) -> RestClient:
+        """The connected client; connects first to the cluster the environment names, as the CLI does
+        (FLINKBENCH_JOBMANAGER_URL with FLINKBENCH_TOKEN_FILE or FLINKBENCH_TOKEN, e.g. set by JupyterLab)."""
         if self.client is None:
-            raise FlinkError("not connected to a cluster: run '%flink local' to start one in this kernel, "
-                             "or '%flink connect URL --token-file FILE' to use a running one")
+            url = os.environ.get("FLINKBENCH_JOBMANAGER_URL")
+            if not url:
+                raise FlinkError("not connected to a cluster: run '%flink local' to start one in this kernel, "
+                                 "or '%flink connect URL --token-file FILE' to use a running one")
+            self.connect(url, os.environ.get("FLINKBENCH_TOKEN"), os.environ.get("FLINKBENCH_TOKEN_FILE"))
+            print(f"connected to {self.url} (named by FLINKBENCH_JOBMANAGER_URL)")
         return self.client
 
     def views_of(self, job_id: str):
@@ -58,7 +65,10 @@ class FlinkSession:
         """Check the JobManager answers and accepts the token, then follow it (and its leader)."""
         if not url.startswith(("http://", "https://")):
             raise FlinkError(f"JobManager URL must start with http:// or https://, got {url!r}")
-        client = RestClient(url, token=token, token_file=token_file)
+        try:
+            client = RestClient(url, token=token, token_file=token_file)
+        except SecurityError as err:
+            raise FlinkError(f"cannot connect to {url}: {err}") from None
         try:
             overview = client.overview()
         except ClusterError as err:

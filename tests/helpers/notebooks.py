@@ -28,10 +28,16 @@ def with_parameters(nb: nbformat.NotebookNode, **values) -> nbformat.NotebookNod
     raise ValueError("the notebook has no cell tagged 'parameters'")
 
 
+CLUSTER_VARIABLES = ("FLINKBENCH_JOBMANAGER_URL", "FLINKBENCH_TOKEN_FILE", "FLINKBENCH_TOKEN")
+
+
 def execute(nb: nbformat.NotebookNode, timeout: float = 300, allow_errors: bool = False,
-            save_to: Path | None = None) -> nbformat.NotebookNode:
-    """Execute in a fresh kernel started from the repository root; optionally keep the executed copy."""
-    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYTHONPATH=str(REPO))
+            save_to: Path | None = None, env: dict[str, str] | None = None) -> nbformat.NotebookNode:
+    """Execute in a fresh kernel started from the repository root; optionally keep the executed copy.
+
+    The kernel sees no cluster from this process's environment, only the variables in ``env``."""
+    base = {k: v for k, v in os.environ.items() if k not in CLUSTER_VARIABLES}
+    env = dict(base, SPARK_LOCAL_IP="127.0.0.1", PYTHONPATH=str(REPO), **(env or {}))
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
                             resources={"metadata": {"path": str(REPO)}})
     try:

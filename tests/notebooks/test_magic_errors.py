@@ -80,3 +80,12 @@ def test_connect_checks_the_token_and_a_failed_job_shows_its_remote_traceback(cl
     assert "no job 'no-such-job'" in text_of(unknown_job)
     assert "no live TaskManager 'tm-none'" in text_of(unknown_tm)
     assert f"disconnected from {cluster.url}" in text_of(disconnected)
+
+
+def test_a_kernel_started_with_a_cluster_in_its_environment_connects_on_first_use(cluster, tmp_path):
+    nb = execute(code_notebook("%load_ext kernel_magics", "%flink status"), timeout=60, save_to=tmp_path / "env.ipynb",
+                 env={"FLINKBENCH_JOBMANAGER_URL": cluster.url, "FLINKBENCH_TOKEN_FILE": cluster.token_file})
+    shown = text_of(nb.cells[1])
+    assert error_of(nb.cells[1]) is None, shown
+    assert f"connected to {cluster.url} (named by FLINKBENCH_JOBMANAGER_URL)" in shown
+    assert "slots:" in shown and "TaskManager tm-" in shown
