@@ -23,7 +23,7 @@ DEFAULT_SPLITS = 12  # divisible by 1, 2, 3, 4 and 6: even shares at the paralle
 
 def datagen_params(schema: str, number_of_rows: int | None = None, rows_per_second: float | None = None,
                    seed: int = 0, fields: dict | None = None, timestamp_start: float | None = None,
-                   event_rate: float | None = None) -> dict:
+                   event_rate: float | None = None, realtime: bool = False) -> dict:
     """Client side: validate and package the options of a datagen source."""
     if not isinstance(schema, str) or not schema.strip():
         raise ConnectorError("datagen needs a schema, e.g. 'user INT, amount DOUBLE, ts TIMESTAMP'")
@@ -32,6 +32,14 @@ def datagen_params(schema: str, number_of_rows: int | None = None, rows_per_seco
     if rows_per_second is not None and rows_per_second <= 0:
         raise ConnectorError(f"datagen rows_per_second must be positive, got {rows_per_second!r}")
     params = {"connector": "datagen", "schema": schema, "seed": int(seed), "fields": dict(fields or {})}
+    if realtime:  # event time is wall-clock time: rows are released when their timestamp comes
+        if rows_per_second is None:
+            raise ConnectorError("datagen realtime=True needs rows_per_second")
+        import time
+
+        params["realtime"] = True
+        timestamp_start = time.time() if timestamp_start is None else timestamp_start
+        event_rate = rows_per_second
     for key, value in (("number_of_rows", number_of_rows), ("rows_per_second", rows_per_second),
                        ("timestamp_start", timestamp_start), ("event_rate", event_rate)):
         if value is not None:
@@ -53,6 +61,7 @@ class DatagenReader(SourceReader):
         self.splits = {j: 0 for j in range(self.num_splits) if j % p == i}  # split -> rows read from it
         rate = params.get("rows_per_second")
         self.local_rate = None if rate is None else float(rate) * len(self.splits) / self.num_splits
+        self._restored_rows = 0
 
     def split_rows(self, split: int) -> int | None:
         if self.total is None:
@@ -66,6 +75,10 @@ class DatagenReader(SourceReader):
     def rows_allowed_now(self, elapsed_s: float) -> int | None:
         if self.local_rate is None:
             return None
+        if self.ctx.params.get("realtime"):  # rows whose event time has come, however late the task started
+            import time
+
+            elapsed_s = time.time() - float(self.ctx.params["timestamp_start"]) - self._restored_rows / self.local_rate
         return int(elapsed_s * self.local_rate)
 
     def next_bundle(self, max_rows: int):
@@ -102,6 +115,7 @@ class DatagenReader(SourceReader):
             for split, rows in state.get("splits", {}).items():
                 if int(split) in self.splits:
                     self.splits[int(split)] = int(rows)
+        self._restored_rows = sum(self.splits.values())
 
 
 def _merge_ranges(ranges: list[tuple[int, int, int]], num_splits: int) -> list[tuple[int, int, int]]:

@@ -19,31 +19,46 @@ TIMESTAMP_START = 1_700_000_000.0
 
 
 def source_options(rows: int | None, rows_per_second: float | None = None, event_rate: float = 10_000.0,
-                   seed: int = 7, out_of_orderness: float = 0.0) -> dict:
-    """Datagen options: ``event_rate`` rows per event-time second, optionally jittered back in time."""
+                   seed: int = 7, out_of_orderness: float = 0.0, realtime: bool = False) -> dict:
+    """Datagen options: ``event_rate`` rows per event-time second, optionally jittered back in time;
+    ``realtime`` makes event time wall-clock time (for latency measurements)."""
+    if realtime:
+        return dict(number_of_rows=rows, rows_per_second=rows_per_second, seed=seed, realtime=True,
+                    fields=_fields(out_of_orderness))
+    return dict(number_of_rows=rows, rows_per_second=rows_per_second, seed=seed, fields=_fields(out_of_orderness),
+                timestamp_start=TIMESTAMP_START, event_rate=event_rate)
+
+
+def _fields(out_of_orderness: float) -> dict:
     fields = {"user": {"min": 0, "max": USERS - 1}, "url": {"cardinality": 500, "prefix": "/page/"},
               "amount": {"min": 0.0, "max": 1.0}}
     if out_of_orderness:
         fields["ts"] = {"max_out_of_orderness": out_of_orderness}
-    return dict(number_of_rows=rows, rows_per_second=rows_per_second, seed=seed, fields=fields,
-                timestamp_start=TIMESTAMP_START, event_rate=event_rate)
+    return fields
+
+
+def watermarks() -> WatermarkStrategy:
+    return WatermarkStrategy.for_bounded_out_of_orderness(LAG).with_timestamp_column("ts")
+
+
+def windows() -> TumblingEventTimeWindows:
+    return TumblingEventTimeWindows.of(WINDOW)
 
 
 def build(env, rows: int | None, sink: str = "collect", **options):
     """Add the clicks pipeline to ``env``; returns the windowed stream before the sink."""
     clicks = env.datagen(SCHEMA, name="Source: clicks", **source_options(rows, **options))
-    windows = (clicks
-               .assign_timestamps_and_watermarks(
-                   WatermarkStrategy.for_bounded_out_of_orderness(LAG).with_timestamp_column("ts"))
+    counted = (clicks
+               .assign_timestamps_and_watermarks(watermarks())
                .filter(col("amount") > 0.1)
                .key_by("user")
-               .window(TumblingEventTimeWindows.of(WINDOW))
+               .window(windows())
                .aggregate(clicks=agg.count(), total=agg.sum("amount")))
     if sink == "collect":
-        windows.collect()
+        counted.collect()
     elif sink == "blackhole":
-        windows.blackhole()
-    return windows
+        counted.blackhole()
+    return counted
 
 
 def expected(spark, rows: int, **options):

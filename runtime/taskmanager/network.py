@@ -344,18 +344,38 @@ class InputGate:
         """The next (channel, table or event); None once every channel delivered EndOfPartition."""
         self._grant_owed_credit()
         while True:
-            for index in list(self._held):
-                if index not in self._blocked and self._held[index]:
-                    return self._deliver(index, self._held[index].popleft())
-            if all(ch.finished for ch in self.channels):
-                return None
-            index, item = await self._items.get()
-            if isinstance(item, ConnectionError):
-                raise item
-            if index in self._blocked:
-                self._held[index].append(item)
-                continue
-            return self._deliver(index, item)
+            ready = self._ready()
+            if ready is not None or self.finished:
+                return ready
+            if self._accept(*await self._items.get()):
+                return self._deliver(*self._last)
+
+    def poll(self) -> tuple[int, Any] | None:
+        """Like next(), but only what has already arrived: None instead of waiting."""
+        self._grant_owed_credit()
+        while True:
+            ready = self._ready()
+            if ready is not None or self._items.empty():
+                return ready
+            if self._accept(*self._items.get_nowait()):
+                return self._deliver(*self._last)
+
+    def _ready(self) -> tuple[int, Any] | None:
+        """An item held back for a channel that is no longer blocked."""
+        for index in list(self._held):
+            if index not in self._blocked and self._held[index]:
+                return self._deliver(index, self._held[index].popleft())
+        return None
+
+    def _accept(self, index: int, item: Any) -> bool:
+        """True if ``item`` can be delivered now (kept in ``_last``); held back if its channel is blocked."""
+        if isinstance(item, ConnectionError):
+            raise item
+        if index in self._blocked:
+            self._held[index].append(item)
+            return False
+        self._last = (index, item)
+        return True
 
     def _deliver(self, index: int, item: Any) -> tuple[int, Any]:
         if isinstance(item, EndOfPartition):

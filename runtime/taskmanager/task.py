@@ -267,13 +267,26 @@ class Task:
 
     # -- the input loop -----------------------------------------------------------------------
     async def _run_inputs(self) -> None:
+        waiting = None  # an event met while gathering tables; handled right after them
+        max_rows = self.tm.conf.get("taskmanager.bundle.max-rows")
         while True:
-            item = await self.gate.next()
+            item = waiting or await self.gate.next()
+            waiting = None
             if item is None:
                 return
             channel, payload = item
             if isinstance(payload, pa.Table):
-                await self._on_table(payload)
+                tables, rows = [payload], payload.num_rows
+                while rows < max_rows:  # everything already arrived goes into this bundle: one Spark plan
+                    more = self.gate.poll()
+                    if more is None:
+                        break
+                    if not isinstance(more[1], pa.Table):
+                        waiting = more
+                        break
+                    tables.append(more[1])
+                    rows += more[1].num_rows
+                await self._on_table(tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="default"))
             elif isinstance(payload, Watermark):
                 update = self.valve.mark_idle(channel) if payload.idle else self.valve.update(channel, from_wire(payload.timestamp))
                 await self._on_input_watermark(update)

@@ -1,0 +1,257 @@
+"""Checkpoints, savepoints and recovery on real processes: kill -9, rescaling, S3, failing checkpoints."""
+from __future__ import annotations
+
+import collections
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from runtime.api.functions import col
+from runtime.examples import clicks
+from tests.helpers.clusters import job_state, wait_until
+
+NAMES = ("user", "window_start", "window_end", "clicks", "total")
+
+
+def window_rows(table) -> list[tuple]:
+    return sorted((r["user"], r["window_start"], r["window_end"], r["clicks"], round(r["total"], 6))
+                  for r in table.to_pylist())
+
+
+def completed(cluster, job_id) -> int:
+    return cluster.client.get(f"/jobs/{job_id}/checkpoints")["counts"]["completed"]
+
+
+def wait_for_new_checkpoint(cluster, job_id, timeout=300):
+    """Wait for the job to run and complete a checkpoint after now: progress between faults."""
+    before = completed(cluster, job_id)
+    wait_until(lambda: job_state(cluster.client, job_id) in ("RUNNING", "FINISHED") and
+               (completed(cluster, job_id) > before or job_state(cluster.client, job_id) == "FINISHED"),
+               timeout, "a new completed checkpoint")
+
+
+def files_under(path) -> list[str]:
+    return [os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs]
+
+
+def fail_once_when(trigger: str):
+    """A map function that raises once, when the test creates ``trigger`` (an injected task exception)."""
+    def fn(frame):
+        if os.path.exists(trigger):
+            os.remove(trigger)
+            raise RuntimeError("injected task failure")
+        return frame
+    return fn
+
+
+@pytest.mark.timeout(1500)
+def test_ten_kills_and_a_task_exception_leave_the_committed_output_exact(fresh_cluster, spark, tmp_path):
+    rows, rate = 240_000, 4_000
+    cluster = fresh_cluster(taskmanagers=3, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms"})
+    trigger = str(tmp_path / "fail-now")
+    out = tmp_path / "out"
+    env = cluster.environment()
+    env.set_parallelism(6)
+    env.enable_checkpointing("1 s")
+    stream = env.datagen(clicks.SCHEMA, name="Source: clicks", **clicks.source_options(rows, rows_per_second=rate))
+    (stream.map(fail_once_when(trigger), schema=clicks.SCHEMA)
+        .assign_timestamps_and_watermarks(clicks.watermarks())
+        .filter(col("amount") > 0.1).key_by("user").window(clicks.windows())
+        .aggregate(clicks=clicks.agg.count(), total=clicks.agg.sum("amount"))
+        .write_parquet(str(out)))
+    job = env.execute_async("clicks under fire")
+    rng = random.Random(42)
+    kills = 0
+    while kills < 10 and job_state(cluster.client, job.job_id) != "FINISHED":
+        wait_for_new_checkpoint(cluster, job.job_id)
+        if job_state(cluster.client, job.job_id) == "FINISHED":
+            break
+        time.sleep(rng.uniform(0, 1.0))  # a random moment within the checkpoint cycle
+        live = cluster.client.get("/taskmanagers")["taskmanagers"]
+        cluster.kill_taskmanager(rng.choice(live)["id"])
+        cluster.add_taskmanager(wait=False)
+        kills += 1
+        if kills == 5:
+            wait_for_new_checkpoint(cluster, job.job_id)
+            open(trigger, "w").close()
+    assert kills == 10, f"the job finished after only {kills} kills; give it more input"
+    assert job.wait(900) == "FINISHED"
+    details = job.details()
+    assert details["restarts"] >= 11
+    root_causes = " ".join(e["stacktrace"] for e in job.exceptions()["exceptionHistory"]["entries"])
+    assert "injected task failure" in root_causes and "lost" in root_causes
+
+    got = spark.read.parquet(str(out)).toArrow()
+    assert window_rows(got) == window_rows(clicks.expected(spark, rows)), "nothing lost, nothing duplicated"
+    assert not files_under(out / ".staging"), "no staged files left"
+    job_dir = os.path.join(cluster.working_dir, "checkpoints", job.job_id)
+    left = [d for d in os.listdir(job_dir) if d.startswith("chk-")] if os.path.isdir(job_dir) else []
+    assert len(left) <= 1, f"only the retained checkpoint stays: {left}"
+
+
+def test_per_key_sequence_numbers_rise_by_one_across_kills(fresh_cluster):
+    rows, keys = 60_000, 50
+    cluster = fresh_cluster(taskmanagers=2, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms"})
+    env = cluster.environment()
+    env.set_parallelism(2)
+    env.enable_checkpointing("1 s")
+    (env.datagen("seq BIGINT", number_of_rows=rows, rows_per_second=4_000, fields={"seq": {"kind": "sequence"}})
+        .with_columns(key=f"seq % {keys}", n=f"seq DIV {keys}")
+        .key_by("key").filter("n >= 0").collect().set_parallelism(1))
+    job = env.execute_async("sequences")
+    for _ in range(2):
+        wait_for_new_checkpoint(cluster, job.job_id)
+        cluster.kill_taskmanager(cluster.client.get("/taskmanagers")["taskmanagers"][0]["id"])
+        cluster.add_taskmanager(wait=False)
+    got = job.results(timeout=600)
+    per_key = collections.defaultdict(list)
+    for r in got.to_pylist():
+        per_key[r["key"]].append(r["n"])
+    assert len(per_key) == keys
+    for key, ns in per_key.items():
+        ns.sort()
+        assert ns == list(range(len(ns))), f"key {key}: gaps or duplicates"
+    assert got.num_rows == rows
+    assert job.details()["restarts"] >= 2
+
+
+def _stop(cluster, job_id, target) -> str:
+    request = cluster.client.post(f"/jobs/{job_id}/stop", {"targetDirectory": str(target)})["request-id"]
+    status = wait_until(lambda: (s := cluster.client.get(f"/jobs/{job_id}/savepoints/{request}"))["status"]["id"]
+                        == "COMPLETED" and s, 120, "savepoint")
+    assert "location" in status["operation"], status
+    wait_until(lambda: job_state(cluster.client, job_id) == "FINISHED", 60, "job stopped")
+    return status["operation"]["location"]
+
+
+def test_stop_with_savepoint_and_resume_at_other_parallelisms_gives_the_uninterrupted_answer(cluster, spark, tmp_path):
+    rows = 120_000
+    pieces = []
+    savepoint = None
+    for parallelism, stop in ((2, True), (3, True), (1, False)):
+        env = cluster.environment()
+        env.set_parallelism(parallelism)
+        if savepoint:
+            env.from_savepoint(savepoint)
+        clicks.build(env, rows, rows_per_second=15_000)
+        job = env.execute_async(f"clicks p{parallelism}")
+        if stop:
+            wait_until(lambda: job_state(cluster.client, job.job_id) == "RUNNING", 120, "running")
+            wait_until(lambda: job.details()["vertices"][0]["subtasks"][0]["metrics"].get("records_in", 0) > 5_000,
+                       120, "some input read")
+            savepoint = _stop(cluster, job.job_id, tmp_path / "savepoints")
+            assert cluster.client.get(f"/jobs/{job.job_id}/checkpoints")["latest"]["savepoint"]["is_savepoint"]
+        pieces.append(job.results(timeout=300))
+    got = [row for piece in pieces for row in window_rows(piece)]
+    assert sorted(got) == window_rows(clicks.expected(spark, rows))
+    assert all(p.num_rows for p in pieces[:2]), "each run produced some of the windows"
+
+
+def test_restore_from_an_unknown_savepoint_is_refused(cluster, tmp_path):
+    env = cluster.environment()
+    env.from_savepoint(str(tmp_path / "nothing-here"))
+    clicks.build(env, 100)
+    from runtime.client import ClusterError
+    with pytest.raises(ClusterError, match="cannot restore from"):
+        env.execute_async("no savepoint")
+
+
+@pytest.fixture
+def s3_emulator(monkeypatch):
+    """moto's S3 server on a free loopback port, with a bucket; the cluster processes inherit the settings."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), "moto_server"), "-H", "127.0.0.1",
+                               "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
+    for key, value in {"FLINKBENCH_S3_ENDPOINT": endpoint, "AWS_ACCESS_KEY_ID": "test",
+                       "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(key, value)
+    import boto3
+    client = boto3.client("s3", endpoint_url=endpoint)
+
+    def bucket_ready():
+        try:
+            client.create_bucket(Bucket="checkpoints")
+            return True
+        except Exception:  # noqa: BLE001 - the server is still starting
+            return False
+    try:
+        wait_until(bucket_ready, 30, "S3 emulator")
+        yield client
+    finally:
+        server.kill()
+        server.wait()
+
+
+@pytest.mark.parametrize("storage", ["file", "s3"])
+def test_checkpoints_restore_after_a_kill(fresh_cluster, spark, tmp_path, storage, request):
+    if storage == "s3":
+        client = request.getfixturevalue("s3_emulator")
+        directory = "s3://checkpoints/flinkbench"
+    else:
+        directory = (tmp_path / "chk").as_uri()
+    rows = 100_000
+    cluster = fresh_cluster(taskmanagers=2, slots=2, **{"state.checkpoints.dir": directory,
+                                                       "restart-strategy.fixed-delay.delay": "200 ms"})
+    env = cluster.environment()
+    env.set_parallelism(2)
+    env.enable_checkpointing("1 s")
+    clicks.build(env, rows, rows_per_second=5_000)
+    job = env.execute_async(f"clicks on {storage}")
+    wait_for_new_checkpoint(cluster, job.job_id)
+    wait_for_new_checkpoint(cluster, job.job_id)
+    cluster.kill_taskmanager(cluster.client.get("/taskmanagers")["taskmanagers"][0]["id"])
+    cluster.add_taskmanager(wait=False)
+    got = job.results(timeout=600)
+    assert window_rows(got) == window_rows(clicks.expected(spark, rows))
+    stats = cluster.client.get(f"/jobs/{job.job_id}/checkpoints")
+    assert stats["latest"]["restored"] is not None and stats["latest"]["restored"]["external_path"].startswith(
+        directory.split("://")[0] + "://")
+    if storage == "s3":
+        keys = [o["Key"] for o in client.list_objects_v2(Bucket="checkpoints").get("Contents", [])]
+        assert any(k.endswith("_metadata") for k in keys), keys
+
+
+def test_a_checkpoint_that_times_out_fails_alone(fresh_cluster):
+    cluster = fresh_cluster(taskmanagers=1, slots=2, **{"execution.checkpointing.timeout": "1 ms"})
+    env = cluster.environment()
+    env.enable_checkpointing("500 ms")
+    env.datagen("seq BIGINT", number_of_rows=20_000, rows_per_second=4_000,
+                fields={"seq": {"kind": "sequence"}}).collect()
+    job = env.execute_async("impatient checkpoints")
+    stats = wait_until(lambda: (s := cluster.client.get(f"/jobs/{job.job_id}/checkpoints"))["counts"]["failed"] >= 2
+                       and s, 120, "failed checkpoints")
+    assert "expired" in stats["latest"]["failed"]["failure_message"]
+    assert job_state(cluster.client, job.job_id) in ("RUNNING", "FINISHED")
+    assert sorted(job.results(timeout=300).column("seq").to_pylist()) == list(range(20_000))
+
+
+def test_unwritable_storage_fails_checkpoints_and_only_beyond_tolerance_the_job(fresh_cluster, tmp_path):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the checkpoint directory should go")
+    cluster = fresh_cluster(taskmanagers=1, slots=2, **{"state.checkpoints.dir": str(blocker / "chk")})
+    env = cluster.environment()
+    env.enable_checkpointing("500 ms")
+    env.datagen("seq BIGINT", number_of_rows=10_000, rows_per_second=4_000,
+                fields={"seq": {"kind": "sequence"}}).collect()
+    job = env.execute_async("tolerant")
+    stats = wait_until(lambda: (s := cluster.client.get(f"/jobs/{job.job_id}/checkpoints"))["counts"]["failed"] >= 2
+                       and s, 120, "failed checkpoints")
+    assert "cannot write" in stats["latest"]["failed"]["failure_message"]
+    assert sorted(job.results(timeout=300).column("seq").to_pylist()) == list(range(10_000))
+
+    env = cluster.environment()
+    env.enable_checkpointing("500 ms")
+    env.set("execution.checkpointing.tolerable-failed-checkpoints", 0)
+    env.set("restart-strategy.type", "none")
+    env.datagen("seq BIGINT", rows_per_second=1_000, fields={"seq": {"kind": "sequence"}}).blackhole()
+    from runtime.client import JobFailed
+    with pytest.raises(JobFailed, match="tolerable failure threshold"):
+        env.execute_async("intolerant").wait(120)
