@@ -209,6 +209,21 @@ def test_cancel_from_the_panel_cancels_the_job(page, ui_cluster):
         cancel_quietly(ui_cluster, job.job_id)
 
 
+def test_submit_command_is_in_the_context_menu_palette_and_shortcuts(page, lab):
+    notebook = open_notebook(page, lab)
+    notebook.locator(".jp-CodeCell").first.locator(".jp-InputArea-editor").click(button="right")
+    item = page.locator('.lm-Menu li[data-command="flinkbench:submit-cell"]')
+    item.wait_for()
+    assert "Submit cell as job" in item.inner_text()
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+Shift+C")
+    page.locator(".lm-CommandPalette-input").fill("Submit cell as job")
+    entry = page.locator('.lm-CommandPalette-item[data-command="flinkbench:submit-cell"]')
+    entry.wait_for()
+    assert "Alt+Shift+Enter" in entry.inner_text().replace(" ", "")
+    page.keyboard.press("Escape")
+
+
 def test_killed_taskmanager_shows_as_lost(page, ui_cluster):
     panel = open_panel(page)
     victim = panel.locator('.jp-Flinkbench-tm[data-state="REGISTERED"]').first
