@@ -19,18 +19,18 @@ TIMESTAMP_START = 1_700_000_000.0
 
 
 def source_options(rows: int | None, rows_per_second: float | None = None, event_rate: float = 10_000.0,
-                   seed: int = 7, out_of_orderness: float = 0.0, realtime: bool = False) -> dict:
+                   seed: int = 7, out_of_orderness: float = 0.0, realtime: bool = False, users: int = USERS) -> dict:
     """Datagen options: ``event_rate`` rows per event-time second, optionally jittered back in time;
     ``realtime`` makes event time wall-clock time (for latency measurements)."""
     if realtime:
         return dict(number_of_rows=rows, rows_per_second=rows_per_second, seed=seed, realtime=True,
-                    fields=_fields(out_of_orderness))
-    return dict(number_of_rows=rows, rows_per_second=rows_per_second, seed=seed, fields=_fields(out_of_orderness),
+                    fields=_fields(out_of_orderness, users))
+    return dict(number_of_rows=rows, rows_per_second=rows_per_second, seed=seed, fields=_fields(out_of_orderness, users),
                 timestamp_start=TIMESTAMP_START, event_rate=event_rate)
 
 
-def _fields(out_of_orderness: float) -> dict:
-    fields = {"user": {"min": 0, "max": USERS - 1}, "url": {"cardinality": 500, "prefix": "/page/"},
+def _fields(out_of_orderness: float, users: int) -> dict:
+    fields = {"user": {"min": 0, "max": users - 1}, "url": {"cardinality": 500, "prefix": "/page/"},
               "amount": {"min": 0.0, "max": 1.0}}
     if out_of_orderness:
         fields["ts"] = {"max_out_of_orderness": out_of_orderness}

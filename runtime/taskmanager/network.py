@@ -248,7 +248,7 @@ class DataServer:
             await asyncio.wait_for(present(), PRODUCER_WAIT_S)
         except asyncio.TimeoutError:
             return None
-        return self.partitions[attempt_id]
+        return self.partitions.get(attempt_id)  # it may have ended (cancelled) since it was registered
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")

@@ -41,6 +41,7 @@ from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME
 log = logging.getLogger(__name__)
 
 METRICS_INTERVAL_S = 1.0
+SINK_STAGING = "__sink_staging__"  # the snapshot table of what a sink staged (not an operator id)
 
 
 class TaskMetricsTracker:
@@ -160,7 +161,7 @@ class Task:
         if ops[-1].kind == "sink":
             self.sink = sink_writer(self._context(ops[-1]))
         if self.tdd.restore:
-            await self.run_blocking(self._restore)
+            await self._restore()
         for out in self.tdd.outputs:
             partition = ResultPartition(self.attempt_id, out.num_consumers, self.tm.conf.get("taskmanager.network.credits"))
             self.tm.data_server.register(partition)
@@ -177,8 +178,20 @@ class Task:
                                 self.spark, self.tm.send, self.tdd.job_id, self.attempt_id, self.tdd.runtime_mode,
                                 self.run_blocking, self.tdd.checkpointing)
 
-    def _restore(self) -> None:
-        """Blocking: load the snapshots of every old subtask that ran one of our operators."""
+    async def _restore(self) -> None:
+        """Load the snapshots of every old subtask that ran one of our operators and hand each its part."""
+        sources, sinks, keyed = await self.run_blocking(self._read_snapshots)
+        if sources:
+            self.reader.restore(sources)
+        if self.sink is not None:  # on the loop: restoring a sink may send to the JobManager
+            mine = [s for s in sinks if s[0] % self.tdd.parallelism == self.tdd.subtask_index]
+            self.sink.restore(mine, self.tdd.restore_checkpoint_id)
+        kg = KeyGroupRange.for_operator(self.tdd.max_parallelism, self.tdd.parallelism, self.tdd.subtask_index)
+        for stage in self.chain.stateful:
+            await self.run_blocking(stage.operator.restore, keyed.get(stage.op.id, []), range(kg.start, kg.end + 1))
+
+    def _read_snapshots(self):
+        """Blocking: read this task's share of the restored checkpoint from storage."""
         op_ids = {op.id for op in self.tdd.operators}
         sources, sinks, keyed = [], [], collections.defaultdict(list)
         for pointer in self.tdd.restore:
@@ -186,18 +199,11 @@ class Task:
             if meta.get("source") is not None and self.reader is not None and meta.get("source_op") in op_ids:
                 sources.append(meta["source"])
             if meta.get("sink") is not None and self.sink is not None and meta.get("sink_op") in op_ids:
-                sinks.append((meta["subtask"], meta["sink"], tables.get("sink")))
+                sinks.append((meta["subtask"], meta["sink"], tables.get(SINK_STAGING)))
             for op_id, table in tables.items():
                 if op_id in op_ids:
                     keyed[op_id].append(table)
-        if sources:
-            self.reader.restore(sources)
-        if self.sink is not None:
-            mine = [s for s in sinks if s[0] % self.tdd.parallelism == self.tdd.subtask_index]
-            self.sink.restore(mine, self.tdd.restore_checkpoint_id)
-        kg = KeyGroupRange.for_operator(self.tdd.max_parallelism, self.tdd.parallelism, self.tdd.subtask_index)
-        for stage in self.chain.stateful:
-            stage.operator.restore(keyed.get(stage.op.id, []), range(kg.start, kg.end + 1))
+        return sources, sinks, keyed
 
     # -- the source loop ----------------------------------------------------------------------
     async def _run_source(self) -> None:
@@ -374,7 +380,7 @@ class Task:
             sink_meta, staged = self.sink.prepare_commit(checkpoint_id)
             meta["sink"], meta["sink_op"] = sink_meta, self.tdd.operators[-1].id
             if staged is not None:
-                tables["sink"] = staged
+                tables[SINK_STAGING] = staged
         for stage in self.chain.stateful:
             table = stage.operator.snapshot()
             if table is not None:

@@ -1,0 +1,100 @@
+"""Checkpoint and recovery figures: ``python tests/benchmarks/checkpoints.py [--out FILE]``.
+
+1. Checkpoint duration p50/p99 and state size with 100,000 keys of window state (clicks with
+   100,000 users, 10 s windows, checkpoints every second).
+2. Sustained throughput of the clicks job with checkpoints every second against none.
+3. Time from a TaskManager's kill -9 to the job RUNNING again with its state restored.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from runtime.cluster import LocalCluster  # noqa: E402
+from runtime.examples import clicks  # noqa: E402
+from tests.benchmarks.run_all import MEASURE_S, WARMUP_S, source_rows, sustained  # noqa: E402
+
+KEYS = 100_000
+
+
+def wait_running(job, timeout=180) -> None:
+    deadline = time.monotonic() + timeout
+    while job.status() != "RUNNING":
+        if time.monotonic() > deadline:
+            raise TimeoutError("job did not reach RUNNING")
+        time.sleep(0.2)
+
+
+def run(cluster, checkpoint_interval: str | None, users: int = clicks.USERS):
+    env = cluster.environment()
+    env.set_parallelism(2)
+    if checkpoint_interval:
+        env.enable_checkpointing(checkpoint_interval)
+    clicks.build(env, None, sink="blackhole", event_rate=200_000.0, users=users)
+    job = env.execute_async(f"bench: clicks, checkpoints {checkpoint_interval or 'off'}")
+    wait_running(job)
+    return job
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    figures = {}
+    conf = {"spark.driver.memory": "2g", "heartbeat.interval": "500 ms", "heartbeat.timeout": "3 s",
+            "restart-strategy.fixed-delay.delay": "200 ms"}
+    with LocalCluster(taskmanagers=2, slots=1, config=conf) as cluster:
+        job = run(cluster, "1 s", users=KEYS)
+        time.sleep(WARMUP_S + MEASURE_S)
+        stats = cluster.client.get(f"/jobs/{job.job_id}/checkpoints")
+        summary = stats["summary"]
+        figures["checkpoint_duration_p50_ms"] = summary["end_to_end_duration"]["p50"]
+        figures["checkpoint_duration_p99_ms"] = summary["end_to_end_duration"]["p99"]
+        figures["checkpoint_size_p50_bytes"] = summary["state_size"]["p50"]
+        figures["checkpoints_completed"] = stats["counts"]["completed"]
+        print(f"{KEYS:,} keys: checkpoint p50 {figures['checkpoint_duration_p50_ms']} ms, "
+              f"p99 {figures['checkpoint_duration_p99_ms']} ms, size {figures['checkpoint_size_p50_bytes']:,} B "
+              f"({stats['counts']['completed']} completed, {stats['counts']['failed']} failed)", flush=True)
+
+        t_kill = time.monotonic()
+        victim = cluster.client.get("/taskmanagers")["taskmanagers"][0]["id"]
+        cluster.kill_taskmanager(victim)
+        cluster.add_taskmanager(wait=False)
+        while True:
+            details = job.details()
+            restored = cluster.client.get(f"/jobs/{job.job_id}/checkpoints")["latest"]["restored"]
+            if details["restarts"] >= 1 and details["state"] == "RUNNING" and restored and \
+                    all(v["status"] == "RUNNING" for v in details["vertices"]):
+                break
+            time.sleep(0.1)
+        figures["recovery_s"] = round(time.monotonic() - t_kill, 2)
+        print(f"kill -9 to RUNNING with state restored: {figures['recovery_s']} s", flush=True)
+        job.cancel()
+        job.wait(60)
+
+        rates = {}
+        for interval in (None, "1 s"):
+            job = run(cluster, interval)
+            rates[interval] = sustained(lambda: source_rows(cluster.client, job.job_id), WARMUP_S, MEASURE_S)
+            job.cancel()
+            job.wait(60)
+        figures["rows_per_s_without_checkpoints"] = round(rates[None])
+        figures["rows_per_s_with_checkpoints_1s"] = round(rates["1 s"])
+        figures["throughput_lost_pct"] = round(100 * (1 - rates["1 s"] / rates[None]), 1) if rates[None] else None
+        print(f"throughput: {rates[None]:,.0f} rows/s without checkpoints, {rates['1 s']:,.0f} with one every "
+              f"second ({figures['throughput_lost_pct']} % lost)", flush=True)
+    print(json.dumps(figures, indent=2))
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump(figures, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
