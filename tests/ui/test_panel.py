@@ -12,7 +12,7 @@ import pytest
 from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, started_cluster, wait_until
 from tests.ui.browser import chromium_context, chromium_missing_reason, screenshot
 from tests.ui.conftest import lab_environment
-from tests.ui.jupyter import JupyterLabServer
+from tests.ui.jupyter import JupyterLabServer, free_port
 
 pytestmark = [pytest.mark.ui, pytest.mark.slow,
               pytest.mark.skipif(chromium_missing_reason() is not None, reason=chromium_missing_reason() or "")]
@@ -198,6 +198,14 @@ def test_cancel_from_the_panel_cancels_the_job(page, ui_cluster):
     try:
         panel = open_panel(page)
         running_job(page, ui_cluster, "ui-cancel-me")
+        job_row(page, "ui-cancel-me").click()
+        detail = panel.locator(f'.jp-Flinkbench-jobDetail[data-job-id="{job.job_id}"]')
+        detail.locator(".jp-Flinkbench-subtasks tbody tr").first.wait_for()
+        assert "Source: datagen" in detail.locator(".jp-Flinkbench-graph").inner_text()
+        detail.get_by_role("button", name="Savepoint", exact=True).click()
+        confirm_dialog(page)
+        detail.locator('.jp-Flinkbench-checkpoints tr[data-kind="savepoint"][data-status="COMPLETED"]').wait_for()
+        screenshot(page, "job-detail-savepoint")
         job_row(page, "ui-cancel-me").locator('button[data-action="cancel"]').click()
         confirm_dialog(page)
         job_row(page, "ui-cancel-me", "CANCELED").wait_for()
@@ -222,6 +230,27 @@ def test_submit_command_is_in_the_context_menu_palette_and_shortcuts(page, lab):
     entry.wait_for()
     assert "Alt+Shift+Enter" in entry.inner_text().replace(" ", "")
     page.keyboard.press("Escape")
+
+
+def test_unreachable_jobmanager_is_shown_and_reconnect_works(page, ui_cluster):
+    panel = open_panel(page)
+    dead = f"http://127.0.0.1:{free_port()}"
+
+    def connect_to(url):
+        panel.get_by_role("button", name="Connect…").click()
+        dialog = page.locator(".jp-Dialog")
+        dialog.locator('input[name="url"]').fill(url)
+        dialog.locator('input[name="token_file"]').fill(ui_cluster.token_file)
+        confirm_dialog(page)
+
+    connect_to(dead)
+    banner = panel.locator('.jp-Flinkbench-connection[data-link="unreachable"]')
+    banner.wait_for()
+    assert "JobManager unreachable" in banner.inner_text() and dead in banner.inner_text()
+    screenshot(page, "jobmanager-unreachable")
+    connect_to(ui_cluster.url)
+    panel.locator('.jp-Flinkbench-connection[data-link="live"]').wait_for()
+    assert panel.locator('.jp-Flinkbench-tm[data-state="REGISTERED"]').count() == 2
 
 
 def test_killed_taskmanager_shows_as_lost(page, ui_cluster):
