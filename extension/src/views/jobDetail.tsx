@@ -133,20 +133,20 @@ function Checkpoints({ job, rest, error }: { job: IJobState; rest: ICheckpoint[]
   }
   return (
     <div className="jp-Flinkbench-scroll">
-    <table className="jp-Flinkbench-table jp-Flinkbench-checkpoints">
-      <thead><tr><th>ID</th><th>Kind</th><th>Status</th><th>Triggered</th><th>Duration</th><th>Size</th></tr></thead>
-      <tbody>
-        {all.map(c => (
-          <tr key={`${c.isSavepoint}-${c.id}`} title={c.path || c.reason || ''} data-kind={c.isSavepoint ? 'savepoint' : 'checkpoint'} data-status={c.status}>
-            <td>{c.id}</td><td>{c.isSavepoint ? 'savepoint' : 'checkpoint'}</td>
-            <td><span className={`jp-Flinkbench-state jp-mod-${c.status.toLowerCase()}`}>{c.status}</span></td>
-            <td>{clock(c.triggeredAt)}</td>
-            <td>{c.durationS !== undefined ? `${c.durationS.toFixed(2)} s` : '-'}</td>
-            <td>{c.stateSize !== undefined ? bytes(c.stateSize) : '-'}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      <table className="jp-Flinkbench-table jp-Flinkbench-checkpoints">
+        <thead><tr><th>ID</th><th>Kind</th><th>Status</th><th>Triggered</th><th>Duration</th><th>Size</th></tr></thead>
+        <tbody>
+          {all.map(c => (
+            <tr key={`${c.isSavepoint}-${c.id}`} title={c.path || c.reason || ''} data-kind={c.isSavepoint ? 'savepoint' : 'checkpoint'} data-status={c.status}>
+              <td>{c.id}</td><td>{c.isSavepoint ? 'savepoint' : 'checkpoint'}</td>
+              <td><span className={`jp-Flinkbench-state jp-mod-${c.status.toLowerCase()}`}>{c.status}</span></td>
+              <td>{clock(c.triggeredAt)}</td>
+              <td>{c.durationS !== undefined ? `${c.durationS.toFixed(2)} s` : '-'}</td>
+              <td>{c.stateSize !== undefined ? bytes(c.stateSize) : '-'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </div>
   );
 }
