@@ -3,7 +3,8 @@
     flinkbench jobmanager [-D key=value ...]
     flinkbench taskmanager --jobmanager URL --token-file F [--slots N]
     flinkbench cluster start [--taskmanagers N] [--slots N]
-    flinkbench run job.py | list | cancel JOB_ID   [--jobmanager URL --token-file F]
+    flinkbench run [-s SAVEPOINT] job.py | list | cancel JOB_ID   [--jobmanager URL --token-file F]
+    flinkbench savepoint JOB_ID [DIR] | stop JOB_ID [-p DIR]
 
 Commands that talk to a cluster find it from their flags, else FLINKBENCH_JOBMANAGER_URL and
 FLINKBENCH_TOKEN_FILE, else the cluster that ``flinkbench cluster start`` last recorded.
@@ -58,6 +59,13 @@ def _parser() -> argparse.ArgumentParser:
     with_target(sub.add_parser("list", help="list jobs"))
     cancel = with_target(sub.add_parser("cancel", help="cancel a job"))
     cancel.add_argument("job_id")
+    savepoint = with_target(sub.add_parser("savepoint", help="take a savepoint of a running job"))
+    savepoint.add_argument("job_id")
+    savepoint.add_argument("target", nargs="?", help="directory or URL (default state.savepoints.dir)")
+    stop = with_target(sub.add_parser("stop", help="stop a job with a savepoint (resume with run --from-savepoint)"))
+    stop.add_argument("job_id")
+    stop.add_argument("--savepointPath", "-p", dest="target", help="directory or URL (default state.savepoints.dir)")
+    run.add_argument("--from-savepoint", "-s", dest="from_savepoint", help="start the job from this savepoint")
     return p
 
 
@@ -120,6 +128,8 @@ def cmd_run(args) -> int:
     os.environ["FLINKBENCH_JOBMANAGER_URL"] = url
     if token_file:
         os.environ["FLINKBENCH_TOKEN_FILE"] = token_file
+    if args.from_savepoint:
+        os.environ["FLINKBENCH_FROM_SAVEPOINT"] = args.from_savepoint
     sys.argv = [args.file, *args.args]
     runpy.run_path(args.file, run_name="__main__")
     return 0
@@ -142,6 +152,14 @@ def cmd_cancel(args) -> int:
     return 0
 
 
+def cmd_savepoint(args) -> int:
+    url, token_file = _target(args)
+    location = RestClient(url, token_file=token_file).job(args.job_id).savepoint(args.target,
+                                                                                  stop=args.command == "stop")
+    print(f"savepoint of {args.job_id} completed: {location}")
+    return 0
+
+
 def _logging() -> None:
     logging.basicConfig(level=os.environ.get("FLINKBENCH_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -150,14 +168,15 @@ def _logging() -> None:
 
 
 COMMANDS = {"jobmanager": cmd_jobmanager, "taskmanager": cmd_taskmanager, "cluster": cmd_cluster,
-            "run": cmd_run, "list": cmd_list, "cancel": cmd_cancel}
+            "run": cmd_run, "list": cmd_list, "cancel": cmd_cancel, "savepoint": cmd_savepoint,
+            "stop": cmd_savepoint}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (ConfigError, ClusterError, SecurityError, JobFailed) as err:
+    except (ConfigError, ClusterError, SecurityError, JobFailed, TimeoutError) as err:
         print(f"flinkbench: {err}", file=sys.stderr)
         return 2
 

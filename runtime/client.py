@@ -118,6 +118,22 @@ class JobClient:
     def cancel(self) -> None:
         self.rest.patch(f"/jobs/{self.job_id}?mode=cancel")
 
+    def savepoint(self, target: str | None = None, stop: bool = False, timeout: float = 300.0) -> str:
+        """Take a savepoint (and with ``stop`` end the job after it, Flink's stop); returns its location."""
+        path, body = ((f"/jobs/{self.job_id}/stop", {"targetDirectory": target}) if stop else
+                      (f"/jobs/{self.job_id}/savepoints", {"target-directory": target, "cancel-job": False}))
+        request_id = self.rest.post(path, body)["request-id"]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            status = self.rest.get(f"/jobs/{self.job_id}/savepoints/{request_id}")
+            if status["status"]["id"] == "COMPLETED":
+                operation = status["operation"]
+                if "location" in operation:
+                    return operation["location"]
+                raise ClusterError(f"savepoint of job {self.job_id} failed: {operation['failure-cause']['stack-trace']}")
+            time.sleep(0.2)
+        raise TimeoutError(f"savepoint of job {self.job_id} not complete after {timeout} s")
+
     def wait(self, timeout: float | None = None, poll: float = 0.2) -> str:
         """Block until the job is terminal; raises JobFailed with the remote traceback if it failed."""
         deadline = None if timeout is None else time.monotonic() + timeout

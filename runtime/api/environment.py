@@ -7,6 +7,8 @@ notebook magics set).
 """
 from __future__ import annotations
 
+import os
+
 from typing import Any
 
 from runtime.api.datastream import DataStream
@@ -27,7 +29,7 @@ class StreamExecutionEnvironment:
         self.edges: list[EdgeSpec] = []
         self._pending_partitioning: dict[str, tuple[str, list[str]]] = {}
         self._counter = 0
-        self.restore_from: str | None = None
+        self.restore_from: str | None = os.environ.get("FLINKBENCH_FROM_SAVEPOINT")  # flinkbench run -s
         self.last_job: JobClient | None = None
         for key, value in (config or {}).items():
             self.set(key, value)

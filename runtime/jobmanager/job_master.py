@@ -151,6 +151,11 @@ class JobMaster:
         if target == ExecutionState.FAILED:
             self._task_failed(vertex, execution, msg.error or "task failed without a message")
             return
+        if target == ExecutionState.CANCELED and not execution.state.is_terminal:
+            # Nobody asked: the TaskManager gave up the task (its slot was freed, it lost us for a moment).
+            self._task_failed(vertex, execution, msg.error or f"task was cancelled on TaskManager "
+                                                              f"{execution.tm_id} without a request")
+            return
         if execution.state.is_terminal:
             return
         self._set_task_state(vertex, execution, target)

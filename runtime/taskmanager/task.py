@@ -155,7 +155,7 @@ class Task:
     async def _prepare(self) -> None:
         ops = self.tdd.operators
         self.chain = OperatorChain.build(ops, self.tdd.outputs, self.tdd.max_parallelism)
-        await self.tm.spark_ready
+        await asyncio.shield(self.tm.spark_ready)  # shared by every task: one cancelled task must not cancel it
         if self.is_source:
             self.reader = source_reader(self._context(ops[0]))
         if ops[-1].kind == "sink":

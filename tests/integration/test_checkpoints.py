@@ -72,8 +72,8 @@ def test_ten_kills_and_a_task_exception_leave_the_committed_output_exact(fresh_c
         if job_state(cluster.client, job.job_id) == "FINISHED":
             break
         time.sleep(rng.uniform(0, 1.0))  # a random moment within the checkpoint cycle
-        live = cluster.client.get("/taskmanagers")["taskmanagers"]
-        cluster.kill_taskmanager(rng.choice(live)["id"])
+        alive = [tm for tm in cluster.taskmanagers if tm.alive()]
+        cluster.kill_taskmanager(rng.randrange(len(alive)))  # index among the live ones
         cluster.add_taskmanager(wait=False)
         kills += 1
         if kills == 5:
@@ -106,7 +106,7 @@ def test_per_key_sequence_numbers_rise_by_one_across_kills(fresh_cluster):
     job = env.execute_async("sequences")
     for _ in range(2):
         wait_for_new_checkpoint(cluster, job.job_id)
-        cluster.kill_taskmanager(cluster.client.get("/taskmanagers")["taskmanagers"][0]["id"])
+        cluster.kill_taskmanager(0)
         cluster.add_taskmanager(wait=False)
     got = job.results(timeout=600)
     per_key = collections.defaultdict(list)
@@ -207,7 +207,7 @@ def test_checkpoints_restore_after_a_kill(fresh_cluster, spark, tmp_path, storag
     job = env.execute_async(f"clicks on {storage}")
     wait_for_new_checkpoint(cluster, job.job_id)
     wait_for_new_checkpoint(cluster, job.job_id)
-    cluster.kill_taskmanager(cluster.client.get("/taskmanagers")["taskmanagers"][0]["id"])
+    cluster.kill_taskmanager(0)
     cluster.add_taskmanager(wait=False)
     got = job.results(timeout=600)
     assert window_rows(got) == window_rows(clicks.expected(spark, rows))
@@ -255,3 +255,22 @@ def test_unwritable_storage_fails_checkpoints_and_only_beyond_tolerance_the_job(
     from runtime.client import JobFailed
     with pytest.raises(JobFailed, match="tolerable failure threshold"):
         env.execute_async("intolerant").wait(120)
+
+
+def test_cli_takes_a_savepoint_and_stops_a_job(cluster, tmp_path):
+    env = cluster.environment()
+    env.datagen("seq BIGINT", rows_per_second=2_000, fields={"seq": {"kind": "sequence"}}).blackhole()
+    job = env.execute_async("cli target")
+    wait_until(lambda: job_state(cluster.client, job.job_id) == "RUNNING", 120, "running")
+    target = ["--jobmanager", cluster.url, "--token-file", cluster.token_file]
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "runtime.cli", *args], capture_output=True, text=True, timeout=300)
+    taken = cli("savepoint", *target, job.job_id, str(tmp_path / "sp"))
+    assert taken.returncode == 0 and "completed: file://" in taken.stdout, taken.stderr
+    assert os.path.exists(taken.stdout.split("completed: file://")[1].strip() + "/_metadata")
+    stopped = cli("stop", *target, job.job_id, "-p", str(tmp_path / "sp"))
+    assert stopped.returncode == 0, stopped.stderr
+    assert job.wait(60) == "FINISHED"
+    refused = cli("stop", *target, job.job_id)
+    assert refused.returncode == 2 and "FINISHED" in refused.stderr
