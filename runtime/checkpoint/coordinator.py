@@ -164,6 +164,8 @@ class CheckpointCoordinator:
     def on_ack(self, msg: AcknowledgeCheckpoint) -> None:
         pending = self.pending.get(msg.checkpoint_id)
         if pending is None or msg.attempt_id not in pending.expected:
+            if msg.state_pointer:  # an upload that finished after its checkpoint failed: debris
+                asyncio.get_running_loop().run_in_executor(None, _remove_quietly, msg.state_pointer)
             return
         vertex_id, subtask, operators = pending.expected[msg.attempt_id]
         pending.acks[msg.attempt_id] = SubtaskSnapshot(vertex_id, subtask, msg.state_pointer or "", operators,
@@ -233,6 +235,22 @@ class CheckpointCoordinator:
                 self.consecutive_failures = 0
                 self.on_too_many_failures(f"exceeded checkpoint tolerable failure threshold "
                                           f"({self.tolerable}); last: {reason}")
+
+    def sweep(self) -> None:
+        """The job ended: remove every checkpoint directory of this job but the retained ones."""
+        keep = {c.directory for c in self.completed}
+        job_dir = storage.join(self.base, self.job.job_id)
+
+        def remove_stale() -> None:
+            try:
+                names = storage.list_dirs(job_dir)
+            except Exception as err:  # noqa: BLE001 - an unreachable store leaves its debris
+                log.warning("cannot list %s: %s", job_dir, err)
+                return
+            for name in names:
+                if name.startswith("chk-") and storage.join(job_dir, name) not in keep:
+                    _remove_quietly(storage.join(job_dir, name))
+        asyncio.get_running_loop().run_in_executor(None, remove_stale)
 
     async def _drop_beyond_retained(self) -> None:
         while len(self.completed) > self.retained:

@@ -318,6 +318,7 @@ class JobMaster:
         self._set_status(status, cause)
         self.checkpoints.stop()
         self.checkpoints.abort_all(f"job {status.value}")
+        self.checkpoints.sweep()
         self.end_time = time.time()
         self.results.finish()
         self.rm.free_slots(self.job_id)
