@@ -17,17 +17,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 from runtime.cluster import LocalCluster  # noqa: E402
 from runtime.examples import clicks  # noqa: E402
-from tests.benchmarks.run_all import MEASURE_S, WARMUP_S, source_rows, sustained  # noqa: E402
+from tests.benchmarks.run_all import MEASURE_S, WARMUP_S, source_rows, sustained, wait_flowing  # noqa: E402
 
 KEYS = 100_000
-
-
-def wait_running(job, timeout=180) -> None:
-    deadline = time.monotonic() + timeout
-    while job.status() != "RUNNING":
-        if time.monotonic() > deadline:
-            raise TimeoutError("job did not reach RUNNING")
-        time.sleep(0.2)
 
 
 def run(cluster, checkpoint_interval: str | None, users: int = clicks.USERS):
@@ -37,7 +29,7 @@ def run(cluster, checkpoint_interval: str | None, users: int = clicks.USERS):
         env.enable_checkpointing(checkpoint_interval)
     clicks.build(env, None, sink="blackhole", event_rate=200_000.0, users=users)
     job = env.execute_async(f"bench: clicks, checkpoints {checkpoint_interval or 'off'}")
-    wait_running(job)
+    wait_flowing(cluster, job)
     return job
 
 

@@ -37,14 +37,24 @@ def sustained(sample, warmup: float, measure: float) -> float:
     return (n1 - n0) / (t1 - t0)
 
 
+def wait_flowing(cluster, job, timeout: float = 300.0) -> None:
+    """Until every subtask runs and the sources have read rows (the Spark sessions are up)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        details = job.details()
+        running = all(s["status"] == "RUNNING" for v in details["vertices"] for s in v["subtasks"])
+        if running and source_rows(cluster.client, job.job_id) > 0:
+            return
+        time.sleep(0.5)
+    raise TimeoutError(f"job {job.job_id} did not start processing in {timeout:g} s")
+
+
 def flinkbench_throughput(cluster) -> float:
     env = cluster.environment()
     env.set_parallelism(2)
     clicks.build(env, None, sink="blackhole", event_rate=1_000_000.0)
     job = env.execute_async("bench: clicks throughput")
-    deadline = time.monotonic() + 180
-    while job.status() != "RUNNING" and time.monotonic() < deadline:
-        time.sleep(0.5)
+    wait_flowing(cluster, job)
     rate = sustained(lambda: source_rows(cluster.client, job.job_id), WARMUP_S, MEASURE_S)
     job.cancel()
     job.wait(60)
@@ -58,11 +68,14 @@ def flinkbench_latency(cluster, rows_per_second: float) -> tuple[float, float]:
     counted = clicks.build(env, None, sink="none", rows_per_second=rows_per_second, realtime=True)
     counted.with_columns(emitted_at="current_timestamp()").collect()
     job = env.execute_async("bench: clicks latency")
+    wait_flowing(cluster, job)
+    measured_from = time.time() + WARMUP_S  # windows ending before this include the start-up
     deadline = time.monotonic() + WARMUP_S + MEASURE_S
     latencies = []
     for table in job.iter_results():
         for row in table.to_pylist():
-            latencies.append((row["emitted_at"] - row["window_end"]).total_seconds())
+            if row["window_end"].timestamp() >= measured_from:
+                latencies.append((row["emitted_at"] - row["window_end"]).total_seconds())
         if time.monotonic() > deadline:
             break
     job.cancel()
