@@ -467,12 +467,13 @@ class Task:
 
 
 def _next_bundle_size(size: int, took: float, target: float, lo: int, hi: int) -> int:
-    """Grow bundles while they finish faster than the target time, shrink them when slower."""
-    if took < target / 2:
+    """Size the next bundle so that it takes about ``target``: a Spark action has a fixed cost of a few
+    hundred milliseconds, so small bundles waste it and throughput needs large ones (at most 4x growth
+    and halving per step, to follow changing input smoothly)."""
+    if took <= 0:
         return min(hi, size * 2)
-    if took > target * 2:
-        return max(lo, size // 2)
-    return size
+    scaled = int(size * target / took)
+    return max(lo, min(hi, size * 4, max(size // 2, scaled)))
 
 
 def _describe_failure(err: BaseException) -> str:
