@@ -211,6 +211,7 @@ class Task:
         target, max_rows, min_rows = (conf.get("taskmanager.bundle.target-time"),
                                       conf.get("taskmanager.bundle.max-rows"), conf.get("taskmanager.bundle.min-rows"))
         size = min_rows
+        overhead = None  # the quickest bundle so far: what one Spark action costs at least
         started = time.monotonic()
         emitted = 0
         finished = False
@@ -236,7 +237,9 @@ class Task:
             await self._emit(table)
             await self._advance_watermark(self.chain.assigner.current if self.chain.assigner else None)
             self._bundle_done(t0)
-            size = _next_bundle_size(size, time.monotonic() - t0, target, min_rows, max_rows)
+            took = time.monotonic() - t0
+            overhead = took if overhead is None else min(overhead, took)
+            size = _next_bundle_size(size, took, target, min_rows, max_rows, overhead)
         await self._advance_watermark(END_OF_TIME)
 
     def _source_bundle(self, rows: int):
@@ -466,13 +469,17 @@ class Task:
             self._send_metrics()
 
 
-def _next_bundle_size(size: int, took: float, target: float, lo: int, hi: int) -> int:
-    """Size the next bundle so that it takes about ``target``: a Spark action has a fixed cost of a few
-    hundred milliseconds, so small bundles waste it and throughput needs large ones (at most 4x growth
-    and halving per step, to follow changing input smoothly)."""
+def _next_bundle_size(size: int, took: float, target: float, lo: int, hi: int, overhead: float = 0.0) -> int:
+    """Size the next bundle to take about ``max(target, 2 * overhead)``.
+
+    A Spark action has a fixed cost (``overhead``, the quickest bundle seen) that does not shrink with
+    the bundle, so a bundle must take at least twice that to spend most of its time on rows; growth is
+    at most 4x and shrinking at most half per step, to follow changing input smoothly.
+    """
     if took <= 0:
         return min(hi, size * 2)
-    scaled = int(size * target / took)
+    aim = max(target, 2 * overhead)
+    scaled = int(size * aim / took)
     return max(lo, min(hi, size * 4, max(size // 2, scaled)))
 
 

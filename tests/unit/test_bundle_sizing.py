@@ -15,3 +15,9 @@ def test_slow_bundles_shrink_but_not_below_the_floor():
 def test_sizes_stay_within_bounds():
     assert _next_bundle_size(900_000, 0.01, 0.5, 100, 1_000_000) == 1_000_000
     assert _next_bundle_size(1_000, 0.0, 0.5, 100, 1_000_000) == 2_000
+
+
+def test_a_costly_spark_action_makes_bundles_grow_past_the_target_time():
+    # 2 s of fixed cost per action: shrinking cannot make a bundle quick, so aim at 2 x 2 s instead.
+    assert _next_bundle_size(1_000, 2.4, 0.5, 100, 1_000_000, overhead=2.4) == 2_000
+    assert _next_bundle_size(1_000, 2.4, 0.5, 100, 1_000_000, overhead=0.1) == 500
