@@ -1,9 +1,9 @@
 """ClusterView: the cluster-wide live views (``%flink dashboard``) as a notebook widget."""
 from __future__ import annotations
 
-from jupyter_bokeh import BokehModel
-
 from runtime.views.figures import ClusterViews
+
+from kernel_magics.widgets.bokehjs import LiveBokeh, ensure_loaded
 
 
 class ClusterView:
@@ -11,16 +11,19 @@ class ClusterView:
         self.session = session
         self.views = ClusterViews(None, title=title)
         self.views.refresh(session.model, force=True)
-        self.widget = BokehModel(self.views.layout)
+        self.bokeh = LiveBokeh(self.views.layout)
+        self.widget = self.bokeh.widget
         self.closed = False
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
+        ensure_loaded()
         display(self.widget)
 
     def refresh(self) -> bool:
         """Runs on the updater thread; returns False once closed (replaced by a newer dashboard)."""
         if not self.closed:
+            self.bokeh.resync_if_needed()
             self.views.refresh(self.session.model)
         return not self.closed

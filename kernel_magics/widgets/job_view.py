@@ -14,12 +14,13 @@ import time
 import ipywidgets
 import pyarrow as pa
 from bokeh.layouts import column
-from jupyter_bokeh import BokehModel
 
 from runtime.client import TERMINAL_STATES, ClusterError, JobClient, JobFailed
 from runtime.views.columns import STATE_COLORS, last_line
 from runtime.views.figures import ClusterViews
 from runtime.views.results import ResultsTable
+
+from kernel_magics.widgets.bokehjs import LiveBokeh, ensure_loaded
 
 READ_LIMIT = 10_000
 POLL_S = 0.3
@@ -38,8 +39,9 @@ class JobView:
         self.views = ClusterViews(job.job_id)
         self.results = ResultsTable(max_rows)
         self.header = ipywidgets.HTML()
-        self.bokeh = BokehModel(column(self.results.table, self.views.layout, sizing_mode="stretch_width"))
-        self.widget = ipywidgets.VBox([self.header, self.bokeh])
+        self.views.refresh(session.model, force=True)  # before the widget copies the document
+        self.bokeh = LiveBokeh(column(self.results.table, self.views.layout, sizing_mode="stretch_width"))
+        self.widget = ipywidgets.VBox([self.header, self.bokeh.widget])
         self.finished = threading.Event()
         self.state = "SUBMITTED"
         self.failure: str | None = None
@@ -62,12 +64,12 @@ class JobView:
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
+        ensure_loaded()
         display(self.widget)
 
     # -- lifecycle (main thread) ---------------------------------------------------------------
     def start(self) -> "JobView":
-        """Draw once, then hand the view to the updater and start reading results."""
-        self.views.refresh(self.session.model, force=True)
+        """Draw the header, then hand the view to the updater and start reading results."""
         self.header.value = self._header_html()
         self._reader.start()
         self.session.updater.add(self)
@@ -167,11 +169,12 @@ class JobView:
 
     # -- drawing (updater thread) --------------------------------------------------------------
     def refresh(self) -> bool:
+        self.bokeh.resync_if_needed()
         self.views.refresh(self.session.model)
         with self._lock:
             pending, self._pending = self._pending, []
-        for table in pending:
-            self.results.append(table)
+        if pending:
+            self.results.append(pa.concat_tables(pending, promote_options="default"))
         text = self._header_html()
         if self.header.value != text:
             self.header.value = text

@@ -1,8 +1,11 @@
-"""A live table of a job's latest results: a Bokeh DataTable fed with ``ColumnDataSource.stream``.
+"""A live table of a job's latest results: a Bokeh DataTable holding the last ``max_rows`` rows.
 
 Rows arrive as Arrow tables (what ``GET /jobs/<id>/results?format=arrow`` returns); only the last
-``max_rows`` stay in the table (``rollover``), so an endless job cannot fill the browser's memory.
-Like every Bokeh model, :meth:`ResultsTable.append` must run on its document's thread.
+``max_rows`` stay, so an endless job cannot fill the browser's memory. Each append replaces the
+source's data with the new tail instead of ``ColumnDataSource.stream(..., rollover=N)``: in
+JupyterLab (jupyter_bokeh 4.1, BokehJS 3.9) a table stops redrawing once rollover starts dropping
+rows, and the tail is small. Like every Bokeh model, :meth:`ResultsTable.append` must run on its
+document's thread.
 """
 from __future__ import annotations
 
@@ -50,6 +53,7 @@ class ResultsTable:
         self.table = DataTable(source=self.source, columns=[], height=height, sizing_mode="stretch_width",
                                index_position=None, name="results")
         self.schema: pa.Schema | None = None
+        self._tail: pa.Table | None = None
         self.rows_seen = 0
 
     def append(self, table: pa.Table) -> None:
@@ -58,10 +62,12 @@ class ResultsTable:
             return
         if self.schema is None or table.schema.names != self.schema.names:
             self._reset(table.schema)
+            self._tail = table.slice(0, 0)
         self.rows_seen += table.num_rows
         if table.num_rows:
-            tail = table.slice(max(0, table.num_rows - self.max_rows))
-            self.source.stream(bokeh_columns(tail), rollover=self.max_rows)
+            tail = pa.concat_tables([self._tail, table], promote_options="default")
+            self._tail = tail.slice(max(0, tail.num_rows - self.max_rows))
+            self.source.data = bokeh_columns(self._tail)
 
     def _reset(self, schema: pa.Schema) -> None:
         self.schema = schema
