@@ -9,7 +9,6 @@ batch mode) blocks until the job ends, and interrupting a waiting cell cancels t
 """
 from __future__ import annotations
 
-import pyarrow  # noqa: F401 - loaded before the cell runs, so its import cost is not the cell's
 from IPython.display import display
 
 from kernel_magics import api_hints

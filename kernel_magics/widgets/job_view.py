@@ -86,6 +86,7 @@ class JobView:
         return self.state
 
     def cancel(self, timeout: float = 30.0) -> str:
+        """Cancel the job from the notebook (``view.cancel()``); returns the state it reached."""
         self.job.cancel()
         self.finished.wait(timeout)
         return self.current_state()
