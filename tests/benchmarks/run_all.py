@@ -117,6 +117,11 @@ def structured_streaming_throughput() -> float:
     return rate
 
 
+def _seconds(value: float) -> float | None:
+    """None when no window was measured (JSON has no NaN)."""
+    return round(value, 3) if value == value else None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="write the figures as JSON to this file")
@@ -131,7 +136,7 @@ def main() -> int:
     print(f"Spark Structured Streaming, same query, local[2]: {theirs:,.0f} rows/s sustained", flush=True)
     figures = {"flinkbench_rows_per_s": round(ours), "structured_streaming_rows_per_s": round(theirs),
                "ratio": round(ours / theirs, 3) if theirs else None,
-               "latency_p50_s": round(p50, 3), "latency_p99_s": round(p99, 3)}
+               "latency_p50_s": _seconds(p50), "latency_p99_s": _seconds(p99)}
     print(json.dumps(figures, indent=2))
     if args.out:
         with open(args.out, "w") as fh:
