@@ -27,6 +27,14 @@ BACKPRESSURE_PALETTE = RdYlGn11  # from green (no backpressure) to red (fully ba
 _EMPTY = all_columns(ClusterModel())
 
 
+def redraw(table: DataTable) -> None:
+    """Make the page redraw a table whose rows changed but not their number.
+
+    BokehJS redraws a DataTable when its CDSView's indices change, so new values in the same number
+    of rows stay unseen; any change to the table model itself makes it render again."""
+    table.tags = [(table.tags[0] if table.tags else 0) + 1]
+
+
 def _table(source: ColumnDataSource, columns: list[tuple], height: int = 180) -> DataTable:
     """A DataTable from (field, title[, format name]) tuples."""
     def column_of(field, title, fmt=None):
@@ -131,6 +139,8 @@ class ClusterViews:
         self.layout = column(*header, self.status, self.tabs, sizing_mode="stretch_width")
         self.version = -1
         self._shown: dict[str, object] = {}
+        tables = list(self.layout.select({"type": DataTable}))
+        self._tables = {name: [t for t in tables if t.source is source] for name, source in self.sources.items()}
 
     def refresh(self, model: ClusterModel, force: bool = False) -> bool:
         """Copy the model's current columns into the sources; returns False when nothing changed."""
@@ -142,6 +152,8 @@ class ClusterViews:
             if self._shown.get(name) != cols[name]:
                 source.data = cols[name]
                 self._shown[name] = cols[name]
+                for table in self._tables[name]:
+                    redraw(table)
         if self.status.text != cols["status"]:
             self.status.text = cols["status"]
         self._fit(self.slot_fig, list(dict.fromkeys(reversed(cols["slots"]["tm"]))), SLOT_ROW_PX)

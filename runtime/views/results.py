@@ -4,13 +4,15 @@ Rows arrive as Arrow tables (what ``GET /jobs/<id>/results?format=arrow`` return
 ``max_rows`` stay, so an endless job cannot fill the browser's memory. Each append replaces the
 source's data with the new tail instead of ``ColumnDataSource.stream(..., rollover=N)``: in
 JupyterLab (jupyter_bokeh 4.1, BokehJS 3.9) a table stops redrawing once rollover starts dropping
-rows, and the tail is small. Like every Bokeh model, :meth:`ResultsTable.append` must run on its
+rows, and the tail is small (see also figures.redraw). Like every Bokeh model, :meth:`ResultsTable.append` must run on its
 document's thread.
 """
 from __future__ import annotations
 
 import pyarrow as pa
 from bokeh.models import ColumnDataSource, DataTable, DateFormatter, NumberFormatter, TableColumn
+
+from runtime.views.figures import redraw
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
 
@@ -68,6 +70,7 @@ class ResultsTable:
             tail = pa.concat_tables([self._tail, table], promote_options="default")
             self._tail = tail.slice(max(0, tail.num_rows - self.max_rows))
             self.source.data = bokeh_columns(self._tail)
+            redraw(self.table)
 
     def _reset(self, schema: pa.Schema) -> None:
         self.schema = schema

@@ -209,6 +209,12 @@ def test_bokeh_views_hold_the_model_columns_and_skip_redraws_without_changes(mod
     assert list(views.task_fig.y_range.factors) == list(reversed(task_columns(model, JOB)["label"]))
     assert views.status.text == status_text(model)
 
+    table = views._tables["tasks"][0]
+    before = list(table.tags)
+    feed(events.TaskMetricsReported(JOB, VERTEX, "Source: datagen -> Collect", 0, TaskMetrics(JOB, "att0", records_in=5)))
+    assert views.refresh(model)
+    assert table.tags != before, "same rows, new values: the table is told to redraw"
+
 
 def test_results_table_keeps_only_the_last_rows():
     table = ResultsTable(max_rows=3)
@@ -216,4 +222,7 @@ def test_results_table_keeps_only_the_last_rows():
     table.append(pa.table({"seq": [3, 4, 5, 6, 7], "user": list("cdefg")}))
     assert table.rows() == [{"seq": 5, "user": "e"}, {"seq": 6, "user": "f"}, {"seq": 7, "user": "g"}]
     assert table.rows_seen == 7
+    drawn = list(table.table.tags)
+    table.append(pa.table({"seq": [8], "user": ["h"]}))
+    assert table.rows()[-1] == {"seq": 8, "user": "h"} and table.table.tags != drawn
     assert [c.field for c in table.table.columns] == ["seq", "user"]
