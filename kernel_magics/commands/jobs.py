@@ -120,7 +120,7 @@ def stop_job(session, line: str):
     client = session.require_client()
     job_id = resolve_job(client, args.job)
     body = {"targetDirectory": args.savepoint or None, "drain": args.drain}
-    cli = f"stop {job_id}" + (f" --savepointPath {args.savepoint}" if args.savepoint else "") + (" --drain" if args.drain else "")
+    cli = f"stop {job_id}" + (f" --savepointPath {args.savepoint}" if args.savepoint else "")
     location = _savepoint_operation(session, client, job_id, f"/jobs/{job_id}/stop", body, cli, args.show_api)
     print(f"job {job_id}: {wait_terminal(client, job_id, CANCEL_WAIT_S)}")
     return location

@@ -106,7 +106,7 @@ def submit_cell(session, args, cell: str):
         env._client = client
         if args.show_api:
             api_hints.show(client.url, session.token_file, "POST", "/jobs", {"job_graph": "<the cell's JobGraph>"},
-                           cli="run cell.py")
+                           cli="run" + (f" --from-savepoint {args.from_savepoint}" if args.from_savepoint else "") + " cell.py")
         try:
             job = env.execute_async(name)
         except ClusterError as err:

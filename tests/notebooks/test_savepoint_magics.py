@@ -42,6 +42,7 @@ def test_savepoint_stop_and_resume_from_the_notebook(cluster, tmp_path):
     assert "triggered" in text_of(savepoint) and "'file://" in text_of(savepoint), "the location is the result"
     shown = text_of(stopped)
     assert "REST: POST /jobs/" in shown and '"targetDirectory": null' in shown and ": FINISHED" in shown
+    assert f"CLI:  flinkbench stop --jobmanager {cluster.url} --token-file {cluster.token_file} " in shown
     location = json_lines(stopped)["location"]
     assert location.startswith("file://") and location not in text_of(savepoint), "a second, newer savepoint"
 
