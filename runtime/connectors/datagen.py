@@ -87,7 +87,7 @@ class DatagenReader(SourceReader):
         if not open_splits or max_rows <= 0:
             return None, 0, self.bounded and not open_splits
         level = min(self.splits[j] for j in open_splits)
-        behind = [j for j in open_splits if self.splits[j] == level]
+        behind = [j for j in open_splits if self.splits[j] == level][:max_rows]  # never more rows than asked
         per_split = max(1, max_rows // len(behind))
         ahead = [self.splits[j] for j in open_splits if self.splits[j] > level]
         if ahead:
