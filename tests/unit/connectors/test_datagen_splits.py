@@ -1,0 +1,41 @@
+"""datagen's split bookkeeping, with a stand-in for Spark that returns the offset ranges it is asked for."""
+from runtime.connectors.base import ConnectorContext
+from runtime.connectors.datagen import DatagenReader
+
+
+class RangesOnly:
+    def datagen_ranges(self, params, ranges):
+        return ranges
+
+
+def reader(subtask=0, parallelism=1, **params):
+    ctx = ConnectorContext("src", "src", subtask, parallelism, {"schema": "seq BIGINT", **params}, RangesOnly(),
+                           None, "job", "attempt", "streaming", None)
+    return DatagenReader(ctx)
+
+
+def offsets(ranges):
+    return sorted(o for lo, hi, step in ranges for o in range(lo, hi, step))
+
+
+def test_a_bundle_never_reads_more_rows_than_asked():
+    r = reader(rows_per_second=300)
+    ranges, read, _ = r.next_bundle(1)
+    assert read == 1 and len(offsets(ranges)) == 1
+
+
+def test_subtasks_read_every_offset_once_and_a_restore_rescales():
+    first = [reader(i, 2, number_of_rows=100) for i in range(2)]
+    seen = []
+    for r in first:
+        ranges, _, _ = r.next_bundle(30)
+        seen += offsets(ranges)
+    states = [r.snapshot() for r in first]
+    rest = [reader(i, 3, number_of_rows=100) for i in range(3)]
+    for r in rest:
+        r.restore(states)
+        finished = False
+        while not finished:
+            ranges, read, finished = r.next_bundle(7)
+            seen += offsets(ranges) if ranges else []
+    assert sorted(seen) == list(range(100))
