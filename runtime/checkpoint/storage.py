@@ -11,13 +11,13 @@ start from either by pointing at the directory holding ``_metadata``.
 """
 from __future__ import annotations
 
-import io
 import json
 import os
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.ipc as ipc
+
+from runtime.arrow_ipc import table_from_ipc, table_to_ipc
 
 METADATA = "_metadata"
 
@@ -106,17 +106,6 @@ def list_dirs(url: str) -> list[str]:
         return []
 
 
-def table_to_bytes(table: pa.Table) -> bytes:
-    sink = io.BytesIO()
-    with ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue()
-
-
-def table_from_bytes(data: bytes) -> pa.Table:
-    return ipc.open_stream(data).read_all()
-
-
 def write_json(url: str, value: Any) -> int:
     data = json.dumps(value).encode()
     write_bytes(url, data)
@@ -144,7 +133,7 @@ def write_subtask_state(directory: str, name: str, meta: dict, tables: dict[str,
     size = 0
     files = {}
     for op_id, table in tables.items():
-        data = table_to_bytes(table)
+        data = table_to_ipc(table)
         write_bytes(join(pointer, f"{op_id}.arrow"), data)
         files[op_id] = f"{op_id}.arrow"
         size += len(data)
@@ -154,5 +143,5 @@ def write_subtask_state(directory: str, name: str, meta: dict, tables: dict[str,
 
 def read_subtask_state(pointer: str) -> tuple[dict, dict[str, pa.Table]]:
     meta = read_json(join(pointer, "state.json"))
-    tables = {op_id: table_from_bytes(read_bytes(join(pointer, name))) for op_id, name in meta.get("tables", {}).items()}
+    tables = {op_id: table_from_ipc(read_bytes(join(pointer, name))) for op_id, name in meta.get("tables", {}).items()}
     return meta, tables

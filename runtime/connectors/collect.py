@@ -11,7 +11,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from runtime.connectors.base import SinkWriter, sink
-from runtime.jobmanager.collect import table_to_b64
+from runtime.arrow_ipc import table_to_b64
 from runtime.messages import CollectResult
 
 

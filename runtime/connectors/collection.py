@@ -6,18 +6,17 @@ the position reached, so a replay resumes exactly.
 """
 from __future__ import annotations
 
-import base64
 
 import pyarrow as pa
 
-from runtime.checkpoint.storage import table_from_bytes, table_to_bytes
+from runtime.arrow_ipc import table_from_b64, table_to_b64
 from runtime.connectors.base import ConnectorError, SourceReader, source
 
 
 def collection_params(rows, schema: str | None = None, bundle_rows: int | None = None) -> dict:
     """Client side: rows as a list of dicts, a pandas DataFrame or an Arrow table."""
     table = _as_table(rows)
-    params = {"connector": "collection", "arrow_b64": base64.b64encode(table_to_bytes(table)).decode("ascii")}
+    params = {"connector": "collection", "arrow_b64": table_to_b64(table)}
     if schema:
         params["schema"] = schema
     if bundle_rows is not None:
@@ -43,7 +42,7 @@ def _as_table(rows) -> pa.Table:
 class CollectionReader(SourceReader):
     def __init__(self, ctx):
         super().__init__(ctx)
-        table = table_from_bytes(base64.b64decode(ctx.params["arrow_b64"]))
+        table = table_from_b64(ctx.params["arrow_b64"])
         p, i = ctx.parallelism, ctx.subtask_index
         self.rows = table.take(list(range(i, table.num_rows, p)))
         self.bundle_rows = int(ctx.params.get("bundle_rows") or 0)

@@ -5,26 +5,12 @@ work. Memory is bounded: beyond ``max_rows`` the oldest rows are dropped and cou
 """
 from __future__ import annotations
 
-import base64
-import io
-
 import pyarrow as pa
-import pyarrow.ipc as ipc
 
+from runtime.arrow_ipc import table_from_b64
 from runtime.messages import CollectResult
 
 DEFAULT_MAX_ROWS = 2_000_000
-
-
-def table_to_b64(table: pa.Table) -> str:
-    sink = io.BytesIO()
-    with ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return base64.b64encode(sink.getvalue()).decode("ascii")
-
-
-def table_from_b64(data: str) -> pa.Table:
-    return ipc.open_stream(base64.b64decode(data)).read_all()
 
 
 class CollectBuffer:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import io
 import itertools
 import logging
 import struct
@@ -25,8 +24,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.ipc as ipc
 
+from runtime.arrow_ipc import table_from_ipc, table_to_ipc
 from runtime.codec import WireError, decode, encode
 from runtime.ids import ExecutionAttemptId
 from runtime.keygroups import KEY_GROUP_COLUMN, channels_for_key_groups
@@ -49,17 +48,6 @@ Event = Watermark | CheckpointBarrier | EndOfPartition
 # ---------------------------------------------------------------------------------------------
 # Framing, shared by both ends
 # ---------------------------------------------------------------------------------------------
-def table_to_ipc(table: pa.Table) -> bytes:
-    sink = io.BytesIO()
-    with ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue()
-
-
-def table_from_ipc(data: bytes) -> pa.Table:
-    return ipc.open_stream(data).read_all()
-
-
 async def write_frame(writer: asyncio.StreamWriter, header: Any, payload: bytes = b"") -> None:
     encoded = encode(header).encode()
     writer.write(HEADER.pack(len(encoded)) + encoded)

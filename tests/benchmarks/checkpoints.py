@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -17,7 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 from runtime.cluster import LocalCluster  # noqa: E402
 from runtime.examples import clicks  # noqa: E402
-from tests.benchmarks.run_all import MEASURE_S, WARMUP_S, source_rows, sustained, wait_flowing  # noqa: E402
+from tests.benchmarks.run_all import MEASURE_S, WARMUP_S, report, source_rows, sustained, wait_flowing  # noqa: E402
 
 KEYS = 100_000
 
@@ -81,10 +80,7 @@ def main() -> int:
         figures["throughput_lost_pct"] = round(100 * (1 - rates["1 s"] / rates[None]), 1) if rates[None] else None
         print(f"throughput: {rates[None]:,.0f} rows/s without checkpoints, {rates['1 s']:,.0f} with one every "
               f"second ({figures['throughput_lost_pct']} % lost)", flush=True)
-    print(json.dumps(figures, indent=2))
-    if args.out:
-        with open(args.out, "w") as fh:
-            json.dump(figures, fh, indent=2)
+    report(figures, args.out)
     return 0
 
 

@@ -117,6 +117,14 @@ def structured_streaming_throughput() -> float:
     return rate
 
 
+def report(figures: dict, out: str | None) -> None:
+    """Print the figures as JSON, and write them to ``out`` when given."""
+    print(json.dumps(figures, indent=2))
+    if out:
+        with open(out, "w") as fh:
+            json.dump(figures, fh, indent=2)
+
+
 def _seconds(value: float) -> float | None:
     """None when no window was measured (JSON has no NaN)."""
     return round(value, 3) if value == value else None
@@ -137,10 +145,7 @@ def main() -> int:
     figures = {"flinkbench_rows_per_s": round(ours), "structured_streaming_rows_per_s": round(theirs),
                "ratio": round(ours / theirs, 3) if theirs else None,
                "latency_p50_s": _seconds(p50), "latency_p99_s": _seconds(p99)}
-    print(json.dumps(figures, indent=2))
-    if args.out:
-        with open(args.out, "w") as fh:
-            json.dump(figures, fh, indent=2)
+    report(figures, args.out)
     return 0
 
 
