@@ -260,7 +260,8 @@ def test_cli_takes_a_savepoint_and_stops_a_job(cluster, tmp_path):
     env = cluster.environment()
     env.datagen("seq BIGINT", rows_per_second=2_000, fields={"seq": {"kind": "sequence"}}).blackhole()
     job = env.execute_async("cli target")
-    wait_until(lambda: job_state(cluster.client, job.job_id) == "RUNNING", 120, "running")
+    wait_until(lambda: all(s["status"] == "RUNNING" for v in job.details()["vertices"] for s in v["subtasks"]),
+               180, "every task running (savepoints need them all)")
     target = ["--jobmanager", cluster.url, "--token-file", cluster.token_file]
 
     def cli(*args):
