@@ -60,6 +60,11 @@ class ConnectorContext:
 
 class SourceReader:
     bounded: bool = True
+    # Seconds of unused rate a rate-limited source may catch up on after a stall (a slow first
+    # Spark action, a long GC); None catches up on all of it, as sources whose rows are due by
+    # wall-clock time must.
+    max_burst_s: float | None = 1.0
+    rate: float | None = None  # rows per second this subtask may read; None means no limit
 
     def __init__(self, ctx: ConnectorContext):
         self.ctx = ctx
@@ -75,7 +80,7 @@ class SourceReader:
 
     def rows_allowed_now(self, elapsed_s: float) -> int | None:
         """Rows the source may have produced by ``elapsed_s`` (rate limiting); None means no limit."""
-        return None
+        return None if self.rate is None else int(elapsed_s * self.rate)
 
 
 class SinkWriter:

@@ -15,6 +15,7 @@ exactly from any snapshot.
 from __future__ import annotations
 
 import math
+import time
 
 from runtime.connectors.base import ConnectorError, SourceReader, source
 
@@ -60,8 +61,10 @@ class DatagenReader(SourceReader):
         p, i = ctx.parallelism, ctx.subtask_index
         self.splits = {j: 0 for j in range(self.num_splits) if j % p == i}  # split -> rows read from it
         rate = params.get("rows_per_second")
-        self.local_rate = None if rate is None else float(rate) * len(self.splits) / self.num_splits
+        self.rate = None if rate is None else float(rate) * len(self.splits) / self.num_splits
         self._restored_rows = 0
+        if params.get("realtime"):
+            self.max_burst_s = None
 
     def split_rows(self, split: int) -> int | None:
         if self.total is None:
@@ -73,13 +76,10 @@ class DatagenReader(SourceReader):
         return None if rows is None else rows - self.splits[split]
 
     def rows_allowed_now(self, elapsed_s: float) -> int | None:
-        if self.local_rate is None:
-            return None
-        if self.ctx.params.get("realtime"):  # rows whose event time has come, however late the task started
-            import time
-
-            elapsed_s = time.time() - float(self.ctx.params["timestamp_start"]) - self._restored_rows / self.local_rate
-        return int(elapsed_s * self.local_rate)
+        if self.rate is not None and self.ctx.params.get("realtime"):
+            # rows whose event time has come, however late the task started
+            elapsed_s = time.time() - float(self.ctx.params["timestamp_start"]) - self._restored_rows / self.rate
+        return super().rows_allowed_now(elapsed_s)
 
     def next_bundle(self, max_rows: int):
         """The next at most ``max_rows`` rows as a Spark DataFrame (blocking), how many, and whether input is done."""

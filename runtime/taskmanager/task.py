@@ -219,6 +219,8 @@ class Task:
             if await self._take_source_checkpoints():
                 return  # stopped with a savepoint: no end-of-input watermark, the job resumes later
             allowed = self.reader.rows_allowed_now(time.monotonic() - started)
+            if allowed is not None:
+                emitted = max(emitted, allowed - _burst_rows(self.reader))
             want = size if allowed is None else min(size, allowed - emitted)
             if want <= 0:
                 await self._maybe_idle()
@@ -467,6 +469,13 @@ class Task:
         while True:
             await asyncio.sleep(METRICS_INTERVAL_S)
             self._send_metrics()
+
+
+def _burst_rows(reader) -> int:
+    """How far a rate-limited source may run ahead of its pace to make up for a stall."""
+    if reader.max_burst_s is None or reader.rate is None:
+        return 2**62
+    return max(1, int(reader.max_burst_s * reader.rate))
 
 
 def _next_bundle_size(size: int, took: float, target: float, lo: int, hi: int, overhead: float = 0.0) -> int:

@@ -51,7 +51,7 @@ def fail_once_when(trigger: str):
 
 @pytest.mark.timeout(1500)
 def test_ten_kills_and_a_task_exception_leave_the_committed_output_exact(fresh_cluster, spark, tmp_path):
-    rows, rate = 240_000, 4_000
+    rows, rate = 300_000, 2_000  # at least 150 s of input, so that ten kill cycles fit on a fast machine too
     cluster = fresh_cluster(taskmanagers=3, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms"})
     trigger = str(tmp_path / "fail-now")
     out = tmp_path / "out"
@@ -138,7 +138,8 @@ def test_stop_with_savepoint_and_resume_at_other_parallelisms_gives_the_uninterr
         env.set_parallelism(parallelism)
         if savepoint:
             env.from_savepoint(savepoint)
-        clicks.build(env, rows, rows_per_second=10_000, event_rate=2_000.0)  # a 10 s window every 20,000 rows
+        # a 10 s window every 20,000 rows, at most 4,000 rows/s: each run has input left when it is stopped
+        clicks.build(env, rows, rows_per_second=4_000, event_rate=2_000.0)
         job = env.execute_async(f"clicks p{parallelism}")
         if stop:
             wait_until(lambda: cluster.client.get(f"/jobs/{job.job_id}/results?offset=0&limit=0")["total"] > 0,

@@ -39,3 +39,11 @@ def test_subtasks_read_every_offset_once_and_a_restore_rescales():
             ranges, read, finished = r.next_bundle(7)
             seen += offsets(ranges) if ranges else []
     assert sorted(seen) == list(range(100))
+
+
+def test_a_rate_limited_source_catches_up_on_one_second_at_most_unless_it_is_realtime():
+    from runtime.taskmanager.task import _burst_rows
+
+    assert _burst_rows(reader(0, 2, rows_per_second=1_000)) == 500  # this subtask's share of one second
+    assert _burst_rows(reader(rows_per_second=1_000, realtime=True, timestamp_start=0)) >= 2**62
+    assert _burst_rows(reader()) >= 2**62  # no rate, no limit
