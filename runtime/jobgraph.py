@@ -14,6 +14,7 @@ from runtime.codec import wire
 PARTITIONINGS = ("forward", "hash", "rebalance", "broadcast")
 SOURCE_KINDS = ("source",)
 SINK_KINDS = ("sink",)
+KEYED_KINDS = ("window_aggregate", "keyed_process")  # keyed state: every row of a key must reach one subtask
 
 
 class JobGraphError(ValueError):
@@ -93,6 +94,8 @@ class JobGraph:
                 raise JobGraphError(f"source '{op.name}' cannot have inputs")
             if op.kind not in SOURCE_KINDS and not has_inputs:
                 raise JobGraphError(f"operator '{op.name}' has no input")
+            if op.kind in KEYED_KINDS and any(e.partitioning != "hash" for e in self.inputs_of(op.id)):
+                raise JobGraphError(f"keyed operator '{op.name}' needs hash-partitioned input (key_by)")
         if not any(op.kind in SINK_KINDS for op in self.operators):
             raise JobGraphError("the job has no sink: add one with sink_to(), collect(), print() or similar")
         self._check_acyclic()

@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from runtime.api.functions import expression_sql
+from runtime.api.process import KeyedProcessFunction, process_params
 from runtime.api.windows import (Aggregate, EventTimeSessionWindows, SlidingEventTimeWindows,
                                  TumblingEventTimeWindows, WatermarkStrategy, aggregate_params)
 from runtime.connectors.collect import collect_params
 from runtime.connectors.files import file_sink_params
 from runtime.connectors.simple_sinks import blackhole_params, print_params
+from runtime.ddl import arrow_schema
 from runtime.jobgraph import EdgeSpec, OperatorSpec, pack_udf
 
 if TYPE_CHECKING:
@@ -111,6 +113,10 @@ class DataStream:
         _check_batch_format(batch_format)
         return self._then("flat_map", "FlatMap", {"schema": schema, "batch_format": batch_format}, fn)
 
+    def process(self, fn: KeyedProcessFunction, schema: str | None = None) -> "DataStream":
+        raise TypeError("process(...) runs a KeyedProcessFunction on a keyed stream: call key_by(...) first, "
+                        "e.g. stream.key_by(\"user\").process(fn, schema=\"user BIGINT, n BIGINT\")")
+
     def key_by(self, *keys: str) -> "KeyedStream":
         if not keys or not all(isinstance(k, str) and k for k in keys):
             raise TypeError("key_by takes one or more column names")
@@ -185,6 +191,20 @@ class KeyedStream(PartitionedStream):
             raise TypeError("window takes TumblingEventTimeWindows.of(...), SlidingEventTimeWindows.of(...) "
                             "or EventTimeSessionWindows.with_gap(...)")
         return WindowedStream(self._stream, self.keys, assigner)
+
+    def process(self, fn: KeyedProcessFunction, schema: str | None = None) -> DataStream:
+        """Run ``fn`` on every row with its key's state and timers; ``schema`` (DDL) types the rows it emits.
+
+        See runtime.api.process. The output keeps the input's event-time column only if ``schema``
+        declares a column of that name (the function then sets it).
+        """
+        stream = self._stream
+        params = process_params(fn, schema, self.keys, stream.timestamp_column)
+        out = stream._then("keyed_process", f"KeyedProcess({type(fn).__name__})", params, fn,
+                           partitioning="hash", keys=self.keys)
+        if stream.timestamp_column not in arrow_schema(schema).names:
+            out.timestamp_column = None
+        return out
 
 
 class WindowedStream:

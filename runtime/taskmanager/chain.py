@@ -1,9 +1,10 @@
 """The operators of one task between its input and its output, grouped into stages.
 
 Consecutive stateless operators form a :class:`SparkStage`: one Spark plan per bundle, one action,
-out as Arrow. Stateful operators (event-time windows) run between stages on the TaskManager and
-keep their state by key group. A bundle flows through every stage in order; a watermark enters at the
-first stateful stage it can fire, and what that emits flows on through the later stages.
+out as Arrow. Stateful operators (event-time windows, keyed process functions) run between stages on
+the TaskManager and keep their state by key group. A bundle flows through every stage in order; a
+watermark (or a due processing-time timer) enters at the stateful stages it can fire, and what they emit
+flows on through the later stages.
 """
 from __future__ import annotations
 
@@ -15,11 +16,14 @@ import pyarrow as pa
 from runtime.jobgraph import OperatorSpec, unpack_udf
 from runtime.keygroups import KEY_GROUP_COLUMN, key_group_sql
 from runtime.messages import OutputDescriptor
+from runtime.taskmanager.process_operator import KeyedProcessOperator, OutputRowError
+from runtime.taskmanager.spark import UserFunctionError
 from runtime.taskmanager.watermarks import BoundedOutOfOrderness
 from runtime.taskmanager.window_operator import WindowOperator
 
 STATELESS_KINDS = ("select", "filter", "with_columns", "map", "flat_map", "window_combine", "watermark", "union")
-STATEFUL_KINDS = ("window_aggregate",)
+STATEFUL_OPERATORS = {"window_aggregate": WindowOperator, "keyed_process": KeyedProcessOperator}
+STATEFUL_KINDS = tuple(STATEFUL_OPERATORS)
 
 
 class OperatorError(RuntimeError):
@@ -77,15 +81,26 @@ class SparkStage:
 @dataclass
 class StatefulStage:
     op: OperatorSpec
-    operator: Any  # WindowOperator
+    operator: Any  # one of STATEFUL_OPERATORS
 
     def run(self, spark, data) -> pa.Table | None:
         if not isinstance(data, pa.Table):
             data = _to_arrow(spark, data, self.op.name)
+        return self.call(self.operator.process, data)
+
+    def call(self, method: Callable, *args) -> pa.Table | None:
+        """One of the operator's methods; its errors (and its user function's) come back naming the operator."""
         try:
-            return self.operator.process(data)
+            return method(*args)
         except KeyError as err:
             raise OperatorError(f"operator '{self.op.name}': input has no column {err}") from None
+        except (UserFunctionError, OutputRowError) as err:
+            raise OperatorError(f"operator '{self.op.name}': {err}") from None
+
+    def processing_timer_delay(self) -> float | None:
+        """Seconds until the operator's next processing-time timer; None if it has none (or no such timers)."""
+        delay = getattr(self.operator, "processing_timer_delay", None)
+        return delay() if delay is not None else None
 
 
 @dataclass
@@ -113,7 +128,7 @@ class OperatorChain:
                     chain.assigner = BoundedOutOfOrderness(int(op.params.get("lag_us", 0)), op.params.get("idle_us"))
             elif op.kind in STATEFUL_KINDS:
                 close_spark_stage()
-                chain.stages.append(StatefulStage(op, WindowOperator(op.params, load_udf(op))))
+                chain.stages.append(StatefulStage(op, STATEFUL_OPERATORS[op.kind](op.params, load_udf(op))))
             else:
                 raise OperatorError(f"operator '{op.name}': kind {op.kind!r} is not supported")
         hash_out = next((o for o in outputs if o.partitioning == "hash"), None)
@@ -143,10 +158,22 @@ class OperatorChain:
 
     def on_watermark(self, spark, watermark: int) -> list[pa.Table]:
         """Blocking: let every stateful stage fire for ``watermark``; returns what reaches the output."""
+        return self._fire(spark, lambda stage: stage.call(stage.operator.on_watermark, watermark))
+
+    def on_processing_time(self, spark) -> list[pa.Table]:
+        """Blocking: fire the processing-time timers that are due; returns what reaches the output."""
+        return self._fire(spark, lambda stage: stage.call(stage.operator.on_processing_time)
+                          if stage.processing_timer_delay() is not None else None)
+
+    def processing_timer_delay(self) -> float | None:
+        """Seconds until the chain's earliest processing-time timer is due (<= 0: now); None if none is set."""
+        return min((d for s in self.stateful if (d := s.processing_timer_delay()) is not None), default=None)
+
+    def _fire(self, spark, fire: Callable[[StatefulStage], pa.Table | None]) -> list[pa.Table]:
         out = []
         for i, stage in enumerate(self.stages):
             if isinstance(stage, StatefulStage):
-                fired = stage.operator.on_watermark(watermark)
+                fired = fire(stage)
                 if fired is not None and fired.num_rows:
                     result = self.process(spark, fired, i + 1)
                     if result is not None:

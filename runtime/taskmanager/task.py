@@ -6,7 +6,8 @@ gate. What comes out goes to a sink or to result partitions that other tasks rea
 
 Event time: a chain with a watermark operator makes watermarks from the event times its bundles
 carry; other tasks take the minimum over their input channels. An advancing watermark fires windows
-and is passed downstream.
+and event-time timers and is passed downstream. Processing-time timers (keyed process functions, which
+always sit behind a hash exchange, so only in tasks with inputs) fire while the task waits for input.
 
 Checkpoints (Flink's aligned barriers): a source task snapshots its offsets at a bundle boundary and
 sends a barrier on every output; a task with inputs holds back each channel that delivered the
@@ -281,7 +282,7 @@ class Task:
         waiting = None  # an event met while gathering tables; handled right after them
         max_rows = self.tm.conf.get("taskmanager.bundle.max-rows")
         while True:
-            item = waiting or await self.gate.next()
+            item = waiting or await self._next_input()
             waiting = None
             if item is None:
                 return
@@ -308,6 +309,20 @@ class Task:
                 await self._on_input_watermark(self.valve.finish(channel))
                 if self.aligner.barrier is not None and self.aligner.complete(self.gate):
                     await self._aligned()
+
+    async def _next_input(self):
+        """The gate's next item; processing-time timers that fall due before it arrives fire meanwhile."""
+        while True:
+            delay = self.chain.processing_timer_delay()
+            if delay is None:
+                return await self.gate.next()
+            if delay > 0:
+                try:
+                    return await asyncio.wait_for(self.gate.next(), delay)  # gate.next() is safe to cancel
+                except asyncio.TimeoutError:
+                    pass
+            for table in await self.run_blocking(self.chain.on_processing_time, self.spark):
+                await self._emit(table)
 
     async def _on_table(self, table: pa.Table) -> None:
         t0 = time.monotonic()

@@ -16,6 +16,8 @@ def ops(*specs):
     (JobGraph("g", ops(("s", "source", 1), ("k", "sink", 1)), [EdgeSpec("s", "k", "zigzag")]), "unknown partitioning"),
     (JobGraph("g", ops(("s", "source", 1), ("k", "sink", 1))), "'k' has no input"),
     (JobGraph("g", ops(("s", "source", 0), ("k", "sink", 1)), [EdgeSpec("s", "k")]), "positive integer"),
+    (JobGraph("g", ops(("s", "source", 1), ("p", "keyed_process", 1), ("k", "sink", 1)),
+              [EdgeSpec("s", "p", "rebalance"), EdgeSpec("p", "k")]), "keyed operator 'p' needs hash-partitioned"),
 ])
 def test_invalid_graphs_are_rejected_with_the_reason(graph, message):
     with pytest.raises(JobGraphError, match=message):
