@@ -244,8 +244,9 @@ def datagen_column(name: str, type_name: str, opts: dict, seed: int, params: dic
         start = float(params.get("timestamp_start", 1_700_000_000))
         rate = float(params.get("event_rate") or params.get("rows_per_second") or 1000.0)
         lateness = float(opts.get("max_out_of_orderness", params.get("max_out_of_orderness", 0.0)))
-        jitter = f" - {unit} * {lateness}" if lateness else ""
-        return f"timestamp_seconds({start} + _offset / {rate}{jitter})"
+        # in microseconds as doubles: decimal seconds overflow their scale for starts like time.time()
+        jitter = f" - {unit} * {lateness * 1e6:.6f}D" if lateness else ""
+        return f"timestamp_micros(CAST(round({start * 1e6:.6f}D + _offset * {1e6 / rate:.9f}D{jitter}) AS BIGINT))"
     if kind == "sequence":
         return f"{int(opts.get('start', 0))} + _offset"
     if "values" in opts:

@@ -1,0 +1,20 @@
+"""datagen's generated columns on a real Spark session: event times for any start and rate."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from pyspark.sql.types import StructType
+
+from runtime.taskmanager.spark import generate
+
+
+@pytest.mark.parametrize("start, rate", [(1_700_000_000.0, 2_000.0), (time.time(), 1_500_000.0), (1.5, 3.0)])
+def test_event_time_is_start_plus_offset_over_rate_to_the_microsecond(spark, start, rate):
+    params = {"schema": "ts TIMESTAMP", "timestamp_start": start, "event_rate": rate}
+    rows = generate(spark, StructType.fromDDL("ts TIMESTAMP"), params, [(0, 1000, 1), (10**9, 10**9 + 5, 1)]).toArrow()
+    offsets = list(range(1000)) + list(range(10**9, 10**9 + 5))
+    got = [t.timestamp() for t in rows.column("ts").to_pylist()]
+    assert len(got) == len(offsets)
+    for offset, ts in zip(offsets, got):
+        assert abs(ts - (start + offset / rate)) <= 2e-6, (offset, ts)
