@@ -138,6 +138,7 @@ OPTIONS: dict[str, Option] = _options(
     # Heartbeats and scheduling
     Option("heartbeat.interval", D, 1.0, "How often TaskManagers heartbeat to the ResourceManager."),
     Option("heartbeat.timeout", D, 6.0, "Silence after which a TaskManager is declared lost."),
+    Option("heartbeat.rpc-failure-threshold", I, 2, "Heartbeat intervals a TaskManager may stay disconnected (its control connection closed) before it is declared lost; 0 waits for heartbeat.timeout.", minimum=0),
     Option("slot.request.timeout", D, 60.0, "How long a job waits for slots before it fails."),
     Option("resourcemanager.provider", S, "standalone", "Who starts TaskManagers: standalone (by hand) or local (child processes on demand).", choices=("standalone", "local")),
     Option("resourcemanager.taskmanager-timeout", D, 30.0, "Idle time after which the local provider stops a TaskManager."),

@@ -50,7 +50,8 @@ class JobManager:
         self.conf = conf
         self.token, self.token_file = resolve_token(conf)
         self.bus = EventBus()
-        self.rm = ResourceManager(self.bus, conf.get("heartbeat.interval"), conf.get("heartbeat.timeout"))
+        self.rm = ResourceManager(self.bus, conf.get("heartbeat.interval"), conf.get("heartbeat.timeout"),
+                                  conf.get("heartbeat.rpc-failure-threshold"))
         self.dispatcher = Dispatcher(conf, self.rm, self.bus, working_dir(conf))
         self.leader_session_id = LeaderSessionId.new()
         self.is_leader = True

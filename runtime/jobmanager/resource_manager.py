@@ -1,7 +1,8 @@
 """ResourceManager: the slot table of the cluster.
 
-TaskManagers register their slots and heartbeat; one silent for longer than ``heartbeat.timeout`` is
-declared lost, its slots leave the table and the JobMasters of the jobs on it are told. JobMasters ask
+TaskManagers register their slots and heartbeat; one silent for longer than ``heartbeat.timeout``, or
+whose control connection stays closed for ``heartbeat.rpc-failure-threshold`` heartbeat intervals (a
+killed process), is declared lost, its slots leave the table and the JobMasters of the jobs on it are told. JobMasters ask
 for slots with :meth:`ResourceManager.request_slots`, which waits up to ``slot.request.timeout`` for
 enough free slots, then asks the chosen TaskManagers to offer them (RequestSlot -> SlotOffer).
 
@@ -58,6 +59,7 @@ class TaskManagerRecord:
     slots: list[Slot]
     registered_at: float = field(default_factory=time.time)
     last_heartbeat: float = field(default_factory=time.monotonic)
+    disconnected_at: float | None = None  # when its control connection closed; it may come back
 
     @property
     def free_slots(self) -> list[Slot]:
@@ -83,10 +85,11 @@ class _PendingRequest:
 
 
 class ResourceManager:
-    def __init__(self, bus, heartbeat_interval: float, heartbeat_timeout: float):
+    def __init__(self, bus, heartbeat_interval: float, heartbeat_timeout: float, rpc_failure_threshold: int = 0):
         self._bus = bus
         self.heartbeat_interval = heartbeat_interval
         self.heartbeat_timeout = heartbeat_timeout
+        self.rpc_failure_threshold = rpc_failure_threshold
         self.task_managers: dict[TaskManagerId, TaskManagerRecord] = {}
         self.lost: dict[TaskManagerId, dict] = {}
         self._pending: list[_PendingRequest] = []
@@ -135,20 +138,33 @@ class ResourceManager:
         return True
 
     def connection_closed(self, tm_id: TaskManagerId, gateway: TaskManagerGateway) -> None:
-        """A control connection went away; the TaskManager counts as lost only after the heartbeat timeout."""
+        """A control connection went away: lost unless it comes back within the failure threshold."""
         record = self.task_managers.get(tm_id)
         if record is not None and record.gateway is gateway:
-            log.info("control connection of %s closed; waiting for heartbeat timeout", tm_id)
+            record.disconnected_at = time.monotonic()
+            log.info("control connection of %s closed; lost after %d heartbeat intervals without it",
+                     tm_id, self.rpc_failure_threshold)
 
     async def _watch_heartbeats(self) -> None:
         while True:
-            await asyncio.sleep(min(self.heartbeat_interval, self.heartbeat_timeout / 4))
-            now = time.monotonic()
+            await asyncio.sleep(min(self.heartbeat_interval, self.heartbeat_timeout) / 4)
             for tm_id, record in list(self.task_managers.items()):
-                silence = now - record.last_heartbeat
-                if silence > self.heartbeat_timeout:
-                    self._drop(tm_id, f"TaskManager {tm_id} lost: no heartbeat for {silence:.1f} s "
-                                      f"(heartbeat.timeout {self.heartbeat_timeout:g} s)", notify=True)
+                reason = self._loss_reason(tm_id, record, time.monotonic())
+                if reason:
+                    self._drop(tm_id, reason, notify=True)
+
+    def _loss_reason(self, tm_id: TaskManagerId, record: TaskManagerRecord, now: float) -> str | None:
+        """Why ``record`` counts as lost now, or None: heartbeats too long silent, or unreachable."""
+        silence = now - record.last_heartbeat
+        if silence > self.heartbeat_timeout:
+            return (f"TaskManager {tm_id} lost: no heartbeat for {silence:.1f} s "
+                    f"(heartbeat.timeout {self.heartbeat_timeout:g} s)")
+        grace = self.rpc_failure_threshold * self.heartbeat_interval
+        if self.rpc_failure_threshold and record.disconnected_at is not None and now - record.disconnected_at > grace:
+            return (f"TaskManager {tm_id} lost: unreachable, its control connection closed "
+                    f"{now - record.disconnected_at:.1f} s ago (heartbeat.rpc-failure-threshold "
+                    f"{self.rpc_failure_threshold} x heartbeat.interval {self.heartbeat_interval:g} s)")
+        return None
 
     def _drop(self, tm_id: TaskManagerId, reason: str, notify: bool) -> None:
         record = self.task_managers.pop(tm_id, None)

@@ -79,3 +79,20 @@ def test_free_slots_tells_the_task_manager_and_lost_task_managers_notify_listene
         assert lost and "no heartbeat" in lost[0][1] and rm.total_slots == 0
         assert [e["type"] for e in bus.history][-1] == "TaskManagerLost"
     run(body())
+
+
+def test_a_closed_control_connection_makes_the_task_manager_lost_after_the_failure_threshold():
+    async def body():
+        rm = ResourceManager(EventBus(), 0.05, 60.0, 2)
+        lost = []
+        noticed = asyncio.Event()
+        rm.on_task_manager_lost(lambda tm, reason: (lost.append(reason), noticed.set()))
+        gw = register(rm, "tm-a", 1)
+        register(rm, "tm-b", 1)
+        rm.start()
+        rm.connection_closed("tm-a", gw)
+        await asyncio.wait_for(noticed.wait(), 2.0)  # long before the 60 s heartbeat timeout
+        rm.stop()
+        assert len(lost) == 1 and "unreachable" in lost[0] and "heartbeat.rpc-failure-threshold 2" in lost[0]
+        assert list(rm.task_managers) == ["tm-b"]
+    run(body())
