@@ -24,6 +24,8 @@ def cell_options(line):
 
     The cell is Python with 'env' (a StreamExecutionEnvironment for the cluster) and col, lit, expr,
     when, F ready. Streaming jobs run on in the background; their view and results keep updating.
+    Afterwards 'last_job' is the job's handle: last_job.push("source name", rows) feeds a stream
+    made with env.push_source(...), last_job.close_source("source name") ends it.
     """
 
 

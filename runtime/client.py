@@ -5,17 +5,22 @@ caller can show one clear line instead of an HTTP traceback.
 """
 from __future__ import annotations
 
+import datetime
+import decimal
 import io
 import json
 import os
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any, Iterator
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
+from runtime.arrow_ipc import table_to_b64
+from runtime.connectors.push import table_of
 from runtime.security import read_token_file
 
 TERMINAL_STATES = ("FINISHED", "FAILED", "CANCELED")
@@ -55,7 +60,7 @@ class RestClient:
 
     # -- HTTP ---------------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, raw: bool = False):
-        data = json.dumps(body).encode() if body is not None else None
+        data = json.dumps(body, default=_json_value).encode() if body is not None else None
         req = urllib.request.Request(self.url + path, data=data, method=method)
         if data is not None:
             req.add_header("Content-Type", "application/json")
@@ -134,6 +139,29 @@ class JobClient:
             time.sleep(0.2)
         raise TimeoutError(f"savepoint of job {self.job_id} not complete after {timeout} s")
 
+    # -- push sources (runtime.connectors.push) ----------------------------------------------
+    def push(self, source: str, rows) -> dict:
+        """Append ``rows`` (a pandas DataFrame, a pyarrow Table or a list of dicts) to the push source
+        named ``source`` (or with that operator id). The JobManager checks them against the schema and
+        takes all or none: rows that do not fit raise ClusterError (status 400) naming the field.
+        Returns the source, the rows taken and their offsets."""
+        if isinstance(rows, (list, tuple)):  # as JSON, so the JobManager checks each row's fields
+            body = {"rows": list(rows)}
+        else:
+            body = {"arrow": table_to_b64(table_of(rows, source))}
+        return self.rest.post(self._source_path(source, "rows"), body)
+
+    def close_source(self, source: str) -> dict:
+        """No more rows for this push source: once its subtasks read what it has, they finish."""
+        return self.rest.post(self._source_path(source, "close"))
+
+    def push_sources(self) -> list[dict]:
+        """The job's push sources: id, name, schema, rows pushed so far and whether closed."""
+        return self.rest.get(f"/jobs/{self.job_id}/sources")["sources"]
+
+    def _source_path(self, source: str, action: str) -> str:
+        return f"/jobs/{self.job_id}/sources/{urllib.parse.quote(source, safe='')}/{action}"
+
     def wait(self, timeout: float | None = None, poll: float = 0.2) -> str:
         """Block until the job is terminal; raises JobFailed with the remote traceback if it failed."""
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -180,6 +208,18 @@ class JobClient:
             table, _, _, _ = self.fetch(0, 0)
             return table
         return pa.concat_tables(pieces, promote_options="default")
+
+
+def _json_value(value):
+    """Values rows carry that JSON lacks: dates and times as ISO text (the JobManager parses them back),
+    decimals as text, numpy scalars as Python numbers."""
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"a {type(value).__name__} cannot be sent as JSON")
 
 
 def _error_message(err: urllib.error.HTTPError) -> str:

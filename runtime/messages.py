@@ -225,6 +225,38 @@ class CollectResult:
     checkpoint_id: int | None = None
 
 
+@wire
+@dataclass
+class FetchPushedRows:
+    """A push source subtask asks its JobMaster for its next rows of the push log (runtime.connectors.push).
+
+    ``request_id`` is set by the TaskManager, which matches the PushedRows reply to it. ``position``
+    counts in the log ``epoch`` names; a position from another epoch (another job's log) means 0.
+    """
+    job_id: JobId
+    request_id: int
+    source_id: str
+    subtask_index: int
+    parallelism: int
+    epoch: str
+    position: int
+    max_rows: int
+
+
+@wire
+@dataclass
+class PushedRows:
+    """The answer to FetchPushedRows: rows as base64 Arrow IPC, the position after them, and whether
+    the source is closed with nothing of this subtask's share left."""
+    request_id: int
+    epoch: str = ""
+    position: int = 0
+    rows: int = 0
+    arrow_b64: str | None = None
+    finished: bool = False
+    error: str | None = None
+
+
 # ---------------------------------------------------------------------------------------------
 # Checkpoints
 # ---------------------------------------------------------------------------------------------

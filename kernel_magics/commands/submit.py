@@ -5,7 +5,9 @@ StreamExecutionEnvironment for the connected cluster and the API's names (``col`
 ``expr``, ``when``, ``F``, the window and watermark classes, ``agg`` and everything ``runtime.api``
 exports) available unless the user has names of their own. After the cell, the job it built is submitted (unless the cell submitted it
 itself) and its live view is shown; streaming cells return at once, ``--wait`` (the default in
-batch mode) blocks until the job ends, and interrupting a waiting cell cancels the job.
+batch mode) blocks until the job ends, and interrupting a waiting cell cancels the job. ``last_job``
+in the user's namespace is then the job's JobClient, so later cells can push rows into its push
+sources (``last_job.push("clicks in", df)``), take a savepoint or cancel it.
 """
 from __future__ import annotations
 
@@ -115,6 +117,7 @@ def submit_cell(session, args, cell: str):
             raise FlinkError(f"the job's configuration: {err}") from None
     elif session.client is None:
         raise FlinkError("the cell submitted a job itself, but this kernel is not connected, so there is no view")
+    shell.user_ns["last_job"] = job  # later cells reach the job through it, e.g. last_job.push(source, rows)
     wait = args.wait or args.mode == "batch"
     try:
         view = JobView(session, session.client.job(job.job_id), name, args.max_rows, args.output)

@@ -18,6 +18,7 @@ from runtime.config import ConfigError, option, parse_duration, render
 from runtime.connectors.collection import collection_params
 from runtime.connectors.datagen import datagen_params
 from runtime.connectors.files import file_source_params
+from runtime.connectors.push import push_params
 from runtime.jobgraph import EdgeSpec, JobGraph, OperatorSpec
 
 
@@ -79,6 +80,13 @@ class StreamExecutionEnvironment:
                         name: str = "Source: collection") -> DataStream:
         """A bounded stream of ``rows`` (list of dicts, pandas DataFrame or Arrow table)."""
         return self.from_source(collection_params(rows, schema, bundle_rows), name)
+
+    def push_source(self, schema: str, name: str = "Source: push") -> DataStream:
+        """A stream of the rows pushed into the running job with ``job.push(name, rows)``; it ends when
+        ``job.close_source(name)`` is called. See runtime.connectors.push."""
+        if any(op.params.get("connector") == "push" and op.name == name for op in self.operators):
+            raise ValueError(f"there is already a push source named {name!r}: give each a name of its own")
+        return self.from_source(push_params(schema, name), name)
 
     def read_files(self, path: str, format: str, schema: str | None = None, monitor_interval: Any = None,
                    name: str | None = None, **options) -> DataStream:

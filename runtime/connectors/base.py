@@ -56,6 +56,7 @@ class ConnectorContext:
     runtime_mode: str
     run_blocking: Callable  # await ctx.run_blocking(fn, *args) on the task's executor
     checkpointing: bool = False  # stage output until checkpoints complete
+    request: Callable[[Any], Any] | None = None  # blocking, from a worker thread: the JobManager's reply
 
 
 class SourceReader:
@@ -121,7 +122,7 @@ def sink(name: str):
 
 
 def _load_all() -> None:
-    from runtime.connectors import collect, collection, datagen, files, simple_sinks  # noqa: F401 - registration
+    from runtime.connectors import collect, collection, datagen, files, push, simple_sinks  # noqa: F401 - registration
 
 
 def source_reader(ctx: ConnectorContext) -> SourceReader:

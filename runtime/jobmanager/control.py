@@ -1,8 +1,9 @@
 """The control channel: one WebSocket per TaskManager, carrying runtime.messages both ways.
 
 Incoming messages are routed to the ResourceManager (registration, heartbeats, slot offers) or to
-the JobMaster of the job they name (task states, metrics, results, checkpoint acks). A message that
-does not decode is logged and answered with nothing; it never closes other connections.
+the JobMaster of the job they name (task states, metrics, results, checkpoint acks, and push source
+fetches, answered on the same connection). A message that does not decode is logged and answered
+with nothing; it never closes other connections.
 """
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import tornado.websocket
 
 from runtime.codec import WireError, decode, encode, from_plain, to_plain
 from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, Disconnect, Envelope,
-                              Heartbeat, HeartbeatAck, RegisterTaskManager, RegistrationAccepted,
-                              RegistrationRejected, SlotOffer, TaskMetrics, TaskStateChanged)
+                              FetchPushedRows, Heartbeat, HeartbeatAck, PushedRows, RegisterTaskManager,
+                              RegistrationAccepted, RegistrationRejected, SlotOffer, TaskMetrics, TaskStateChanged)
 from runtime.security import bearer, tokens_match
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,8 @@ class ControlSocket(tornado.websocket.WebSocketHandler):
         elif isinstance(message, (TaskStateChanged, TaskMetrics, CollectResult, AcknowledgeCheckpoint,
                                   DeclineCheckpoint)):
             self._to_job_master(message)
+        elif isinstance(message, FetchPushedRows):
+            self.send(self._pushed_rows(message))
         else:
             log.warning("unexpected control message %s from %s", type(message).__name__, self.tm_id)
 
@@ -103,6 +106,13 @@ class ControlSocket(tornado.websocket.WebSocketHandler):
                    CollectResult: master.on_collect, AcknowledgeCheckpoint: master.checkpoints.on_ack,
                    DeclineCheckpoint: master.checkpoints.on_decline}[type(message)]
         handler(message)
+
+    def _pushed_rows(self, message: FetchPushedRows) -> PushedRows:
+        """A push source subtask's next rows, answered on this connection (the task waits for them)."""
+        master = self.jm.dispatcher.jobs.get(message.job_id)
+        if master is None:
+            return PushedRows(message.request_id, error=f"job {message.job_id} is not known to this JobManager")
+        return master.push_sources.fetch(message)
 
     def on_close(self):
         self._closed = True

@@ -12,6 +12,7 @@ from runtime.checkpoint.coordinator import load_checkpoint
 from runtime.checkpoint.storage import StorageError
 from runtime.codec import WireError, from_plain
 from runtime.config import ConfigError, Configuration
+from runtime.connectors.base import ConnectorError
 from runtime.ids import JobId
 from runtime.jobgraph import JobGraph, JobGraphError
 from runtime.jobmanager.job_master import JobMaster
@@ -70,7 +71,10 @@ class Dispatcher:
                 restore = load_checkpoint(graph.restore_from)
             except (StorageError, KeyError, TypeError) as err:
                 raise SubmissionError(f"cannot restore from {graph.restore_from!r}: {err}") from None
-        master = JobMaster(job_id, graph, job_conf, self.rm, self.bus, self.working_dir, restore)
+        try:
+            master = JobMaster(job_id, graph, job_conf, self.rm, self.bus, self.working_dir, restore)
+        except ConnectorError as err:  # a push source's schema that does not parse
+            raise SubmissionError(f"invalid job graph: {err}") from None
         self.jobs[job_id] = master
         self.bus.publish(events.JobSubmitted(job_id, graph.name))
         log.info("job %s (%s) submitted", job_id, graph.name)

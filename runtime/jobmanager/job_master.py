@@ -18,6 +18,7 @@ from runtime.ids import ExecutionAttemptId, JobId, TaskManagerId, TriggerId
 from runtime.jobgraph import JobGraph
 from runtime.jobmanager.collect import CollectBuffer
 from runtime.jobmanager.execution_graph import Execution, ExecutionGraph, ExecutionJobVertex
+from runtime.jobmanager.push import PushLogs
 from runtime.jobmanager.resource_manager import AllocatedSlot, NoResourceAvailable, ResourceManager
 from runtime.jobmanager.restart import restart_strategy
 from runtime.messages import (CancelTask, CollectResult, DeployTask, InputGateDescriptor, OutputDescriptor,
@@ -49,6 +50,7 @@ class JobMaster:
         self.restarts = 0
         self.exceptions: list[dict] = []
         self.results = CollectBuffer()
+        self.push_sources = PushLogs(graph)  # rows clients push while the job runs
         self.slots: list[AllocatedSlot] = []
         self._changed = asyncio.Event()
         self._terminal = asyncio.get_running_loop().create_future()

@@ -16,9 +16,12 @@ import pyarrow as pa
 import tornado.web
 import tornado.websocket
 
+from runtime.arrow_ipc import table_from_b64
 from runtime.codec import to_plain
 from runtime.config import ConfigError
+from runtime.connectors.push import PushError
 from runtime.jobmanager.dispatcher import SubmissionError, UnknownJob
+from runtime.jobmanager.push import SourceRefused, UnknownSource
 from runtime.security import COOKIE_NAME, bearer, tokens_match
 
 log = logging.getLogger(__name__)
@@ -228,6 +231,68 @@ class JobResultsHandler(ApiHandler):
         return value
 
 
+class PushSourcesHandler(ApiHandler):
+    """``GET /jobs/<id>/sources``: the job's push sources and how many rows each has taken."""
+
+    def get(self, job_id):
+        self.reply({"sources": self.job(job_id).push_sources.view()})
+
+
+class PushSourceHandler(ApiHandler):
+    """Base for ``/jobs/<id>/sources/<name or operator id>/...``."""
+
+    def push_log(self, job_id: str, source: str):
+        master = self.job(job_id)
+        try:
+            return master, master.push_sources.find(source)
+        except UnknownSource as err:
+            raise HTTPError(404, f"job {job_id}: {err}") from None
+        except SourceRefused as err:
+            raise HTTPError(400, str(err)) from None
+
+
+class PushRowsHandler(PushSourceHandler):
+    """``POST /jobs/<id>/sources/<source>/rows`` with ``{"rows": [{...}, ...]}`` or ``{"arrow": "<base64
+    Arrow IPC stream>"}``: the source takes every row, or none and the reply names what does not fit."""
+
+    def post(self, job_id, source):
+        master, log = self.push_log(job_id, source)
+        if master.status.is_globally_terminal:
+            raise HTTPError(409, f"job {job_id} is {master.status.value}: its sources take no more rows")
+        rows = self._rows()
+        try:
+            first, end = log.append(rows)
+        except PushError as err:
+            raise HTTPError(400, str(err)) from None
+        except SourceRefused as err:
+            raise HTTPError(409, str(err)) from None
+        self.reply({"source": log.source_id, "name": log.name, "rows": end - first, "offsets": [first, end],
+                    "total": log.total_rows})
+
+    def _rows(self):
+        body = self.json_body()
+        if ("rows" in body) == ("arrow" in body):
+            raise HTTPError(400, "the body needs one of 'rows' (a list of objects) or 'arrow' "
+                                 "(a base64 Arrow IPC stream)")
+        if "rows" in body:
+            if not isinstance(body["rows"], list):
+                raise HTTPError(400, "'rows' must be a list of objects, one per row")
+            return body["rows"]
+        try:
+            return table_from_b64(body["arrow"])
+        except (TypeError, ValueError) as err:
+            raise HTTPError(400, f"'arrow' is not a base64 Arrow IPC stream: {err}") from None
+
+
+class CloseSourceHandler(PushSourceHandler):
+    """``POST /jobs/<id>/sources/<source>/close``: no more rows; its subtasks finish once they read the rest."""
+
+    def post(self, job_id, source):
+        _, log = self.push_log(job_id, source)
+        log.close()
+        self.reply({"source": log.source_id, "name": log.name, "closed": True, "total": log.total_rows})
+
+
 class TaskManagersHandler(ApiHandler):
     def get(self):
         self.reply({"taskmanagers": self.dispatcher.taskmanagers()})
@@ -345,6 +410,9 @@ def routes(jm) -> list:
         (job + r"/checkpoints/config", JobCheckpointConfigHandler, args),
         (job + r"/(?P<action>savepoints|stop)", SavepointTriggerHandler, args),
         (job + r"/savepoints/(?P<trigger_id>[^/]+)", SavepointStatusHandler, args),
+        (job + r"/sources", PushSourcesHandler, args),
+        (job + r"/sources/(?P<source>[^/]+)/rows", PushRowsHandler, args),
+        (job + r"/sources/(?P<source>[^/]+)/close", CloseSourceHandler, args),
         (r"/taskmanagers", TaskManagersHandler, args),
         (r"/taskmanagers/(?P<tm_id>[^/]+)", TaskManagerHandler, args),
         (r"/taskmanagers/(?P<tm_id>[^/]+)/kill", KillTaskManagerHandler, args),

@@ -177,7 +177,7 @@ class Task:
     def _context(self, op) -> ConnectorContext:
         return ConnectorContext(op.id, op.name, self.tdd.subtask_index, self.tdd.parallelism, op.params,
                                 self.spark, self.tm.send, self.tdd.job_id, self.attempt_id, self.tdd.runtime_mode,
-                                self.run_blocking, self.tdd.checkpointing)
+                                self.run_blocking, self.tdd.checkpointing, self.tm.request_blocking)
 
     async def _restore(self) -> None:
         """Load the snapshots of every old subtask that ran one of our operators and hand each its part."""

@@ -2,14 +2,17 @@
 
 ``flinkbench taskmanager --jobmanager URL --slots N`` runs :func:`serve`. The process keeps a control
 connection (WebSocket ``/control``) to the leading JobManager: it registers, heartbeats, and handles
-slot requests, deployments and cancellations. When the connection drops it cancels its tasks, frees
-its slots and keeps trying to connect again, so a restarted JobManager finds it without a restart.
+slot requests, deployments and cancellations; connector code asks the JobManager over it too
+(:meth:`TaskManager.request`, e.g. a push source's next rows). When the connection drops it cancels
+its tasks, frees its slots and keeps trying to connect again, so a restarted JobManager finds it
+without a restart.
 Everything runs on one asyncio loop; Spark work runs in a thread pool.
 """
 from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import logging
 import os
 import signal
@@ -22,7 +25,7 @@ from runtime.codec import WireError, decode, encode, from_plain, to_plain
 from runtime.config import Configuration
 from runtime.ids import ExecutionAttemptId, TaskManagerId
 from runtime.messages import (CancelTask, DeployTask, Disconnect, Envelope, FreeSlot, Heartbeat, HeartbeatAck,
-                              NotifyCheckpointAborted, NotifyCheckpointComplete, RegisterTaskManager,
+                              NotifyCheckpointAborted, NotifyCheckpointComplete, PushedRows, RegisterTaskManager,
                               RegistrationAccepted, RegistrationRejected, RequestSlot, SlotOffer, TaskStateChanged,
                               TriggerCheckpoint)
 from runtime.taskmanager.network import DataServer
@@ -33,6 +36,7 @@ from runtime.taskmanager.task import Task
 log = logging.getLogger(__name__)
 
 PENDING_LIMIT = 10_000
+REQUEST_TIMEOUT_S = 30.0
 
 
 class TaskManager:
@@ -54,11 +58,14 @@ class TaskManager:
         self._pending: collections.deque = collections.deque(maxlen=PENDING_LIMIT)
         self._stopping = asyncio.Event()
         self.spark_ready: asyncio.Future | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._replies: dict[int, asyncio.Future] = {}  # request id -> the JobManager's answer
+        self._request_ids = itertools.count(1)
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def run(self) -> None:
         await self.data_server.start()
-        loop = asyncio.get_running_loop()
+        loop = self.loop = asyncio.get_running_loop()
         self.spark_ready = loop.run_in_executor(self.executor, lambda: self.spark.session)
         while not self._stopping.is_set():
             try:
@@ -122,6 +129,31 @@ class TaskManager:
         if self.leader_session_id is None or not self._write(message):
             self._pending.append(message)
 
+    async def request(self, message, timeout: float = REQUEST_TIMEOUT_S):
+        """Send ``message`` (it has a ``request_id``, numbered here) and return the JobManager's reply with
+        that id. ConnectionError when not connected, on a lost connection, or with no answer in time."""
+        message.request_id = next(self._request_ids)
+        reply = asyncio.get_running_loop().create_future()
+        self._replies[message.request_id] = reply
+        try:
+            if self.leader_session_id is None or not self._write(message):
+                raise ConnectionError(f"cannot send {type(message).__name__}: not connected to the JobManager")
+            return await asyncio.wait_for(reply, timeout)
+        except asyncio.TimeoutError:
+            raise ConnectionError(f"the JobManager did not answer {type(message).__name__} "
+                                  f"within {timeout:g} s") from None
+        finally:
+            self._replies.pop(message.request_id, None)
+
+    def request_blocking(self, message, timeout: float = REQUEST_TIMEOUT_S):
+        """:meth:`request` for connector code in a worker thread: blocks that thread, never the loop."""
+        return asyncio.run_coroutine_threadsafe(self.request(message, timeout), self.loop).result(timeout + 5)
+
+    def _settle(self, reply) -> None:
+        waiting = self._replies.get(reply.request_id)
+        if waiting is not None and not waiting.done():
+            waiting.set_result(reply)
+
     def _connection_lost(self) -> None:
         """Without a JobManager, running tasks cannot report or checkpoint: stop them and free the slots."""
         for attempt in self.slots.free_all():
@@ -129,6 +161,9 @@ class TaskManager:
             if task:
                 task.cancel()
         self._pending.clear()
+        for waiting in self._replies.values():
+            if not waiting.done():
+                waiting.set_exception(ConnectionError("lost the connection to the JobManager"))
 
     def _on_message(self, raw) -> None:
         try:
@@ -162,6 +197,8 @@ class TaskManager:
                 task.cancel()
         elif isinstance(message, (TriggerCheckpoint, NotifyCheckpointComplete, NotifyCheckpointAborted)):
             self._checkpoint_message(message)
+        elif isinstance(message, PushedRows):
+            self._settle(message)
         elif isinstance(message, RegistrationRejected):
             log.warning("registration rejected: %s", message.reason)
             if self._ws:
