@@ -72,11 +72,12 @@ class WindowOperator:
             self.state = self._merge(self.state)
         if self.window["type"] == "session" or self.watermark == BEFORE_TIME:
             return None
-        refired = frame[WINDOW_START].unique()
-        refired = refired[refired + self.window["size_us"] - 1 <= self.watermark]
-        if len(refired) == 0:
+        # a late row re-fires its own key's window (as in Flink), not the other keys' windows of that time
+        touched = frame[self.keys + [WINDOW_START]].drop_duplicates()
+        touched = touched[touched[WINDOW_START] + self.window["size_us"] - 1 <= self.watermark]
+        if touched.empty:
             return None
-        return self._results(self.state[self.state[WINDOW_START].isin(refired)])
+        return self._results(self.state.merge(touched, on=self.keys + [WINDOW_START]))
 
     def _last_moment(self, frame: pd.DataFrame) -> pd.Series:
         """The last microsecond of each row's window (for raw session rows: of the row's own gap)."""
