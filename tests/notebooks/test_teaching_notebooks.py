@@ -1,0 +1,87 @@
+"""The teaching notebooks in notebooks/, each executed headless from top to bottom (nbclient) in a
+fresh kernel of this interpreter: every cell succeeds, the notebooks' own checks against pandas hold,
+and the local cluster each one starts is stopped with no process left behind."""
+from __future__ import annotations
+
+import sys
+
+import nbformat
+import psutil
+import pytest
+from jupyter_client.kernelspec import KernelSpecManager
+
+from tests.helpers.clusters import wait_until
+from tests.helpers.notebooks import REPO, error_of, execute, text_of
+
+NOTEBOOK_DIR = REPO / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+
+# What each notebook must have shown, besides running without errors (its asserts run in the kernel).
+SHOWN = {
+    "01-first-stream": [
+        "local cluster running: JobManager", "2 TaskManagers x 2 slots", "REST: GET /overview",
+        "REST: POST /jobs", "CLI:  flinkbench run", "the same rows and values pandas computes",
+        "ExecutionGraph of 'explained': 2 tasks, 2 slots needed",
+        "task 'Source: datagen' x1", "task 'Filter -> WithColumns -> Collect' x2",
+        "rows so far", "slots: 2/4 free; jobs: 1 running", "?mode=cancel", "ticker: CANCELED after",
+    ],
+    "02-event-time-and-windows": [
+        "tumbling: ", "sliding: ", "sessions: ", "Window(tumbling) -> Collect: 3 late rows dropped",
+        "the same as pandas without the stragglers", "the same as pandas with the stragglers",
+    ],
+    "03-state-and-timers": [
+        "hash(user)", "running totals: 80 rows, the same as pandas", "alerts, the same as pandas",
+        "the session window and the process function agree",
+    ],
+    "04-checkpoints-and-failures": [
+        "complete:", "killed TaskManager", "restarted 1 time(s), restored from checkpoint",
+        "FINISHED: 180 windows, each exactly once", "triggered", "/stop", "FINISHED; ",
+        "FINISHED at parallelism 1, restored from", "across a stop and a resume at another parallelism",
+    ],
+}
+
+
+def test_every_notebook_is_committed_clean_and_listed_in_order():
+    assert [p.stem for p in NOTEBOOKS] == sorted(SHOWN), "a check list for every notebook, and a notebook for each"
+    listing = (NOTEBOOK_DIR / "README.md").read_text()
+    positions = [listing.find(f"({p.name})") for p in NOTEBOOKS]
+    assert -1 not in positions and positions == sorted(positions), "notebooks/README.md links each, in order"
+    for path in NOTEBOOKS:
+        nb = nbformat.read(str(path), as_version=4)
+        nbformat.validate(nb)
+        assert nb.metadata["kernelspec"]["name"] == "python3", path.name
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert all(not c.outputs and c.execution_count is None for c in code), f"{path.name} has stored outputs"
+        assert code[0].source.strip() == "%load_ext kernel_magics", path.name
+        assert code[-1].source.strip() == "%flink stop", f"{path.name} must end by stopping its cluster"
+
+
+def _alive_children() -> set[int]:
+    alive = set()
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if p.status() != psutil.STATUS_ZOMBIE:
+                alive.add(p.pid)
+        except psutil.Error:
+            pass
+    return alive
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_teaching_notebook_runs_top_to_bottom(path, tmp_path):
+    python = KernelSpecManager().get_kernel_spec("python3").argv[0]  # jupyter_client runs "python" as sys.executable
+    assert python in ("python", "python3", sys.executable), f"the python3 kernel would run {python}, not {sys.executable}"
+    before = _alive_children()
+    nb = execute(nbformat.read(str(path), as_version=4), timeout=240, save_to=tmp_path / path.name)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    failed = [text_of(c) for c in code if error_of(c)]
+    assert not failed, failed
+
+    shown = "\n".join(text_of(c) for c in code)
+    missing = [s for s in SHOWN[path.stem] if s not in shown]
+    assert not missing, f"{path.name} did not show {missing}; executed copy in {tmp_path}"
+    assert "stopped the local cluster at http://127.0.0.1:" in text_of(code[-1])
+
+    wait_until(lambda: _alive_children() <= before, 30, f"the processes {path.name} started to end")
