@@ -46,9 +46,9 @@ def parse_duration(value: Any) -> float:
 
 
 def format_duration(seconds: float) -> str:
-    if seconds and seconds < 1:
-        return f"{round(seconds * 1000)} ms"
-    return f"{seconds:g} s"
+    """The shortest exact Flink-style text for ``seconds`` (to the millisecond) that parse_duration reads back."""
+    ms = round(seconds * 1000)
+    return f"{ms // 1000} s" if ms % 1000 == 0 else f"{ms} ms"
 
 
 def _parse_int(value: Any) -> int:

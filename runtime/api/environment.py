@@ -14,7 +14,7 @@ from typing import Any
 from runtime.api.datastream import DataStream
 from runtime.client import JobClient, RestClient
 from runtime.codec import to_plain
-from runtime.config import ConfigError, option, parse_duration, render
+from runtime.config import ConfigError, format_duration, option, parse_duration, render
 from runtime.connectors.collection import collection_params
 from runtime.connectors.datagen import datagen_params
 from runtime.connectors.files import file_source_params
@@ -59,7 +59,7 @@ class StreamExecutionEnvironment:
         seconds = parse_duration(interval)
         if seconds <= 0:
             raise ConfigError("checkpoint interval must be positive")
-        return self.set("execution.checkpointing.interval", f"{seconds * 1000:g} ms")
+        return self.set("execution.checkpointing.interval", format_duration(seconds))
 
     def from_savepoint(self, path: str) -> "StreamExecutionEnvironment":
         self.restore_from = path

@@ -4,7 +4,9 @@ Without checkpointing every bundle goes to the JobManager as a CollectResult (Ar
 With checkpointing the sink stages rows between barriers, keeps the staged rows in the checkpoint,
 and sends them tagged with the checkpoint id only when that checkpoint completes. The JobManager
 keeps one delivery per (sink subtask, checkpoint id), so a restored sink may re-send what its
-checkpoint staged and the client still sees every row exactly once.
+checkpoint staged and the client still sees every row exactly once. A new job started from another
+job's savepoint or checkpoint does not re-send that job's staged rows: they belong to the old job's
+results, which its stop-with-savepoint delivered when the savepoint completed.
 """
 from __future__ import annotations
 
@@ -42,10 +44,10 @@ class CollectWriter(SinkWriter):
         self.current = []
         pending = [(cid, t) for cid, t in sorted(self.staged.items()) if t is not None]
         if not pending:
-            return {"staged": []}, None
+            return {"staged": [], "job": str(self.ctx.job_id)}, None
         table = pa.concat_tables([t.append_column("__checkpoint", pa.array([cid] * t.num_rows, pa.int64()))
                                   for cid, t in pending], promote_options="default")
-        return {"staged": [cid for cid, _ in pending]}, table
+        return {"staged": [cid for cid, _ in pending], "job": str(self.ctx.job_id)}, table
 
     def commit(self, checkpoint_id: int) -> None:
         for cid in sorted(c for c in self.staged if c <= checkpoint_id):
@@ -56,7 +58,7 @@ class CollectWriter(SinkWriter):
     def restore(self, states, checkpoint_id) -> None:
         """Re-send what the restored checkpoint staged; the JobManager drops what it already has."""
         for old_subtask, meta, table in states:
-            if table is None:
+            if table is None or meta.get("job", str(self.ctx.job_id)) != str(self.ctx.job_id):
                 continue
             for cid in meta.get("staged", []):
                 rows = table.filter(pa.compute.equal(table.column("__checkpoint"), cid)).drop_columns(["__checkpoint"])

@@ -1,6 +1,6 @@
 import pytest
 
-from runtime.config import ConfigError, Configuration, parse_duration, parse_dynamic_properties
+from runtime.config import ConfigError, Configuration, format_duration, parse_duration, parse_dynamic_properties
 
 
 def test_defaults_yaml_environment_and_overrides_in_precedence_order(tmp_path):
@@ -59,3 +59,9 @@ def test_flink_entries_list_every_key_with_values_in_force():
     entries = {e["key"]: e["value"] for e in Configuration({"rest.port": 1234}).as_flink_entries()}
     assert entries["rest.port"] == "1234"
     assert entries["heartbeat.timeout"] == "6 s"
+
+
+@pytest.mark.parametrize("text", ["500 ms", "1 s", "1 h", "90 min", "1500 ms", "0 ms"])
+def test_formatted_durations_read_back_exactly(text):
+    seconds = parse_duration(text)
+    assert parse_duration(format_duration(seconds)) == seconds
