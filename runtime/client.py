@@ -187,10 +187,12 @@ class JobClient:
             self._offset = nxt
         return table, nxt, headers.get("x-finished") == "true", headers.get("x-job-state", "")
 
-    def iter_results(self, poll: float = 0.2) -> Iterator[pa.Table]:
-        """Collected rows as they arrive, until the job ends (raises JobFailed if it fails)."""
+    def iter_results(self, poll: float = 0.2, offset: int | None = None) -> Iterator[pa.Table]:
+        """Collected rows as they arrive, until the job ends (raises JobFailed if it fails); from
+        ``offset`` when given, else from where this client's last read stopped."""
         while True:
-            table, _, finished, state = self.fetch()
+            table, nxt, finished, state = self.fetch(offset)
+            offset = None if offset is None else nxt
             if table.num_rows:
                 yield table
             if finished:
@@ -201,9 +203,9 @@ class JobClient:
                 time.sleep(poll)
 
     def results(self, timeout: float | None = None) -> pa.Table:
-        """All collected rows, after the job finished."""
+        """All collected rows, after the job finished (every call, whatever was read before)."""
         self.wait(timeout)
-        pieces = list(self.iter_results())
+        pieces = list(self.iter_results(offset=0))
         if not pieces:
             table, _, _, _ = self.fetch(0, 0)
             return table

@@ -29,6 +29,7 @@ def test_parallelism_four_job_spreads_over_both_task_managers_with_exact_result(
     rows = job.results(timeout=240)
     assert sorted(rows.column("seq").to_pylist()) == list(range(0, ROWS, 5))
     assert all(r["double"] == 2 * r["seq"] for r in rows.to_pylist())
+    assert job.results().equals(rows), "results() gives every row on each call"
     details = job.details()
     assert details["state"] == "FINISHED"
     (vertex,) = details["vertices"]
