@@ -25,6 +25,10 @@ Writing your own:
           def commit(self, checkpoint_id): ...        # publish what was staged up to this checkpoint
           def restore(self, states, checkpoint_id):   # re-publish what the restored checkpoint staged
           async def close(self): ...                  # end of input: publish the rest
+
+Register a connector of the project with the decorators; a job can also bring its own class:
+``env.from_source(MyReader, name, **options)`` and ``stream.sink_to(MyWriter, **options)`` ship it
+with the job (see :func:`python_connector_params`).
 """
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ import pyarrow as pa
 
 _SOURCES: dict[str, type] = {}
 _SINKS: dict[str, type] = {}
+PYTHON_CONNECTOR = "python"  # a reader or writer class shipped with the job
 
 
 class ConnectorError(ValueError):
@@ -125,19 +130,35 @@ def _load_all() -> None:
     from runtime.connectors import collect, collection, datagen, files, push, simple_sinks  # noqa: F401 - registration
 
 
-def source_reader(ctx: ConnectorContext) -> SourceReader:
+def python_connector_params(cls: type, base: type, **options) -> dict:
+    """Client side: a user-written reader or writer class travels inside the job graph (cloudpickle),
+    so the TaskManagers need not import the user's module; ``options`` reach it as ``ctx.params``."""
+    if not (isinstance(cls, type) and issubclass(cls, base)):
+        raise ConnectorError(f"expected a subclass of {base.__name__}, got {cls!r}")
+    from runtime.jobgraph import pack_udf
+
+    return {"connector": PYTHON_CONNECTOR, "class": pack_udf(cls), "class_name": cls.__qualname__, **options}
+
+
+def _connector_class(registry: dict[str, type], ctx: ConnectorContext, role: str) -> type:
     _load_all()
     name = ctx.params.get("connector")
-    if name not in _SOURCES:
-        raise ConnectorError(f"source '{ctx.operator_name}': unknown connector {name!r}, "
-                             f"expected one of {sorted(_SOURCES)}")
-    return _SOURCES[name](ctx)
+    if name == PYTHON_CONNECTOR:
+        from runtime.jobgraph import unpack_udf
+
+        try:
+            return unpack_udf(ctx.params["class"])
+        except RuntimeError as err:
+            raise ConnectorError(f"{role} '{ctx.operator_name}' ({ctx.params.get('class_name')}): {err}") from None
+    if name not in registry:
+        raise ConnectorError(f"{role} '{ctx.operator_name}': unknown connector {name!r}, "
+                             f"expected one of {sorted(registry)} or a {PYTHON_CONNECTOR!r} class")
+    return registry[name]
+
+
+def source_reader(ctx: ConnectorContext) -> SourceReader:
+    return _connector_class(_SOURCES, ctx, "source")(ctx)
 
 
 def sink_writer(ctx: ConnectorContext) -> SinkWriter:
-    _load_all()
-    name = ctx.params.get("connector")
-    if name not in _SINKS:
-        raise ConnectorError(f"sink '{ctx.operator_name}': unknown connector {name!r}, "
-                             f"expected one of {sorted(_SINKS)}")
-    return _SINKS[name](ctx)
+    return _connector_class(_SINKS, ctx, "sink")(ctx)
