@@ -49,6 +49,12 @@ def wait_flowing(cluster, job, timeout: float = 300.0) -> None:
     raise TimeoutError(f"job {job.job_id} did not start processing in {timeout:g} s")
 
 
+def percentile(values: list, q: float):
+    """The value below which a fraction ``q`` of ``values`` lies; None when there are none."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else None
+
+
 def flinkbench_throughput(cluster) -> float:
     env = cluster.environment()
     env.set_parallelism(2)
@@ -61,7 +67,7 @@ def flinkbench_throughput(cluster) -> float:
     return rate
 
 
-def flinkbench_latency(cluster, rows_per_second: float) -> tuple[float, float]:
+def flinkbench_latency(cluster, rows_per_second: float) -> tuple[float | None, float | None]:
     """Run at a fixed rate with event time = wall time; latency = emit time - window end."""
     env = cluster.environment()
     env.set_parallelism(2)
@@ -80,9 +86,7 @@ def flinkbench_latency(cluster, rows_per_second: float) -> tuple[float, float]:
             break
     job.cancel()
     job.wait(60)
-    latencies.sort()
-    pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else float("nan")  # noqa: E731
-    return pick(0.5), pick(0.99)
+    return percentile(latencies, 0.5), percentile(latencies, 0.99)
 
 
 def structured_streaming_throughput() -> float:
@@ -125,9 +129,8 @@ def report(figures: dict, out: str | None) -> None:
             json.dump(figures, fh, indent=2)
 
 
-def _seconds(value: float) -> float | None:
-    """None when no window was measured (JSON has no NaN)."""
-    return round(value, 3) if value == value else None
+def _seconds(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
 
 
 def main() -> int:
@@ -139,7 +142,7 @@ def main() -> int:
         ours = flinkbench_throughput(cluster)
         print(f"flinkbench clicks p2 on 2 TaskManagers: {ours:,.0f} rows/s sustained", flush=True)
         p50, p99 = flinkbench_latency(cluster, rows_per_second=max(1_000.0, ours * 0.5))
-        print(f"flinkbench latency at {ours * 0.5:,.0f} rows/s: p50 {p50:.2f} s, p99 {p99:.2f} s", flush=True)
+        print(f"flinkbench latency at {ours * 0.5:,.0f} rows/s: p50 {_seconds(p50)} s, p99 {_seconds(p99)} s", flush=True)
     theirs = structured_streaming_throughput()
     print(f"Spark Structured Streaming, same query, local[2]: {theirs:,.0f} rows/s sustained", flush=True)
     figures = {"flinkbench_rows_per_s": round(ours), "structured_streaming_rows_per_s": round(theirs),
