@@ -1,0 +1,147 @@
+"""File-based HA for several JobManagers on one host (or on hosts sharing one file system).
+
+Layout under ``<high-availability.storageDir>/<cluster-id>/``::
+
+    lease.json            the leader's lease: contender id, REST address, session id, expiry (wall clock)
+    lease.lock            flock'd around every read-modify-write of the lease and every fenced write
+    jobmanagers/<id>.json each JobManager's announcement (address, pid, last seen)
+    jobgraphs/<job>.json  submissions of jobs that have not ended
+    checkpoints/<job>.json pointer to each job's latest completed checkpoint
+
+Every file is written to a temporary name and renamed, so a reader sees it whole or not at all. The
+leader renews its lease well within ``high-availability.lease-duration``; a standby takes over once the
+lease has expired. Fenced writes check, under the lock, that the writer's session id still holds the
+lease, so a leader that lost it (a long pause) cannot change what its successor wrote.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+
+from runtime.ha.services import HaServices, LeaderInfo, LeadershipLost
+from runtime.ids import JobId, LeaderSessionId
+
+MEMBER_TTL_LEASES = 3  # an announcement older than this many lease durations belongs to a dead JobManager
+
+
+def write_atomically(path: str, data: dict) -> None:
+    """Write JSON to ``path`` via a temporary file and rename (readers never see half a file)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def read_json(path: str) -> dict | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        return None
+    except ValueError:  # never half-written (rename), so only a foreign file; treat as absent
+        return None
+
+
+def remove_quietly(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+
+
+class FileHaServices(HaServices):
+    def __init__(self, root: str, lease_duration: float, clock=time.time):
+        self.root = root
+        self.lease_duration = lease_duration
+        self.clock = clock
+        for sub in ("jobmanagers", "jobgraphs", "checkpoints"):
+            os.makedirs(os.path.join(root, sub), exist_ok=True)
+        self._lease = os.path.join(root, "lease.json")
+        self._lock = os.path.join(root, "lease.lock")
+
+    @contextlib.contextmanager
+    def _locked(self):
+        with open(self._lock, "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _valid_lease(self) -> dict | None:
+        lease = read_json(self._lease)
+        return lease if lease and lease["expires"] > self.clock() else None
+
+    # -- election -----------------------------------------------------------------------------
+    def try_lead(self, contender_id: str, address: str) -> LeaderSessionId | None:
+        with self._locked():
+            lease = self._valid_lease()
+            if lease is not None and lease["contender_id"] != contender_id:
+                return None
+            session = LeaderSessionId(lease["session_id"]) if lease else LeaderSessionId.new()
+            write_atomically(self._lease, {"contender_id": contender_id, "address": address,
+                                           "session_id": session, "expires": self.clock() + self.lease_duration})
+            return session
+
+    def resign(self, session_id: LeaderSessionId) -> None:
+        with self._locked():
+            lease = read_json(self._lease)
+            if lease and lease["session_id"] == session_id:
+                remove_quietly(self._lease)
+
+    def leader(self) -> LeaderInfo | None:
+        lease = self._valid_lease()
+        return LeaderInfo(lease["contender_id"], lease["address"], LeaderSessionId(lease["session_id"])) if lease else None
+
+    # -- membership ---------------------------------------------------------------------------
+    def announce(self, contender_id: str, address: str, pid: int) -> None:
+        write_atomically(self._path("jobmanagers", contender_id),
+                         {"id": contender_id, "address": address, "pid": pid, "seen": self.clock()})
+
+    def members(self) -> list[dict]:
+        oldest = self.clock() - MEMBER_TTL_LEASES * self.lease_duration
+        found = [read_json(p) for p in self._files("jobmanagers")]
+        return sorted((m for m in found if m and m["seen"] >= oldest), key=lambda m: m["address"])
+
+    # -- job store and pointers ---------------------------------------------------------------
+    @contextlib.contextmanager
+    def _fenced(self, session_id: LeaderSessionId):
+        """Hold the lease lock while writing, after checking ``session_id`` still holds the lease."""
+        with self._locked():
+            lease = read_json(self._lease)
+            if not lease or lease["session_id"] != session_id:
+                holder = lease["address"] if lease else "nobody"
+                raise LeadershipLost(f"leader session {session_id} no longer holds the lease (held by {holder})")
+            yield
+
+    def put_job_graph(self, session_id: LeaderSessionId, job_id: JobId, submission: dict) -> None:
+        with self._fenced(session_id):
+            write_atomically(self._path("jobgraphs", job_id), submission)
+
+    def put_checkpoint_pointer(self, session_id: LeaderSessionId, job_id: JobId, directory: str) -> None:
+        with self._fenced(session_id):
+            write_atomically(self._path("checkpoints", job_id), {"directory": directory})
+
+    def remove_job(self, session_id: LeaderSessionId, job_id: JobId) -> None:
+        with self._fenced(session_id):
+            remove_quietly(self._path("jobgraphs", job_id))
+            remove_quietly(self._path("checkpoints", job_id))
+
+    def job_graphs(self) -> dict[JobId, dict]:
+        graphs = {JobId(os.path.basename(p)[:-len(".json")]): read_json(p) for p in self._files("jobgraphs")}
+        return {job_id: g for job_id, g in graphs.items() if g is not None}
+
+    def checkpoint_pointer(self, job_id: JobId) -> str | None:
+        pointer = read_json(self._path("checkpoints", job_id))
+        return pointer["directory"] if pointer else None
+
+    # -- paths --------------------------------------------------------------------------------
+    def _path(self, kind: str, name: str) -> str:
+        return os.path.join(self.root, kind, f"{name}.json")
+
+    def _files(self, kind: str) -> list[str]:
+        folder = os.path.join(self.root, kind)
+        return [os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".json")]

@@ -1,0 +1,165 @@
+"""High-availability services: who leads, where it listens, and what a new leader must resume.
+
+A JobManager contends for leadership through :meth:`HaServices.try_lead`; winning gives it a
+:class:`LeaderSessionId`, the fencing token every write to the HA store carries, so a leader that has
+lost its lease (paused, partitioned) cannot overwrite what the new leader wrote. TaskManagers and
+clients find the leader with :meth:`HaServices.leader`. The store keeps each running job's graph and a
+pointer to its latest completed checkpoint; a new leader resumes every job found there.
+
+``high-availability.type`` picks the implementation: ``none`` (:class:`NoHaServices`, one JobManager,
+nothing stored), ``file`` (runtime.ha.file) or ``zookeeper`` (runtime.ha.zookeeper).
+"""
+from __future__ import annotations
+
+import os
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from runtime.config import ConfigError, Configuration
+from runtime.ids import JobId, LeaderSessionId
+
+
+class LeadershipLost(RuntimeError):
+    """A write carried a leader session id that no longer holds the lease: its sender is not the leader."""
+
+
+@dataclass(frozen=True)
+class LeaderInfo:
+    """The current leader as TaskManagers and clients need it."""
+    contender_id: str
+    address: str
+    session_id: LeaderSessionId
+
+
+class HaServices(ABC):
+    """Leader election, leader retrieval, a job graph store and checkpoint pointers. Calls block
+    briefly (a file or a ZooKeeper round trip); the JobManager runs election calls off its loop."""
+
+    #: seconds a lease lasts without renewal; None when leadership never moves (type ``none``)
+    lease_duration: float | None = None
+
+    # -- election -----------------------------------------------------------------------------
+    @abstractmethod
+    def try_lead(self, contender_id: str, address: str) -> LeaderSessionId | None:
+        """Take or renew the leadership: the session id while this contender leads, else None."""
+
+    @abstractmethod
+    def resign(self, session_id: LeaderSessionId) -> None:
+        """Give the leadership up at once (a clean shutdown), so a standby need not wait for the lease."""
+
+    @abstractmethod
+    def leader(self) -> LeaderInfo | None:
+        """The contender holding a valid lease, or None while nobody does."""
+
+    # -- membership (for ``GET /jobmanagers``) -------------------------------------------------
+    @abstractmethod
+    def announce(self, contender_id: str, address: str, pid: int) -> None:
+        """Say this JobManager is alive; repeated while it runs, so dead ones drop out of the list."""
+
+    @abstractmethod
+    def members(self) -> list[dict]:
+        """Live JobManagers: ``id``, ``address``, ``pid``."""
+
+    # -- job store and checkpoint pointers (writes are fenced) --------------------------------
+    @abstractmethod
+    def put_job_graph(self, session_id: LeaderSessionId, job_id: JobId, submission: dict) -> None:
+        """Keep a submitted job (the REST submission body) until it ends. LeadershipLost if fenced off."""
+
+    @abstractmethod
+    def put_checkpoint_pointer(self, session_id: LeaderSessionId, job_id: JobId, directory: str) -> None:
+        """Record the job's latest completed checkpoint. LeadershipLost if fenced off."""
+
+    @abstractmethod
+    def remove_job(self, session_id: LeaderSessionId, job_id: JobId) -> None:
+        """The job reached a terminal state: drop its graph and pointer. LeadershipLost if fenced off."""
+
+    @abstractmethod
+    def job_graphs(self) -> dict[JobId, dict]:
+        """Every stored submission by job id: the jobs a new leader resumes."""
+
+    @abstractmethod
+    def checkpoint_pointer(self, job_id: JobId) -> str | None:
+        """Directory of the job's latest completed checkpoint, if it completed one."""
+
+    def close(self) -> None:
+        """Release connections; the default has none."""
+
+    def entries(self, session_id: LeaderSessionId, job_id: JobId) -> "JobEntries":
+        return JobEntries(self, session_id, job_id)
+
+
+@dataclass
+class JobEntries:
+    """One job's HA entries as its leader writes them: each write carries the leader's session id."""
+    services: HaServices
+    session_id: LeaderSessionId
+    job_id: JobId
+
+    def publish_checkpoint(self, directory: str) -> None:
+        self.services.put_checkpoint_pointer(self.session_id, self.job_id, directory)
+
+    def clean(self) -> None:
+        self.services.remove_job(self.session_id, self.job_id)
+
+
+class NoHaServices(HaServices):
+    """``high-availability.type: none``: the one JobManager always leads and nothing is stored."""
+
+    def __init__(self) -> None:
+        self.session_id = LeaderSessionId.new()
+        self._me: LeaderInfo | None = None
+        self._pid = os.getpid()
+
+    def try_lead(self, contender_id: str, address: str) -> LeaderSessionId:
+        self._me = LeaderInfo(contender_id, address, self.session_id)
+        return self.session_id
+
+    def resign(self, session_id: LeaderSessionId) -> None:
+        pass
+
+    def leader(self) -> LeaderInfo | None:
+        return self._me
+
+    def announce(self, contender_id: str, address: str, pid: int) -> None:
+        self._pid = pid
+
+    def members(self) -> list[dict]:
+        return [{"id": self._me.contender_id, "address": self._me.address, "pid": self._pid}] if self._me else []
+
+    def put_job_graph(self, session_id, job_id, submission) -> None:
+        pass
+
+    def put_checkpoint_pointer(self, session_id, job_id, directory) -> None:
+        pass
+
+    def remove_job(self, session_id, job_id) -> None:
+        pass
+
+    def job_graphs(self) -> dict[JobId, dict]:
+        return {}
+
+    def checkpoint_pointer(self, job_id) -> str | None:
+        return None
+
+
+def ha_services(conf: Configuration, working_dir: str | None = None, clock=time.time) -> HaServices:
+    """The services ``high-availability.type`` names. ConfigError names a missing key."""
+    kind = conf.get("high-availability.type")
+    if kind == "none":
+        return NoHaServices()
+    cluster_id = conf.get("high-availability.cluster-id")
+    if kind == "file":
+        from runtime.ha.file import FileHaServices
+
+        base = conf.get("high-availability.storageDir") or (os.path.join(working_dir, "ha") if working_dir else "")
+        if not base:
+            raise ConfigError("high-availability.storageDir: file HA needs a directory shared by the JobManagers")
+        return FileHaServices(os.path.join(base, cluster_id), conf.get("high-availability.lease-duration"), clock)
+    from runtime.ha.zookeeper import ZooKeeperHaServices
+
+    quorum = conf.get("high-availability.zookeeper.quorum")
+    if not quorum:
+        raise ConfigError("high-availability.zookeeper.quorum: zookeeper HA needs a connect string, e.g. 127.0.0.1:2181")
+    return ZooKeeperHaServices(quorum, conf.get("high-availability.zookeeper.path.root").rstrip("/") + "/" + cluster_id,
+                               conf.get("high-availability.lease-duration"))

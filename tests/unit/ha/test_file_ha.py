@@ -1,0 +1,125 @@
+"""File HA with two in-process contenders and a hand-driven clock: election, takeover, fencing."""
+from __future__ import annotations
+
+import pytest
+
+from runtime.config import ConfigError, Configuration
+from runtime.ha.file import FileHaServices
+from runtime.ha.services import LeadershipLost, NoHaServices, ha_services
+from runtime.ids import JobId
+
+LEASE = 3.0
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def pair(tmp_path, clock):
+    """Two JobManagers' views of one storage directory."""
+    return FileHaServices(str(tmp_path), LEASE, clock), FileHaServices(str(tmp_path), LEASE, clock)
+
+
+def test_first_contender_leads_and_the_second_waits(pair):
+    a, b = pair
+    session = a.try_lead("jm-a", "http://127.0.0.1:1")
+    assert session is not None
+    assert b.try_lead("jm-b", "http://127.0.0.1:2") is None
+    leader = b.leader()
+    assert (leader.contender_id, leader.address, leader.session_id) == ("jm-a", "http://127.0.0.1:1", session)
+
+
+def test_renewal_keeps_the_session_and_holds_off_the_standby(pair, clock):
+    a, b = pair
+    session = a.try_lead("jm-a", "a")
+    for _ in range(5):
+        clock.now += LEASE * 0.6
+        assert a.try_lead("jm-a", "a") == session
+        assert b.try_lead("jm-b", "b") is None
+
+
+def test_standby_takes_over_once_the_lease_expires_with_a_new_session(pair, clock):
+    a, b = pair
+    old = a.try_lead("jm-a", "a")
+    clock.now += LEASE + 0.01
+    assert a.leader() is None
+    new = b.try_lead("jm-b", "b")
+    assert new is not None and new != old
+    assert a.leader().address == "b"
+    assert a.try_lead("jm-a", "a") is None, "the old leader cannot take the lease back"
+
+
+def test_a_leader_whose_own_lease_lapsed_gets_a_new_session(pair, clock):
+    a, _ = pair
+    old = a.try_lead("jm-a", "a")
+    clock.now += LEASE + 1
+    assert a.try_lead("jm-a", "a") not in (None, old)
+
+
+def test_resign_lets_a_standby_lead_at_once(pair):
+    a, b = pair
+    a.resign(a.try_lead("jm-a", "a"))
+    assert b.try_lead("jm-b", "b") is not None
+
+
+def test_store_round_trip_and_cleanup(pair):
+    a, b = pair
+    session = a.try_lead("jm-a", "a")
+    job = JobId.new()
+    a.put_job_graph(session, job, {"job_graph": {"name": "x"}, "job_id": job})
+    a.put_checkpoint_pointer(session, job, "/tmp/chk-3")
+    assert b.job_graphs() == {job: {"job_graph": {"name": "x"}, "job_id": job}}
+    assert b.checkpoint_pointer(job) == "/tmp/chk-3"
+    a.remove_job(session, job)
+    assert b.job_graphs() == {} and b.checkpoint_pointer(job) is None
+
+
+def test_a_deposed_leader_cannot_write(pair, clock):
+    a, b = pair
+    job = JobId.new()
+    old = a.try_lead("jm-a", "a")
+    a.put_checkpoint_pointer(old, job, "/chk-1")
+    clock.now += LEASE + 1
+    new = b.try_lead("jm-b", "b")
+    b.put_checkpoint_pointer(new, job, "/chk-2")
+    for write in (lambda: a.put_checkpoint_pointer(old, job, "/chk-stale"),
+                  lambda: a.put_job_graph(old, job, {}), lambda: a.remove_job(old, job)):
+        with pytest.raises(LeadershipLost, match="held by b"):
+            write()
+    assert b.checkpoint_pointer(job) == "/chk-2"
+
+
+def test_members_drop_out_when_they_stop_announcing(pair, clock):
+    a, b = pair
+    a.announce("jm-a", "a", 1)
+    b.announce("jm-b", "b", 2)
+    assert [m["id"] for m in a.members()] == ["jm-a", "jm-b"]
+    clock.now += LEASE * 2
+    b.announce("jm-b", "b", 2)
+    clock.now += LEASE * 2
+    assert [m["id"] for m in a.members()] == ["jm-b"]
+
+
+def test_services_follow_the_configuration(tmp_path):
+    assert isinstance(ha_services(Configuration()), NoHaServices)
+    conf = Configuration().with_overrides({"high-availability.type": "file"})
+    assert isinstance(ha_services(conf, str(tmp_path)), FileHaServices)
+    with pytest.raises(ConfigError, match="storageDir"):
+        ha_services(conf)
+
+
+def test_no_ha_always_leads_with_one_session():
+    services = NoHaServices()
+    session = services.try_lead("jm", "http://x")
+    assert services.try_lead("jm", "http://x") == session
+    assert services.leader().address == "http://x"
