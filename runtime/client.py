@@ -24,6 +24,8 @@ from runtime.connectors.push import table_of
 from runtime.security import read_token_file
 
 TERMINAL_STATES = ("FINISHED", "FAILED", "CANCELED")
+FAILOVER_TIMEOUT_S = 60.0  # how long a client of several JobManagers waits for one of them to lead
+FAILOVER_POLL_S = 0.2
 
 
 class ClusterError(RuntimeError):
@@ -44,10 +46,22 @@ class JobFailed(RuntimeError):
 
 
 class RestClient:
-    def __init__(self, url: str, token: str | None = None, token_file: str | None = None, timeout: float = 30.0):
-        self.url = url.rstrip("/")
+    """Talks to one JobManager, or follows the leader among several.
+
+    ``url`` may name several JobManagers (a list, or comma-separated): the client then retries a call
+    that finds no JobManager on the others, for up to ``failover_timeout`` seconds (a standby needs
+    about one lease duration to take over). Any client follows a standby's refusal to the leader it
+    names.
+    """
+
+    def __init__(self, url: str | list[str], token: str | None = None, token_file: str | None = None,
+                 timeout: float = 30.0, failover_timeout: float | None = None):
+        self.urls = [u.strip().rstrip("/") for u in (url.split(",") if isinstance(url, str) else url) if u.strip()]
+        self.url = self.urls[0]
         self.token = token if token is not None else (read_token_file(token_file) if token_file else None)
         self.timeout = timeout
+        self.failover_timeout = failover_timeout if failover_timeout is not None else (
+            FAILOVER_TIMEOUT_S if len(self.urls) > 1 else 0.0)
 
     @classmethod
     def from_environment(cls) -> "RestClient":
@@ -60,6 +74,33 @@ class RestClient:
 
     # -- HTTP ---------------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, raw: bool = False):
+        """One call to the leader: follows a standby's pointer to it, and with several JobManagers
+        tries the others while none answers (a failover in progress)."""
+        deadline = time.monotonic() + self.failover_timeout
+        while True:
+            try:
+                return self._request_once(method, path, body, raw)
+            except _NotLeader as refusal:
+                if refusal.leader and refusal.leader != self.url:
+                    self._follow(refusal.leader)
+                    continue
+                error = ClusterError(str(refusal), 503)
+            except _Unreachable as err:
+                error = ClusterError(str(err))
+            if time.monotonic() >= deadline:
+                raise error
+            self._next_candidate()
+            time.sleep(FAILOVER_POLL_S)
+
+    def _follow(self, leader: str) -> None:
+        self.url = leader.rstrip("/")
+        if self.url not in self.urls:
+            self.urls.append(self.url)
+
+    def _next_candidate(self) -> None:
+        self.url = self.urls[(self.urls.index(self.url) + 1) % len(self.urls)]
+
+    def _request_once(self, method: str, path: str, body: Any, raw: bool):
         data = json.dumps(body, default=_json_value).encode() if body is not None else None
         req = urllib.request.Request(self.url + path, data=data, method=method)
         if data is not None:
@@ -71,10 +112,13 @@ class RestClient:
                 payload = resp.read()
                 return (payload, dict(resp.headers)) if raw else (json.loads(payload) if payload else {})
         except urllib.error.HTTPError as err:
-            raise ClusterError(_error_message(err), err.code) from None
+            body = _error_body(err)
+            if err.code == 503 and "leader" in body:
+                raise _NotLeader(_error_message(err, body), body["leader"]) from None
+            raise ClusterError(_error_message(err, body), err.code) from None
         except (urllib.error.URLError, OSError) as err:
             reason = getattr(err, "reason", err)
-            raise ClusterError(f"cannot reach the JobManager at {self.url}: {reason}") from None
+            raise _Unreachable(f"cannot reach the JobManager at {self.url}: {reason}") from None
 
     def get(self, path: str):
         return self.request("GET", path)
@@ -224,12 +268,28 @@ def _json_value(value):
     raise TypeError(f"a {type(value).__name__} cannot be sent as JSON")
 
 
-def _error_message(err: urllib.error.HTTPError) -> str:
+def _error_body(err: urllib.error.HTTPError) -> dict:
     try:
         body = json.loads(err.read() or b"{}")
-        errors = body.get("errors")
-        if errors:
-            return "; ".join(str(e) for e in errors)
     except (ValueError, OSError):
-        pass
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _error_message(err: urllib.error.HTTPError, body: dict) -> str:
+    errors = body.get("errors")
+    if errors:
+        return "; ".join(str(e) for e in errors)
     return f"HTTP {err.code}: {err.reason}"
+
+
+class _NotLeader(Exception):
+    """A standby refused the call; ``leader`` is the address it named (None while none is elected)."""
+
+    def __init__(self, message: str, leader: str | None):
+        super().__init__(message)
+        self.leader = leader
+
+
+class _Unreachable(Exception):
+    """No JobManager answered at the address tried."""

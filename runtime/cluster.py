@@ -4,6 +4,10 @@
         env = cluster.environment()
         ...
 
+``LocalCluster(jobmanagers=N)`` with N > 1 starts N JobManagers with file high availability under the
+working directory (unless the config chooses another ``high-availability.type``): one leads, the
+others stand by; :meth:`LocalCluster.kill_jobmanager` kills the leader to watch a standby take over.
+
 Every child runs in its own process group (so its Spark JVM goes with it) and is asked to die with
 this process; :meth:`LocalCluster.stop` ends them all, also when the block exits on an error.
 """
@@ -72,16 +76,24 @@ def _signal_group(popen: subprocess.Popen, sig: int) -> None:
 
 class LocalCluster:
     def __init__(self, taskmanagers: int = 2, slots: int = 2, config: dict[str, Any] | None = None,
-                 working_dir: str | None = None, python: str | None = None):
+                 working_dir: str | None = None, python: str | None = None, jobmanagers: int = 1):
+        if jobmanagers < 1:
+            raise ValueError(f"jobmanagers must be at least 1, got {jobmanagers}")
         self.num_taskmanagers = taskmanagers
         self.slots = slots
+        self.num_jobmanagers = jobmanagers
         self.config = {k: str(v) for k, v in (config or {}).items()}
         self._own_dir = working_dir is None
         self.working_dir = working_dir or tempfile.mkdtemp(prefix="flinkbench-cluster-")
+        if jobmanagers > 1 and self.config.get("high-availability.type", "none") == "none":
+            self.config["high-availability.type"] = "file"
+            self.config.setdefault("high-availability.storageDir", os.path.join(self.working_dir, "ha"))
         self.python = python or sys.executable
-        self.jobmanager: ChildProcess | None = None
+        self.jobmanager: ChildProcess | None = None  # the first one started
+        self.jobmanager_processes: list[ChildProcess] = []
         self.taskmanagers: list[ChildProcess] = []
-        self.url: str | None = None
+        self.url: str | None = None  # the first JobManager's; the client follows whoever leads
+        self.urls: list[str] = []
         self.token_file: str | None = None
         self._tm_counter = 0
 
@@ -98,22 +110,29 @@ class LocalCluster:
         self.stop()
 
     def start(self) -> "LocalCluster":
-        self.start_jobmanager()
+        for _ in range(self.num_jobmanagers):
+            self.start_jobmanager()
         for _ in range(self.num_taskmanagers):
             self.add_taskmanager(wait=False)
         self.wait_for_taskmanagers(self.num_taskmanagers)
         return self
 
     def start_jobmanager(self) -> ChildProcess:
-        ready = os.path.join(self.working_dir, "jobmanager.ready")
+        """Start one more JobManager (the first leads; with HA, later ones stand by)."""
+        name = "jobmanager" if not self.jobmanager_processes else f"jobmanager-{len(self.jobmanager_processes) + 1}"
+        ready = os.path.join(self.working_dir, f"{name}.ready")
         if os.path.exists(ready):
             os.remove(ready)
         conf = {"rest.port": "0", "cluster.working-dir": self.working_dir, **self.config}
-        self.jobmanager = self._spawn("jobmanager", "jobmanager",
-                                      ["jobmanager", "--ready-file", ready, *self._dynamic(conf)])
-        info = self._await_file(ready, self.jobmanager)
-        self.url, self.token_file = info["url"], info["token_file"]
-        return self.jobmanager
+        child = self._spawn("jobmanager", name, ["jobmanager", "--ready-file", ready, *self._dynamic(conf)])
+        self.jobmanager_processes.append(child)
+        self.jobmanager = self.jobmanager or child
+        info = self._await_file(ready, child)
+        self.urls.append(info["url"])
+        self.url, self.token_file = self.url or info["url"], info["token_file"]
+        if len(self.jobmanager_processes) == 1 and self.num_jobmanagers > 1:
+            self._wait_for(lambda: self.leader_url() == info["url"], child, f"{name} to lead")
+        return child
 
     def add_taskmanager(self, slots: int | None = None, wait: bool = True) -> ChildProcess:
         if self.url is None:
@@ -134,7 +153,7 @@ class LocalCluster:
 
     def stop(self) -> None:
         """Stop every child: SIGTERM, then SIGKILL for any still alive after a grace period."""
-        children = [c for c in self.taskmanagers + ([self.jobmanager] if self.jobmanager else []) if c]
+        children = self.taskmanagers + self.jobmanager_processes
         for child in children:
             if child.alive():
                 _signal_group(child.popen, signal.SIGTERM)
@@ -163,10 +182,27 @@ class LocalCluster:
         child.kill()
         return child
 
+    def leader_url(self) -> str | None:
+        """The leading JobManager's address as the JobManagers report it (None while none leads)."""
+        leader = self.client.get("/jobmanagers").get("leader")
+        return leader["url"].rstrip("/") if leader else None
+
+    def jobmanager_at(self, url: str) -> ChildProcess:
+        for child, address in zip(self.jobmanager_processes, self.urls):
+            if address == url.rstrip("/"):
+                return child
+        raise KeyError(f"no JobManager of this cluster listens at {url}")
+
+    def kill_jobmanager(self, which: str | None = None) -> ChildProcess:
+        """SIGKILL a JobManager (its address; the leader by default), as a crash would end it."""
+        child = self.jobmanager_at(which or self.leader_url() or "")
+        child.kill()
+        return child
+
     # -- clients ------------------------------------------------------------------------------
     @property
     def client(self) -> RestClient:
-        return RestClient(self.url, token_file=self.token_file)
+        return RestClient(self.urls, token_file=self.token_file)
 
     @property
     def token(self) -> str:
@@ -179,7 +215,7 @@ class LocalCluster:
 
     def export_environment(self) -> None:
         """Point StreamExecutionEnvironment() in this process (and its children) at this cluster."""
-        os.environ["FLINKBENCH_JOBMANAGER_URL"] = self.url
+        os.environ["FLINKBENCH_JOBMANAGER_URL"] = ",".join(self.urls)  # several: the client follows the leader
         os.environ["FLINKBENCH_TOKEN_FILE"] = self.token_file
 
     # -- helpers ------------------------------------------------------------------------------

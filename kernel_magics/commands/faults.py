@@ -52,6 +52,11 @@ def kill(session, line: str):
         raise FlinkError(f"'%flink kill jobmanager' kills the leader; got {args.target!r}")
     if args.show_api:
         api_hints.show(client.url, session.token_file, "POST", "/jobmanager/kill")
+    if session.cluster is not None and client.url in session.cluster.urls:
+        child = session.cluster.kill_jobmanager()
+        print(f"killed the leading JobManager (pid {child.pid}) with SIGKILL; standbys take over if the "
+              "cluster has any, and the live views reconnect")
+        return
     reply = client.post("/jobmanager/kill")
     print(f"killed the leading JobManager {client.url} (pid {reply.get('pid')}); "
           "standbys take over if the cluster has any, and the live views reconnect")

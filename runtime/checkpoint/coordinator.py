@@ -83,8 +83,10 @@ def load_checkpoint(path: str) -> CompletedCheckpoint:
 
 
 class CheckpointCoordinator:
-    def __init__(self, job, conf, bus, on_too_many_failures: Callable[[str], None]):
+    def __init__(self, job, conf, bus, on_too_many_failures: Callable[[str], None],
+                 publish_pointer: Callable[[str], None] | None = None):
         self.job = job  # the JobMaster: executions, gateways, job id
+        self.publish_pointer = publish_pointer  # records the latest completed checkpoint for a new leader
         self.conf = conf
         self.bus = bus
         self.on_too_many_failures = on_too_many_failures
@@ -195,8 +197,12 @@ class CheckpointCoordinator:
         except storage.StorageError as err:
             self._fail(pending.checkpoint_id, f"cannot write checkpoint metadata: {err}")
             return
-        if self.pending.pop(pending.checkpoint_id, None) is None:
+        if self.pending.get(pending.checkpoint_id) is not pending:
             return  # failed (timed out) while the metadata was being written
+        if not done.is_savepoint and not await self._published(done):
+            return
+        if self.pending.pop(pending.checkpoint_id, None) is None:
+            return  # failed (timed out) while it was being recorded
         pending.timer.cancel()
         self.consecutive_failures = 0
         self._last_end = time.time()
@@ -211,6 +217,18 @@ class CheckpointCoordinator:
             self.job.send_to(attempt, NotifyCheckpointComplete(self.job.job_id, attempt, done.checkpoint_id))
         if not pending.done.done():
             pending.done.set_result(done)
+
+    async def _published(self, done: CompletedCheckpoint) -> bool:
+        """Record the checkpoint in the HA store before any sink commits it, so that a new leader never
+        restores an older one than the sinks have published. False (and the checkpoint fails) if not."""
+        if self.publish_pointer is None:
+            return True
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, self.publish_pointer, done.directory)
+            return True
+        except Exception as err:  # noqa: BLE001 - fenced off (LeadershipLost) or the store is unreachable
+            self._fail(done.checkpoint_id, f"cannot record the checkpoint in the HA store: {err}")
+            return False
 
     def _fail(self, checkpoint_id: int, reason: str, count: bool = True) -> None:
         pending = self.pending.pop(checkpoint_id, None)
@@ -266,6 +284,12 @@ class CheckpointCoordinator:
     def start_from(self, checkpoint: CompletedCheckpoint) -> None:
         """The job starts from a user's savepoint or retained checkpoint."""
         self.initial = checkpoint
+        self.next_id = max(self.next_id, checkpoint.checkpoint_id + 1)
+
+    def recover(self, checkpoint: CompletedCheckpoint) -> None:
+        """A new leader resumes the job: its latest completed checkpoint (from the HA store) becomes the
+        one the first deployment restores, and is retained and dropped like any checkpoint of ours."""
+        self.completed.append(checkpoint)
         self.next_id = max(self.next_id, checkpoint.checkpoint_id + 1)
 
     def restore_from(self, checkpoint: CompletedCheckpoint) -> None:

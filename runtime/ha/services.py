@@ -142,6 +142,9 @@ class NoHaServices(HaServices):
     def checkpoint_pointer(self, job_id) -> str | None:
         return None
 
+    def entries(self, session_id, job_id) -> None:  # type: ignore[override]
+        return None  # nothing to record: no checkpoint coordinator waits on a store
+
 
 def ha_services(conf: Configuration, working_dir: str | None = None, clock=time.time) -> HaServices:
     """The services ``high-availability.type`` names. ConfigError names a missing key."""

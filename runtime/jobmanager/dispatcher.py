@@ -13,7 +13,8 @@ from runtime.checkpoint.storage import StorageError
 from runtime.codec import WireError, from_plain
 from runtime.config import ConfigError, Configuration
 from runtime.connectors.base import ConnectorError
-from runtime.ids import JobId
+from runtime.ha.services import HaServices, LeadershipLost, NoHaServices
+from runtime.ids import JobId, LeaderSessionId
 from runtime.jobgraph import JobGraph, JobGraphError
 from runtime.jobmanager.job_master import JobMaster
 from runtime.jobmanager.resource_manager import ResourceManager
@@ -38,17 +39,50 @@ class SubmissionError(ValueError):
 
 
 class Dispatcher:
-    def __init__(self, conf: Configuration, rm: ResourceManager, bus, working_dir: str = "."):
+    def __init__(self, conf: Configuration, rm: ResourceManager, bus, working_dir: str = ".",
+                 ha: HaServices | None = None):
         self.working_dir = working_dir
         self.conf = conf
         self.rm = rm
         self.bus = bus
+        self.ha = ha or NoHaServices()
+        self.leader_session_id: LeaderSessionId | None = None  # set by the JobManager while it leads
         self.jobs: dict[JobId, JobMaster] = {}
         rm.on_task_manager_lost(self._task_manager_lost)
 
     # -- submission and control ---------------------------------------------------------------
     def submit(self, payload: dict) -> JobId:
-        """Accept a job graph (the JSON form of runtime.jobgraph.JobGraph) and start its JobMaster."""
+        """Accept a job graph (the JSON form of runtime.jobgraph.JobGraph), keep it in the HA store and
+        start its JobMaster."""
+        job_id = JobId(payload["job_id"]) if isinstance(payload, dict) and payload.get("job_id") else JobId.new()
+        if job_id in self.jobs:
+            raise SubmissionError(f"job id {job_id} is already in use")
+        master = self._job_master(job_id, payload)
+        try:
+            self.ha.put_job_graph(self.leader_session_id, job_id, {**payload, "job_id": job_id})
+        except LeadershipLost as err:
+            raise SubmissionError(f"not accepted: {err}") from None
+        self._start(master, "submitted")
+        return job_id
+
+    def recover_jobs(self) -> None:
+        """This JobManager just became the leader: resume every job the HA store still holds, each from
+        its latest completed checkpoint (restored as a failover restart would)."""
+        for job_id, payload in self.ha.job_graphs().items():
+            if job_id in self.jobs:
+                continue
+            try:
+                master = self._job_master(job_id, payload)
+                pointer = self.ha.checkpoint_pointer(job_id)
+                if pointer:
+                    master.checkpoints.recover(load_checkpoint(pointer))
+            except (SubmissionError, StorageError, KeyError, TypeError) as err:
+                log.error("cannot recover job %s: %s", job_id, err)
+                continue
+            self._start(master, f"recovered from checkpoint {pointer}" if pointer else "recovered")
+
+    def _job_master(self, job_id: JobId, payload: dict) -> JobMaster:
+        """A JobMaster for a submission, not yet started. SubmissionError says what is wrong with it."""
         graph = self._parse_graph(payload)
         try:
             job_conf = self.conf.with_overrides(graph.config)
@@ -62,9 +96,6 @@ class Dispatcher:
         too_wide = [op.name for op in graph.operators if op.parallelism > max_p]
         if too_wide:
             raise SubmissionError(f"operators {too_wide} exceed pipeline.max-parallelism {max_p}")
-        job_id = JobId(payload["job_id"]) if payload.get("job_id") else JobId.new()
-        if job_id in self.jobs:
-            raise SubmissionError(f"job id {job_id} is already in use")
         restore = None
         if graph.restore_from:
             try:
@@ -72,14 +103,16 @@ class Dispatcher:
             except (StorageError, KeyError, TypeError) as err:
                 raise SubmissionError(f"cannot restore from {graph.restore_from!r}: {err}") from None
         try:
-            master = JobMaster(job_id, graph, job_conf, self.rm, self.bus, self.working_dir, restore)
+            return JobMaster(job_id, graph, job_conf, self.rm, self.bus, self.working_dir, restore,
+                             self.ha.entries(self.leader_session_id, job_id))
         except ConnectorError as err:  # a push source's schema that does not parse
             raise SubmissionError(f"invalid job graph: {err}") from None
-        self.jobs[job_id] = master
-        self.bus.publish(events.JobSubmitted(job_id, graph.name))
-        log.info("job %s (%s) submitted", job_id, graph.name)
+
+    def _start(self, master: JobMaster, how: str) -> None:
+        self.jobs[master.job_id] = master
+        self.bus.publish(events.JobSubmitted(master.job_id, master.name))
+        log.info("job %s (%s) %s", master.job_id, master.name, how)
         master.start()
-        return job_id
 
     @staticmethod
     def _parse_graph(payload: dict) -> JobGraph:

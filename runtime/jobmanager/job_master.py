@@ -14,6 +14,7 @@ import traceback
 from runtime import events
 from runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointFailure, CompletedCheckpoint
 from runtime.config import Configuration
+from runtime.ha.services import JobEntries, LeadershipLost
 from runtime.ids import ExecutionAttemptId, JobId, TaskManagerId, TriggerId
 from runtime.jobgraph import JobGraph
 from runtime.jobmanager.collect import CollectBuffer
@@ -33,8 +34,9 @@ MAX_EXCEPTIONS = 100
 
 class JobMaster:
     def __init__(self, job_id: JobId, graph: JobGraph, conf: Configuration, rm: ResourceManager, bus,
-                 working_dir: str, restore: CompletedCheckpoint | None = None):
+                 working_dir: str, restore: CompletedCheckpoint | None = None, ha: JobEntries | None = None):
         self.job_id = job_id
+        self.ha = ha  # this job's entries in the HA store (graph, latest checkpoint pointer)
         self.working_dir = working_dir
         self.graph = graph
         self.conf = conf
@@ -55,7 +57,8 @@ class JobMaster:
         self._changed = asyncio.Event()
         self._terminal = asyncio.get_running_loop().create_future()
         self._run_task: asyncio.Task | None = None
-        self.checkpoints = CheckpointCoordinator(self, conf, bus, self._checkpoints_failing)
+        self.checkpoints = CheckpointCoordinator(self, conf, bus, self._checkpoints_failing,
+                                                 ha.publish_checkpoint if ha is not None else None)
         self.savepoint_operations: dict[TriggerId, dict] = {}
         if restore is not None:
             self.checkpoints.start_from(restore)
@@ -324,8 +327,18 @@ class JobMaster:
         self.end_time = time.time()
         self.results.finish()
         self.rm.free_slots(self.job_id)
+        self._clean_ha_entries()
         if not self._terminal.done():
             self._terminal.set_result(status)
+
+    def _clean_ha_entries(self) -> None:
+        """A terminal job is not resumed by a later leader: drop its graph and checkpoint pointer."""
+        if self.ha is None:
+            return
+        try:
+            self.ha.clean()
+        except (LeadershipLost, OSError) as err:
+            log.warning("job %s: cannot remove its HA entries: %s", self.job_id, err)
 
     # -- state bookkeeping --------------------------------------------------------------------
     def _set_status(self, status: JobStatus, cause: str | None = None) -> None:

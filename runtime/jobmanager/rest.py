@@ -32,9 +32,10 @@ RESULT_PAGE_ROWS = 10_000
 class HTTPError(tornado.web.HTTPError):
     """An error whose message the client sees."""
 
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str, **fields):
         super().__init__(status, reason=None)
         self.message = message
+        self.fields = fields  # extra members of the error body, e.g. ``leader`` on a standby's refusal
 
 
 def presented_token(handler: tornado.web.RequestHandler) -> str | None:
@@ -55,6 +56,13 @@ class ApiHandler(tornado.web.RequestHandler):
         if not tokens_match(self.jm.token, presented_token(self)):
             raise HTTPError(401, "missing or invalid cluster token: send 'Authorization: Bearer <token>' "
                                  "(the token is in the cluster's token file)")
+        if not self.standby_serves and not self.jm.is_leader:
+            leader = self.jm.ha.leader()
+            raise HTTPError(503, self.jm.not_leader_message(), leader=leader.address if leader else None)
+
+    #: whether a standby JobManager answers this route itself; every other route it refuses with 503,
+    #: the error naming the leader's address (``leader`` in the body), which clients follow
+    standby_serves = False
 
     def check_xsrf_cookie(self) -> None:
         """Cookie-authenticated writes come from the dashboard page; bearer calls need no XSRF token."""
@@ -77,14 +85,15 @@ class ApiHandler(tornado.web.RequestHandler):
 
     def write_error(self, status_code: int, **kwargs) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
+        fields = {}
         if isinstance(exc, HTTPError):
-            message = exc.message
+            message, fields = exc.message, exc.fields
         elif isinstance(exc, tornado.web.HTTPError):
             message = exc.log_message or self._reason
         else:
             message = f"internal error: {type(exc).__name__}: {exc}" if exc else self._reason
         self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps({"errors": [message]}))
+        self.finish(json.dumps({"errors": [message], **fields}))
 
     def job(self, job_id: str):
         try:
@@ -94,11 +103,23 @@ class ApiHandler(tornado.web.RequestHandler):
 
 
 class OverviewHandler(ApiHandler):
+    standby_serves = True
+
     def get(self):
         self.reply({**self.dispatcher.overview(), **self.jm.leadership_view()})
 
 
+class JobManagersHandler(ApiHandler):
+    """``GET /jobmanagers``: every live JobManager (id, address, pid, role leader/standby) and the leader."""
+    standby_serves = True
+
+    def get(self):
+        self.reply(self.jm.leadership_view())
+
+
 class ConfigHandler(ApiHandler):
+    standby_serves = True
+
     def get(self):
         self.reply({"refresh-interval": 3000, "timezone-name": "UTC", "timezone-offset": 0,
                     "flink-version": self.dispatcher.overview()["flink-version"],
@@ -108,6 +129,8 @@ class ConfigHandler(ApiHandler):
 
 
 class JobManagerConfigHandler(ApiHandler):
+    standby_serves = True
+
     def get(self):
         self.reply(self.jm.conf.as_flink_entries())
 
@@ -398,6 +421,7 @@ def routes(jm) -> list:
     return [
         (r"/healthz", HealthHandler),
         (r"/overview", OverviewHandler, args),
+        (r"/jobmanagers", JobManagersHandler, args),
         (r"/config", ConfigHandler, args),
         (r"/jobmanager/config", JobManagerConfigHandler, args),
         (r"/jobs", JobsHandler, args),

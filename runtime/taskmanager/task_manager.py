@@ -5,7 +5,9 @@ connection (WebSocket ``/control``) to the leading JobManager: it registers, hea
 slot requests, deployments and cancellations; connector code asks the JobManager over it too
 (:meth:`TaskManager.request`, e.g. a push source's next rows). When the connection drops it cancels
 its tasks, frees its slots and keeps trying to connect again, so a restarted JobManager finds it
-without a restart.
+without a restart. With high availability it asks the HA services for the leader before each attempt
+(``--jobmanager`` is then only the fallback while none is elected) and, while connected, leaves a
+JobManager that no longer holds the leadership, to register with the new leader.
 Everything runs on one asyncio loop; Spark work runs in a thread pool.
 """
 from __future__ import annotations
@@ -23,6 +25,7 @@ import tornado.websocket
 
 from runtime.codec import WireError, decode, encode, from_plain, to_plain
 from runtime.config import Configuration
+from runtime.ha.services import HaServices, ha_services
 from runtime.ids import ExecutionAttemptId, TaskManagerId
 from runtime.messages import (CancelTask, DeployTask, Disconnect, Envelope, FreeSlot, Heartbeat, HeartbeatAck,
                               NotifyCheckpointAborted, NotifyCheckpointComplete, PushedRows, RegisterTaskManager,
@@ -42,7 +45,9 @@ REQUEST_TIMEOUT_S = 30.0
 class TaskManager:
     def __init__(self, conf: Configuration, jobmanager_url: str, token: str, slots: int | None = None):
         self.conf = conf
-        self.jobmanager_url = jobmanager_url.rstrip("/")
+        self.bootstrap_url = self.jobmanager_url = jobmanager_url.rstrip("/")
+        self.ha: HaServices | None = None if conf.get("high-availability.type") == "none" else ha_services(
+            conf, _default_working_dir(conf))
         self.token = token
         self.tm_id = TaskManagerId.new()
         self.num_slots = slots or conf.get("taskmanager.numberOfTaskSlots")
@@ -69,6 +74,7 @@ class TaskManager:
         self.spark_ready = loop.run_in_executor(self.executor, lambda: self.spark.session)
         while not self._stopping.is_set():
             try:
+                self.jobmanager_url = await self._leader_url()
                 await self._connect_and_serve()
             except (OSError, tornado.httpclient.HTTPClientError, tornado.websocket.WebSocketClosedError) as err:
                 log.info("JobManager at %s not reachable: %s", self.jobmanager_url, err)
@@ -97,7 +103,8 @@ class TaskManager:
             request, max_message_size=self.conf.get("rest.server.max-content-length"))
         self._write(RegisterTaskManager(self.tm_id, self.conf.get("taskmanager.host"), self.data_server.port,
                                         self.num_slots, os.getpid(), self.spark.master, self.slots.report()))
-        heartbeats = asyncio.get_running_loop().create_task(self._heartbeat())
+        loop = asyncio.get_running_loop()
+        helpers = [loop.create_task(self._heartbeat())] + ([loop.create_task(self._watch_leader())] if self.ha else [])
         try:
             while True:
                 raw = await self._ws.read_message()
@@ -105,7 +112,8 @@ class TaskManager:
                     return
                 self._on_message(raw)
         finally:
-            heartbeats.cancel()
+            for helper in helpers:
+                helper.cancel()
             self._ws = None
             self.leader_session_id = None
 
@@ -114,6 +122,34 @@ class TaskManager:
             await asyncio.sleep(self.conf.get("heartbeat.interval"))
             if self.leader_session_id is not None:
                 self._write(Heartbeat(self.tm_id, self.slots.report()))
+
+    async def _leader_url(self) -> str:
+        """The leading JobManager's address from the HA services; the bootstrap URL while none leads."""
+        if self.ha is None:
+            return self.bootstrap_url
+        try:
+            leader = await asyncio.get_running_loop().run_in_executor(None, self.ha.leader)
+        except OSError as err:
+            log.warning("cannot read the leader from the HA services: %s", err)
+            leader = None
+        return leader.address.rstrip("/") if leader else self.bootstrap_url
+
+    async def _watch_leader(self) -> None:
+        """Close the connection once another JobManager holds the leadership (the one we follow may be
+        paused or cut off, so its socket alone would not tell us)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self.conf.get("heartbeat.interval"))
+            try:
+                leader = await loop.run_in_executor(None, self.ha.leader)
+            except OSError:
+                continue
+            if leader and self.leader_session_id is not None and leader.session_id != self.leader_session_id:
+                log.warning("JobManager %s no longer leads (the leader is %s); reconnecting",
+                            self.jobmanager_url, leader.address)
+                if self._ws:
+                    self._ws.close()
+                return
 
     def _write(self, message) -> bool:
         if self._ws is None:
@@ -257,6 +293,13 @@ class TaskManager:
         finally:
             slot.tasks.discard(task.attempt_id)
             self.tasks.pop(task.attempt_id, None)
+
+
+def _default_working_dir(conf: Configuration) -> str:
+    """The JobManager's working dir, where file HA keeps its data unless storageDir says otherwise."""
+    from runtime.jobmanager.jobmanager import working_dir
+
+    return working_dir(conf)
 
 
 async def serve(conf: Configuration, jobmanager_url: str, token: str, slots: int | None = None) -> None:

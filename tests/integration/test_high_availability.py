@@ -1,0 +1,133 @@
+"""High availability with real processes: two JobManagers (file HA) and two TaskManagers.
+
+Killing the leader with SIGKILL must leave a standby leading, the TaskManagers registered with it and
+a checkpointed job finished with exactly the output of a run without failures. A standby refuses
+work with the leader's address; a paused leader that comes back finds itself fenced off and exits.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import urllib.error
+import urllib.request
+
+import pytest
+
+from runtime.api.functions import col
+from runtime.cluster import LocalCluster
+from runtime.examples import clicks
+from runtime.jobmanager.jobmanager import EXIT_LEADERSHIP_LOST
+from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, wait_until
+from tests.integration.test_checkpoints import wait_for_new_checkpoint, window_rows
+
+HA_CONFIG = {**FAST_FAILURE_CONFIG, "high-availability.lease-duration": "2 s", "spark.driver.memory": "512m",
+             "restart-strategy.fixed-delay.delay": "200 ms"}
+
+
+@pytest.fixture(scope="module")
+def ha_cluster(tmp_path_factory):
+    with LocalCluster(taskmanagers=2, slots=2, jobmanagers=2, config=HA_CONFIG,
+                      working_dir=str(tmp_path_factory.mktemp("ha-cluster"))) as cluster:
+        yield cluster
+
+
+def live_jobmanagers(cluster) -> int:
+    return sum(1 for jm in cluster.jobmanager_processes if jm.alive())
+
+
+def with_standby(cluster) -> None:
+    """Each test starts from a leader and at least one standby, whatever the tests before it killed."""
+    if live_jobmanagers(cluster) < 2:
+        cluster.start_jobmanager()
+    wait_until(lambda: len(cluster.client.get("/jobmanagers")["jobmanagers"]) >= 2, 30, "two live JobManagers")
+
+
+def raw_call(url: str, token: str, method: str, path: str, body=None) -> tuple[int, dict]:
+    """One HTTP call with no leader following, to see what a standby itself answers."""
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url + path, data=data, method=method,
+                                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def registered_taskmanagers(cluster) -> int:
+    return sum(1 for tm in cluster.client.get("/taskmanagers")["taskmanagers"] if tm["state"] == "REGISTERED")
+
+
+def new_leader(cluster, old: str) -> str:
+    return wait_until(lambda: (url := cluster.leader_url()) not in (None, old) and url, 60, "a standby to lead")
+
+
+def test_jobmanagers_lists_roles_and_a_standby_refuses_submission_naming_the_leader(ha_cluster):
+    with_standby(ha_cluster)
+    leader = ha_cluster.leader_url()
+    standby = next(u for u, jm in zip(ha_cluster.urls, ha_cluster.jobmanager_processes) if jm.alive() and u != leader)
+
+    status, view = raw_call(standby, ha_cluster.token, "GET", "/jobmanagers")
+    assert status == 200
+    roles = {jm["address"]: jm["role"] for jm in view["jobmanagers"]}
+    assert roles[leader] == "leader" and roles[standby] == "standby"
+    assert len({jm["id"] for jm in view["jobmanagers"]}) == len(view["jobmanagers"])
+    assert view["leader"]["url"] == leader
+
+    status, overview = raw_call(standby, ha_cluster.token, "GET", "/overview")
+    assert status == 200 and overview["leader"]["url"] == leader
+
+    status, refusal = raw_call(standby, ha_cluster.token, "POST", "/jobs", {"job_graph": {}})
+    assert status == 503
+    assert refusal["leader"] == leader
+    assert f"is a standby: the leader is at {leader}" in refusal["errors"][0]
+
+
+@pytest.mark.timeout(900)
+def test_killing_the_leader_resumes_the_job_from_its_checkpoint_with_exact_output(ha_cluster, spark, tmp_path):
+    with_standby(ha_cluster)
+    rows = 60_000
+    out = tmp_path / "out"
+    env = ha_cluster.environment()
+    env.set_parallelism(2)
+    env.enable_checkpointing("1 s")
+    (env.datagen(clicks.SCHEMA, name="Source: clicks", **clicks.source_options(rows, rows_per_second=3_000))
+        .assign_timestamps_and_watermarks(clicks.watermarks())
+        .filter(col("amount") > 0.1).key_by("user").window(clicks.windows())
+        .aggregate(clicks=clicks.agg.count(), total=clicks.agg.sum("amount"))
+        .write_parquet(str(out)))
+    job = env.execute_async("clicks across a leader change")
+    wait_for_new_checkpoint(ha_cluster, job.job_id)
+    wait_for_new_checkpoint(ha_cluster, job.job_id)
+    assert job_state(ha_cluster.client, job.job_id) == "RUNNING", "the job ended before the leader was killed"
+
+    old = ha_cluster.leader_url()
+    killed = ha_cluster.kill_jobmanager()
+    assert killed.popen.returncode == -signal.SIGKILL
+    leader = new_leader(ha_cluster, old)
+    wait_until(lambda: registered_taskmanagers(ha_cluster) == 2, 60, "both TaskManagers to re-register")
+
+    assert job.wait(600) == "FINISHED"
+    checkpoints = ha_cluster.client.get(f"/jobs/{job.job_id}/checkpoints")
+    assert checkpoints["counts"]["restored"] >= 1, "the new leader restored the job from a checkpoint"
+    assert ha_cluster.leader_url() == leader
+    got = spark.read.parquet(str(out)).toArrow()
+    assert window_rows(got) == window_rows(clicks.expected(spark, rows)), "nothing lost, nothing duplicated"
+    ha_store = os.path.join(ha_cluster.working_dir, "ha", "default")
+    wait_until(lambda: not os.listdir(os.path.join(ha_store, "jobgraphs")), 30, "the finished job's HA entries removed")
+
+
+def test_a_paused_leader_that_comes_back_is_fenced_off_and_exits(ha_cluster):
+    with_standby(ha_cluster)
+    old = ha_cluster.leader_url()
+    paused = ha_cluster.jobmanager_at(old)
+    os.kill(paused.pid, signal.SIGSTOP)
+    try:
+        leader = new_leader(ha_cluster, old)
+        wait_until(lambda: registered_taskmanagers(ha_cluster) == 2, 60, "TaskManagers to follow the new leader")
+    finally:
+        os.kill(paused.pid, signal.SIGCONT)
+    assert paused.popen.wait(30) == EXIT_LEADERSHIP_LOST
+    assert ha_cluster.leader_url() == leader
+    assert registered_taskmanagers(ha_cluster) == 2
