@@ -13,7 +13,7 @@ from runtime.api.functions import expression_sql
 from runtime.api.process import KeyedProcessFunction, process_params
 from runtime.api.windows import (Aggregate, EventTimeSessionWindows, SlidingEventTimeWindows,
                                  TumblingEventTimeWindows, WatermarkStrategy, aggregate_params)
-from runtime.connectors.base import SinkWriter, python_connector_params
+from runtime.connectors.base import SinkWriter, connector_options
 from runtime.connectors.collect import collect_params
 from runtime.connectors.files import file_sink_params
 from runtime.connectors.simple_sinks import blackhole_params, print_params
@@ -135,13 +135,8 @@ class DataStream:
     # -- sinks --------------------------------------------------------------------------------
     def sink_to(self, params: dict | type, name: str | None = None, **options) -> "DataStreamSink":
         """Into a sink from connector options (``print_params()``) or a user-written SinkWriter class."""
-        if isinstance(params, type):
-            params = python_connector_params(params, SinkWriter, **options)
-            name = name or f"Sink: {params['class_name']}"
-        if not isinstance(params, dict) or "connector" not in params:
-            raise TypeError("sink_to takes connector options with a 'connector' key, e.g. print_params(), "
-                            "or a SinkWriter subclass")
-        op = self._then("sink", name or f"Sink: {params['connector']}", params)
+        params, label = connector_options(params, SinkWriter, "print_params()", **options)
+        op = self._then("sink", name or f"Sink: {label}", params)
         return DataStreamSink(op)
 
     def collect(self, name: str = "Collect") -> "DataStreamSink":

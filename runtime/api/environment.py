@@ -15,7 +15,7 @@ from runtime.api.datastream import DataStream
 from runtime.client import JobClient, RestClient
 from runtime.codec import to_plain
 from runtime.config import ConfigError, format_duration, option, parse_duration, render
-from runtime.connectors.base import SourceReader, python_connector_params
+from runtime.connectors.base import SourceReader, connector_options
 from runtime.connectors.collection import collection_params
 from runtime.connectors.datagen import datagen_params
 from runtime.connectors.files import file_source_params
@@ -69,13 +69,8 @@ class StreamExecutionEnvironment:
     # -- sources ------------------------------------------------------------------------------
     def from_source(self, params: dict | type, name: str | None = None, **options) -> DataStream:
         """A stream from connector options (``datagen_params(...)``) or a user-written SourceReader class."""
-        if isinstance(params, type):
-            params = python_connector_params(params, SourceReader, **options)
-            name = name or f"Source: {params['class_name']}"
-        if not isinstance(params, dict) or "connector" not in params:
-            raise TypeError("from_source takes connector options with a 'connector' key, e.g. datagen_params(...), "
-                            "or a SourceReader subclass")
-        op = self._add_operator("source", name or f"Source: {params['connector']}", dict(params), None)
+        params, label = connector_options(params, SourceReader, "datagen_params(...)", **options)
+        op = self._add_operator("source", name or f"Source: {label}", params, None)
         return DataStream(self, op)
 
     def datagen(self, schema: str, name: str = "Source: datagen", **options) -> DataStream:

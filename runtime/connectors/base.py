@@ -140,6 +140,18 @@ def python_connector_params(cls: type, base: type, **options) -> dict:
     return {"connector": PYTHON_CONNECTOR, "class": pack_udf(cls), "class_name": cls.__qualname__, **options}
 
 
+def connector_options(params: dict | type, base: type, example: str, **options) -> tuple[dict, str]:
+    """Client side: connector options as given, or a user class shipped with the job; with the label
+    its operator is named after. TypeError names what was expected."""
+    if isinstance(params, type):
+        params = python_connector_params(params, base, **options)
+        return params, params["class_name"]
+    if not isinstance(params, dict) or "connector" not in params:
+        raise TypeError(f"expected connector options with a 'connector' key, e.g. {example}, "
+                        f"or a {base.__name__} subclass; got {params!r}")
+    return dict(params), params["connector"]
+
+
 def _connector_class(registry: dict[str, type], ctx: ConnectorContext, role: str) -> type:
     _load_all()
     name = ctx.params.get("connector")
