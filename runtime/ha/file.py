@@ -7,6 +7,7 @@ Layout under ``<high-availability.storageDir>/<cluster-id>/``::
     jobmanagers/<id>.json each JobManager's announcement (address, pid, last seen)
     jobgraphs/<job>.json  submissions of jobs that have not ended
     checkpoints/<job>.json pointer to each job's latest completed checkpoint
+    results/<job>/        rows the job's collect sinks delivered (runtime.jobmanager.collect)
 
 Every file is written to a temporary name and renamed, so a reader sees it whole or not at all. The
 leader renews its lease well within ``high-availability.lease-duration``; a standby takes over once the
@@ -19,6 +20,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import time
 
 from runtime.ha.services import HaServices, LeaderInfo, LeadershipLost
@@ -129,6 +131,10 @@ class FileHaServices(HaServices):
         with self._fenced(session_id):
             remove_quietly(self._path("jobgraphs", job_id))
             remove_quietly(self._path("checkpoints", job_id))
+        shutil.rmtree(self.results_dir(job_id), ignore_errors=True)  # a later leader no longer serves the job
+
+    def results_dir(self, job_id: JobId) -> str | None:
+        return os.path.join(self.root, "results", job_id)
 
     def job_graphs(self) -> dict[JobId, dict]:
         graphs = {JobId(os.path.basename(p)[:-len(".json")]): read_json(p) for p in self._files("jobgraphs")}

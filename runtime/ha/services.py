@@ -82,6 +82,11 @@ class HaServices(ABC):
     def checkpoint_pointer(self, job_id: JobId) -> str | None:
         """Directory of the job's latest completed checkpoint, if it completed one."""
 
+    def results_dir(self, job_id: JobId) -> str | None:
+        """Where the leader keeps a job's collected rows so that its successor can serve them; None
+        where this store has no file system of its own (the rows then live in the leader's memory)."""
+        return None
+
     def close(self) -> None:
         """Release connections; the default has none."""
 
@@ -101,6 +106,10 @@ class JobEntries:
 
     def clean(self) -> None:
         self.services.remove_job(self.session_id, self.job_id)
+
+    @property
+    def results_dir(self) -> str | None:
+        return self.services.results_dir(self.job_id)
 
 
 class NoHaServices(HaServices):

@@ -2,26 +2,35 @@
 
 Clients read by offset (``GET /jobs/<id>/results?offset=N``), so several readers and reconnects
 work. Memory is bounded: beyond ``max_rows`` the oldest rows are dropped and counted.
+
+With high availability the buffer also keeps every delivery as an Arrow file in the job's HA results
+directory, named by its first row's offset (and its sink, subtask and checkpoint), so a new leader
+that resumes the job rebuilds the same offsets and the same de-duplication, and clients read on.
 """
 from __future__ import annotations
 
 import pyarrow as pa
 
-from runtime.arrow_ipc import table_from_b64
+import os
+
+from runtime.arrow_ipc import table_from_b64, table_from_ipc, table_to_ipc
 from runtime.messages import CollectResult
 
 DEFAULT_MAX_ROWS = 2_000_000
 
 
 class CollectBuffer:
-    def __init__(self, max_rows: int = DEFAULT_MAX_ROWS):
+    def __init__(self, max_rows: int = DEFAULT_MAX_ROWS, persist_dir: str | None = None):
         self.max_rows = max_rows
+        self.persist_dir = persist_dir
         self._tables: list[tuple[int, pa.Table]] = []  # (offset of first row, rows)
         self.total_rows = 0
         self.dropped_rows = 0
         self.finished = False
         self.schema: pa.Schema | None = None
         self._delivered: set[tuple[str, int, int]] = set()  # (sink, subtask, checkpoint id)
+        if persist_dir:
+            self._load()
 
     def add(self, msg: CollectResult) -> None:
         """Append a delivery; one committed by a checkpoint is taken once however often it is re-sent."""
@@ -35,6 +44,8 @@ class CollectBuffer:
             self.schema = self.schema or table.schema
             return
         self.schema = self.schema or table.schema
+        if self.persist_dir:
+            self._persist(self.total_rows, msg, table)
         self._tables.append((self.total_rows, table))
         self.total_rows += table.num_rows
         self._evict()
@@ -42,9 +53,38 @@ class CollectBuffer:
     def _evict(self) -> None:
         held = self.total_rows - self.dropped_rows
         while self._tables and held - self._tables[0][1].num_rows >= self.max_rows:
-            _, table = self._tables.pop(0)
+            offset, table = self._tables.pop(0)
             self.dropped_rows += table.num_rows
             held -= table.num_rows
+            if self.persist_dir:
+                for name in os.listdir(self.persist_dir):
+                    if name.startswith(f"{offset:015d}."):
+                        os.remove(os.path.join(self.persist_dir, name))
+
+    # -- kept for a successor (high availability) -----------------------------------------------
+    def _persist(self, offset: int, msg: CollectResult, table: pa.Table) -> None:
+        os.makedirs(self.persist_dir, exist_ok=True)
+        checkpoint = "none" if msg.checkpoint_id is None else msg.checkpoint_id
+        path = os.path.join(self.persist_dir, f"{offset:015d}.{msg.subtask_index}.{checkpoint}.{msg.sink_id}.arrow")
+        with open(path + ".tmp", "wb") as fh:
+            fh.write(table_to_ipc(table))
+        os.replace(path + ".tmp", path)
+
+    def _load(self) -> None:
+        """Rebuild offsets and de-duplication from what the previous leader kept."""
+        if not os.path.isdir(self.persist_dir):
+            return
+        for name in sorted(n for n in os.listdir(self.persist_dir) if n.endswith(".arrow")):
+            offset, subtask, checkpoint, sink = name[:-len(".arrow")].split(".", 3)
+            with open(os.path.join(self.persist_dir, name), "rb") as fh:
+                table = table_from_ipc(fh.read())
+            if checkpoint != "none":
+                self._delivered.add((sink, int(subtask), int(checkpoint)))
+            if not self._tables:
+                self.dropped_rows = int(offset)
+            self.schema = self.schema or table.schema
+            self._tables.append((int(offset), table))
+            self.total_rows = int(offset) + table.num_rows
 
     def finish(self) -> None:
         self.finished = True

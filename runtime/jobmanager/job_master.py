@@ -51,7 +51,7 @@ class JobMaster:
         self.restart_strategy = restart_strategy(conf)
         self.restarts = 0
         self.exceptions: list[dict] = []
-        self.results = CollectBuffer()
+        self.results = CollectBuffer(persist_dir=ha.results_dir if ha is not None else None)
         self.push_sources = PushLogs(graph)  # rows clients push while the job runs
         self.slots: list[AllocatedSlot] = []
         self._changed = asyncio.Event()

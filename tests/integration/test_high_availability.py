@@ -85,19 +85,24 @@ def test_jobmanagers_lists_roles_and_a_standby_refuses_submission_naming_the_lea
 
 
 @pytest.mark.timeout(900)
-def test_killing_the_leader_resumes_the_job_from_its_checkpoint_with_exact_output(ha_cluster, spark, tmp_path):
+@pytest.mark.parametrize("sink", ["parquet", "collect"])
+def test_killing_the_leader_resumes_the_job_from_its_checkpoint_with_exact_output(ha_cluster, spark, tmp_path, sink):
     with_standby(ha_cluster)
-    rows = 60_000
+    rows, event_rate = 60_000, 2_000.0  # a 10 s window fires every 20,000 rows
     out = tmp_path / "out"
     env = ha_cluster.environment()
     env.set_parallelism(2)
     env.enable_checkpointing("1 s")
-    (env.datagen(clicks.SCHEMA, name="Source: clicks", **clicks.source_options(rows, rows_per_second=3_000))
-        .assign_timestamps_and_watermarks(clicks.watermarks())
-        .filter(col("amount") > 0.1).key_by("user").window(clicks.windows())
-        .aggregate(clicks=clicks.agg.count(), total=clicks.agg.sum("amount"))
-        .write_parquet(str(out)))
-    job = env.execute_async("clicks across a leader change")
+    counted = (env.datagen(clicks.SCHEMA, name="Source: clicks",
+                           **clicks.source_options(rows, rows_per_second=3_000, event_rate=event_rate))
+               .assign_timestamps_and_watermarks(clicks.watermarks())
+               .filter(col("amount") > 0.1).key_by("user").window(clicks.windows())
+               .aggregate(clicks=clicks.agg.count(), total=clicks.agg.sum("amount")))
+    counted.write_parquet(str(out)) if sink == "parquet" else counted.collect()
+    job = env.execute_async(f"clicks across a leader change ({sink})")
+    if sink == "collect":  # rows the old leader took must still reach the client through the new one
+        wait_until(lambda: ha_cluster.client.get(f"/jobs/{job.job_id}/results?offset=0&limit=0")["total"] > 0,
+                   180, "results delivered before the kill")
     wait_for_new_checkpoint(ha_cluster, job.job_id)
     wait_for_new_checkpoint(ha_cluster, job.job_id)
     assert job_state(ha_cluster.client, job.job_id) == "RUNNING", "the job ended before the leader was killed"
@@ -112,8 +117,9 @@ def test_killing_the_leader_resumes_the_job_from_its_checkpoint_with_exact_outpu
     checkpoints = ha_cluster.client.get(f"/jobs/{job.job_id}/checkpoints")
     assert checkpoints["counts"]["restored"] >= 1, "the new leader restored the job from a checkpoint"
     assert ha_cluster.leader_url() == leader
-    got = spark.read.parquet(str(out)).toArrow()
-    assert window_rows(got) == window_rows(clicks.expected(spark, rows)), "nothing lost, nothing duplicated"
+    got = spark.read.parquet(str(out)).toArrow() if sink == "parquet" else job.results()
+    assert window_rows(got) == window_rows(clicks.expected(spark, rows, event_rate=event_rate)), \
+        "nothing lost, nothing duplicated"
     ha_store = os.path.join(ha_cluster.working_dir, "ha", "default")
     wait_until(lambda: not os.listdir(os.path.join(ha_store, "jobgraphs")), 30, "the finished job's HA entries removed")
 
