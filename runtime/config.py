@@ -133,7 +133,7 @@ OPTIONS: dict[str, Option] = _options(
     # Spark under every TaskManager
     Option("spark.master", S, "", "Spark master for each TaskManager's session; empty means local[<slots>]."),
     Option("spark.remote", S, "", "Spark Connect address (sc://host:port); used instead of spark.master when set."),
-    Option("spark.driver.memory", S, "1g", "Heap of each TaskManager's Spark driver JVM."),
+    Option("spark.driver.memory", S, "2g", "Heap of each TaskManager's Spark driver JVM (bundles of up to taskmanager.bundle.max-rows pass through it as Arrow)."),
     Option("spark.sql.shuffle.partitions", I, 0, "Shuffle partitions inside a TaskManager's Spark plans; 0 means the slot count.", minimum=0),
     # Heartbeats and scheduling
     Option("heartbeat.interval", D, 1.0, "How often TaskManagers heartbeat to the ResourceManager."),

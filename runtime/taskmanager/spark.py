@@ -25,6 +25,21 @@ log = logging.getLogger(__name__)
 HASH_MODULUS = 2_147_483_647  # a prime: uniform enough for generated values
 
 
+def _stopped(session) -> bool:
+    """True when the session's JVM-side SparkContext has stopped (never for Spark Connect sessions)."""
+    jsc = getattr(getattr(session, "sparkContext", None), "_jsc", None) if not _is_connect(session) else None
+    if jsc is None:
+        return False
+    try:
+        return bool(jsc.sc().isStopped())
+    except Exception:  # noqa: BLE001 - a gateway that cannot answer is as good as stopped
+        return True
+
+
+def _is_connect(session) -> bool:
+    return type(session).__module__.startswith("pyspark.sql.connect")
+
+
 class SparkRunner:
     def __init__(self, conf: Configuration, slots: int, app_name: str = "flinkbench-taskmanager"):
         self.conf = conf
@@ -40,7 +55,16 @@ class SparkRunner:
 
     @property
     def session(self):
+        """The TaskManager's session; a new one if Spark stopped the old (it does after a driver OOM),
+        so one failed task's attempt does not leave the TaskManager unable to run any other."""
         with self._lock:
+            if self._session is not None and _stopped(self._session):
+                log.error("the Spark context stopped under this TaskManager; starting a new one")
+                try:
+                    self._session.stop()  # forget it on the Python side, so getOrCreate makes a new one
+                except Exception:  # noqa: BLE001 - it is already stopped on the JVM side
+                    pass
+                self._session = None
             if self._session is None:
                 self._session = self._create_session()
             return self._session

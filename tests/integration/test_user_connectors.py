@@ -65,3 +65,22 @@ def test_something_that_is_not_a_reader_or_writer_is_refused_when_the_job_is_bui
         env.from_source(dict)
     with pytest.raises(ConnectorError, match="expected a subclass of SinkWriter"):
         env.datagen("n BIGINT", number_of_rows=10).sink_to(SourceReader)
+
+
+def test_a_task_manager_whose_spark_context_stopped_runs_the_next_job_on_a_new_one(fresh_cluster):
+    """Spark stops its context after a driver OOM; the TaskManager must not stay unusable."""
+    from runtime.client import JobFailed
+
+    class StopsSpark(SourceReader):
+        def next_bundle(self, max_rows):
+            self.ctx.spark.session.sparkContext._jsc.sc().stop()  # as Spark does after an OutOfMemoryError
+            raise RuntimeError("the Spark context went away")
+
+    cluster = fresh_cluster(taskmanagers=1, slots=1)
+    env = cluster.environment()
+    env.from_source(StopsSpark).blackhole()
+    with pytest.raises(JobFailed, match="the Spark context went away"):
+        env.execute_async("stops spark").wait(180)
+    env = cluster.environment()
+    env.datagen("n BIGINT", number_of_rows=100, fields={"n": {"kind": "sequence"}}).collect()
+    assert sorted(env.execute_async("after").results(timeout=180).column("n").to_pylist()) == list(range(100))
