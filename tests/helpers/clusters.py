@@ -16,7 +16,7 @@ FAST_FAILURE_CONFIG = {
 @contextlib.contextmanager
 def started_cluster(working_dir, taskmanagers=2, slots=2, config=None):
     working_dir.mkdir(parents=True, exist_ok=True)
-    conf = {"cluster.fault-injection.enabled": "true", "spark.driver.memory": "512m", **(config or {})}
+    conf = {"cluster.fault-injection.enabled": "true", "spark.driver.memory": "1g", **(config or {})}
     cluster = LocalCluster(taskmanagers, slots, conf, working_dir=str(working_dir))
     with cluster:
         yield cluster
