@@ -29,6 +29,7 @@ class CollectBuffer:
         self.finished = False
         self.schema: pa.Schema | None = None
         self._delivered: set[tuple[str, int, int]] = set()  # (sink, subtask, checkpoint id)
+        self._files: dict[int, str] = {}  # offset of a kept delivery -> its file (high availability)
         if persist_dir:
             self._load()
 
@@ -56,10 +57,8 @@ class CollectBuffer:
             offset, table = self._tables.pop(0)
             self.dropped_rows += table.num_rows
             held -= table.num_rows
-            if self.persist_dir:
-                for name in os.listdir(self.persist_dir):
-                    if name.startswith(f"{offset:015d}."):
-                        os.remove(os.path.join(self.persist_dir, name))
+            if offset in self._files:
+                os.remove(self._files.pop(offset))
 
     # -- kept for a successor (high availability) -----------------------------------------------
     def _persist(self, offset: int, msg: CollectResult, table: pa.Table) -> None:
@@ -69,6 +68,7 @@ class CollectBuffer:
         with open(path + ".tmp", "wb") as fh:
             fh.write(table_to_ipc(table))
         os.replace(path + ".tmp", path)
+        self._files[offset] = path
 
     def _load(self) -> None:
         """Rebuild offsets and de-duplication from what the previous leader kept."""
@@ -84,6 +84,7 @@ class CollectBuffer:
                 self.dropped_rows = int(offset)
             self.schema = self.schema or table.schema
             self._tables.append((int(offset), table))
+            self._files[int(offset)] = os.path.join(self.persist_dir, name)
             self.total_rows = int(offset) + table.num_rows
 
     def finish(self) -> None:
