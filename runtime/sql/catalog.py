@@ -1,0 +1,155 @@
+"""The in-memory catalog (Flink's GenericInMemoryCatalog): tables, views and functions by name.
+
+One catalog per TableEnvironment, so SQL statements and DataStream code of one notebook kernel see
+the same tables. A table is its columns (physical, or computed by an expression), an optional
+watermark, primary key and partition columns, and connector options; a view is a query; a stream
+table is a DataStream registered under a name (``create_temporary_view``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from runtime.sql.errors import SqlValidationError
+from runtime.sql.types import flink_type
+
+CATALOG, DATABASE = "default_catalog", "default_database"
+
+
+@dataclass
+class Column:
+    name: str
+    type: str  # Spark DDL type
+    nullable: bool = True
+    expr: str | None = None  # a computed column's Spark SQL expression
+    flink_expr: str | None = None  # ... as written
+
+
+@dataclass
+class Watermark:
+    column: str
+    delay_us: int
+    text: str  # the expression as written, for DESCRIBE
+
+
+@dataclass
+class TableDef:
+    name: str
+    columns: list[Column]
+    options: dict[str, str]
+    watermark: Watermark | None = None
+    primary_key: list[str] = field(default_factory=list)
+    partition_keys: list[str] = field(default_factory=list)
+    temporary: bool = False
+    text: str = ""  # the CREATE statement
+
+    @property
+    def physical(self) -> list[Column]:
+        return [c for c in self.columns if c.expr is None]
+
+    def column(self, name: str) -> Column | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+
+@dataclass
+class ViewDef:
+    name: str
+    query: Any  # sqlglot expression
+    text: str
+    columns: list[Column]
+    temporary: bool = False
+
+
+@dataclass
+class StreamTable:
+    """A DataStream under a table name; its rows enter a query as they are (no connector)."""
+    name: str
+    stream: Any  # runtime.api.datastream.DataStream
+    columns: list[Column]
+    rowtime: str | None = None
+    temporary: bool = True
+
+
+@dataclass
+class FunctionDef:
+    name: str
+    fn: Callable
+    result_type: str  # Spark DDL type
+
+
+class Catalog:
+    def __init__(self):
+        self.tables: dict[str, TableDef | ViewDef | StreamTable] = {}
+        self.functions: dict[str, FunctionDef] = {}
+
+    def get(self, name: str) -> TableDef | ViewDef | StreamTable | None:
+        return self.tables.get(_strip(name))
+
+    def require(self, name: str) -> TableDef | ViewDef | StreamTable:
+        found = self.get(name)
+        if found is None:
+            known = ", ".join(sorted(self.tables)) or "none"
+            raise SqlValidationError(f"table or view {name!r} does not exist (known: {known})")
+        return found
+
+    def add(self, item, if_not_exists: bool = False, replace: bool = False) -> bool:
+        """Register a table, view or stream; False if it existed and ``if_not_exists`` said to keep it."""
+        if item.name in self.tables and not replace:
+            if if_not_exists:
+                return False
+            kind = "view" if isinstance(self.tables[item.name], ViewDef) else "table"
+            raise SqlValidationError(f"a {kind} named {item.name!r} already exists")
+        self.tables[item.name] = item
+        return True
+
+    def drop(self, name: str, kind: str, if_exists: bool = False) -> bool:
+        found = self.get(name)
+        if found is None:
+            if if_exists:
+                return False
+            raise SqlValidationError(f"{kind.lower()} {name!r} does not exist")
+        is_view = isinstance(found, (ViewDef, StreamTable))
+        if (kind.upper() == "VIEW") != is_view:
+            what = "a view" if is_view else "a table"
+            raise SqlValidationError(f"{name!r} is {what}: use DROP {'VIEW' if is_view else 'TABLE'}")
+        del self.tables[_strip(name)]
+        return True
+
+    def table_names(self) -> list[str]:
+        return sorted(n for n, t in self.tables.items() if isinstance(t, TableDef))
+
+    def view_names(self) -> list[str]:
+        return sorted(n for n, t in self.tables.items() if not isinstance(t, TableDef))
+
+    def add_function(self, fn: FunctionDef) -> None:
+        if fn.name.lower() in self.functions:
+            raise SqlValidationError(f"a function named {fn.name!r} already exists")
+        self.functions[fn.name.lower()] = fn
+
+
+def columns_of(item) -> list[Column]:
+    return item.columns
+
+
+def describe_rows(item) -> list[dict]:
+    """DESCRIBE's rows, Flink's columns: name, type, null, key, extras, watermark."""
+    rows = []
+    pk = set(getattr(item, "primary_key", []))
+    watermark = getattr(item, "watermark", None)
+    for c in item.columns:
+        type_ = flink_type(c.type) + ("" if c.nullable and c.name not in pk else " NOT NULL")
+        if watermark is not None and watermark.column == c.name:
+            type_ += " *ROWTIME*"
+        rows.append({"name": c.name, "type": type_, "null": c.nullable and c.name not in pk,
+                     "key": f"PRI({', '.join(item.primary_key)})" if c.name in pk else None,
+                     "extras": f"AS {c.flink_expr}" if c.flink_expr else None,
+                     "watermark": watermark.text if watermark is not None and watermark.column == c.name else None})
+    return rows
+
+
+def _strip(name: str) -> str:
+    """``default_catalog.default_database.t`` and ``t`` name the same table."""
+    parts = [p.strip("`") for p in name.split(".")]
+    if len(parts) == 3 and parts[:2] == [CATALOG, DATABASE] or len(parts) == 2 and parts[0] == DATABASE:
+        return parts[-1]
+    return ".".join(parts)

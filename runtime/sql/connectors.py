@@ -1,0 +1,147 @@
+"""``WITH (...)`` options of CREATE TABLE, with Flink's option names, into the runtime's connector params.
+
+datagen (rows-per-second, number-of-rows, fields.<f>.kind|start|end|min|max|length, plus this
+runtime's seed, timestamp-start, event-rate, fields.<f>.values|cardinality|max-out-of-orderness),
+filesystem (path, format = csv|json|parquet, source.monitor-interval; partition columns from
+PARTITIONED BY), print (print-identifier) and blackhole. Unknown connectors and options are refused
+naming the option, as Flink's factories do.
+"""
+from __future__ import annotations
+
+from runtime.config import parse_duration
+from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
+
+CONNECTORS = ("datagen", "filesystem", "print", "blackhole")
+DATAGEN_OPTIONS = {"rows-per-second", "number-of-rows", "seed", "timestamp-start", "event-rate"}
+DATAGEN_FIELD_OPTIONS = {"kind", "start", "end", "min", "max", "length", "values", "cardinality",
+                         "max-out-of-orderness", "prefix", "null-rate"}
+FILESYSTEM_OPTIONS = {"path", "format", "source.monitor-interval", "partition.default-name",
+                      "sink.rolling-policy.file-size", "sink.rolling-policy.rollover-interval"}
+FORMATS = ("csv", "json", "parquet")
+DEFAULT_ROWS_PER_SECOND = 10_000  # Flink's datagen default
+
+
+def connector_of(table) -> str:
+    name = table.options.get("connector")
+    if name is None:
+        raise SqlValidationError(f"table {table.name!r} has no 'connector' option; one of {', '.join(CONNECTORS)}")
+    if name not in CONNECTORS:
+        raise UnsupportedSqlError(f"table {table.name!r}: connector {name!r} is not available here; "
+                                  f"one of {', '.join(CONNECTORS)}")
+    return name
+
+
+def check_options(table) -> None:
+    """Refuse options the table's connector does not know (at CREATE TABLE, as Flink does)."""
+    connector = connector_of(table)
+    allowed = {"connector"} | {"datagen": DATAGEN_OPTIONS, "filesystem": FILESYSTEM_OPTIONS,
+                               "print": {"print-identifier", "standard-error"}, "blackhole": set()}[connector]
+    for key in table.options:
+        if key in allowed or (connector == "datagen" and _field_option(table, key)):
+            continue
+        if connector == "filesystem" and key.startswith(("csv.", "json.", "parquet.")):
+            continue
+        raise SqlValidationError(f"table {table.name!r}: unsupported option {key!r} for connector {connector!r} "
+                                 f"(supported: {', '.join(sorted(allowed))})")
+    if connector == "filesystem":
+        if "path" not in table.options:
+            raise SqlValidationError(f"table {table.name!r}: the filesystem connector needs a 'path' option")
+        if table.options.get("format") not in FORMATS:
+            raise SqlValidationError(f"table {table.name!r}: 'format' must be one of {', '.join(FORMATS)}, "
+                                     f"got {table.options.get('format')!r}")
+    if table.options.get("standard-error", "false") != "false":
+        raise UnsupportedSqlError(f"table {table.name!r}: print with 'standard-error' is not supported")
+
+
+def _field_option(table, key: str) -> bool:
+    parts = key.split(".")
+    if len(parts) != 3 or parts[0] != "fields":
+        return False
+    if table.column(parts[1]) is None:
+        raise SqlValidationError(f"table {table.name!r}: option {key!r} names no column {parts[1]!r}")
+    if parts[2] not in DATAGEN_FIELD_OPTIONS:
+        raise SqlValidationError(f"table {table.name!r}: unsupported option {key!r} "
+                                 f"(fields.<name>.{{{', '.join(sorted(DATAGEN_FIELD_OPTIONS))}}})")
+    return True
+
+
+def source_params(table, runtime_mode: str) -> dict:
+    """The params of the source operator that reads ``table``'s physical columns."""
+    connector = connector_of(table)
+    schema = ", ".join(f"`{c.name}` {c.type}" for c in table.physical)
+    if connector == "datagen":
+        return datagen_params(table, schema)
+    if connector == "filesystem":
+        options = table.options
+        interval = options.get("source.monitor-interval")
+        partitions = {c.name: c.type for c in table.physical if c.name in table.partition_keys}
+        data_schema = ", ".join(f"`{c.name}` {c.type}" for c in table.physical if c.name not in partitions)
+        return {"connector": "files", "path": _local(options["path"]), "format": options["format"],
+                "schema": data_schema, "header": False, "partition_columns": partitions,
+                "monitor_interval": parse_duration(interval) if interval and runtime_mode == "streaming" else None}
+    raise SqlValidationError(f"table {table.name!r} ({connector}) can only be written to, not read")
+
+
+def sink_params(table) -> dict:
+    connector = connector_of(table)
+    if connector == "print":
+        return {"connector": "print", "prefix": table.options.get("print-identifier", ""), "changelog": True}
+    if connector == "blackhole":
+        return {"connector": "blackhole"}
+    if connector == "filesystem":
+        return {"connector": "files", "path": _local(table.options["path"]), "format": table.options["format"],
+                "partition_by": list(table.partition_keys)}
+    raise SqlValidationError(f"table {table.name!r} ({connector}) can only be read, not written to")
+
+
+def datagen_params(table, schema: str) -> dict:
+    options = table.options
+    fields, rows = {}, _int(table, "number-of-rows")
+    for column in table.physical:
+        spec = {k.split(".")[2]: v for k, v in options.items() if k.startswith(f"fields.{column.name}.")}
+        fields[column.name] = _field_spec(table, column, spec)
+        if spec.get("kind") == "sequence" and "end" in spec:  # a sequence ends the stream, as in Flink
+            length = int(spec["end"]) - int(spec.get("start", 0)) + 1
+            rows = length if rows is None else min(rows, length)
+    params = {"connector": "datagen", "schema": schema, "seed": _int(table, "seed") or 0, "fields": fields,
+              "rows_per_second": float(options.get("rows-per-second", DEFAULT_ROWS_PER_SECOND))}
+    if rows is not None:
+        params["number_of_rows"] = rows
+    for key, name in (("timestamp-start", "timestamp_start"), ("event-rate", "event_rate")):
+        if key in options:
+            params[name] = float(options[key])
+    return params
+
+
+def _field_spec(table, column, spec: dict) -> dict:
+    out: dict = {}
+    kind = spec.get("kind", "random")
+    if kind not in ("random", "sequence"):
+        raise SqlValidationError(f"table {table.name!r}: fields.{column.name}.kind must be 'random' or 'sequence'")
+    out["kind"] = kind
+    for key in ("min", "max", "start", "cardinality", "length"):
+        if key in spec:
+            out[key] = float(spec[key]) if column.type in ("DOUBLE", "FLOAT") else int(spec[key])
+    if "values" in spec:
+        out["values"] = [v.strip() for v in spec["values"].split(",")]
+    if "prefix" in spec:
+        out["prefix"] = spec["prefix"]
+    if "max-out-of-orderness" in spec:
+        out["max_out_of_orderness"] = parse_duration(spec["max-out-of-orderness"])
+    return out
+
+
+def _int(table, key: str) -> int | None:
+    value = table.options.get(key)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise SqlValidationError(f"table {table.name!r}: option {key!r} must be an integer, got {value!r}") from None
+
+
+def _local(path: str) -> str:
+    import os
+
+    return path[len("file://"):] if path.startswith("file://") else os.path.abspath(path)

@@ -1,0 +1,74 @@
+"""Flink SQL as a sqlglot dialect: Spark's grammar plus the parts Flink adds.
+
+sqlglot has no Flink dialect; Flink SQL is close to Spark's (backquoted names, STRING, ``INTERVAL
+'5' SECOND``), so this one extends Spark's parser with what Flink has and Spark lacks:
+
+* ``WATERMARK FOR col AS expr`` inside CREATE TABLE (sqlglot's WatermarkColumnConstraint);
+* computed columns ``name AS expr`` (a ComputedColumnConstraint without a type);
+* ``PRIMARY KEY (...) NOT ENFORCED``;
+* ``TABLE name`` as a function argument, as in ``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), ...))``;
+* plural interval units (``INTERVAL '10' SECONDS``).
+
+Statements that are not queries or DDL (SET, RESET, SHOW, EXPLAIN, EXECUTE STATEMENT SET) are
+recognised by runtime.sql.statements before the parser sees them.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.parsers.spark import SparkParser
+from sqlglot.tokens import TokenType
+
+PLURAL_UNITS = {"SECONDS": "SECOND", "MINUTES": "MINUTE", "HOURS": "HOUR", "DAYS": "DAY",
+                "MILLISECONDS": "MILLISECOND", "MONTHS": "MONTH", "YEARS": "YEAR", "WEEKS": "WEEK"}
+
+
+class FlinkParser(SparkParser):
+    CONSTRAINT_PARSERS = {
+        **SparkParser.CONSTRAINT_PARSERS,
+        "WATERMARK": lambda self: self.expression(
+            exp.WatermarkColumnConstraint(
+                this=self._match(TokenType.FOR) and self._parse_column(),
+                expression=self._match(TokenType.ALIAS) and self._parse_disjunction(),
+            )
+        ),
+    }
+    SCHEMA_UNNAMED_CONSTRAINTS = {*SparkParser.SCHEMA_UNNAMED_CONSTRAINTS, "WATERMARK"}
+
+    def _parse_lambda(self, alias: bool = False):
+        """``TABLE t`` as an argument of a table function (Flink's window TVFs)."""
+        if self._curr and self._curr.token_type == TokenType.TABLE and self._next \
+                and self._next.token_type in self.ID_VAR_TOKENS | {TokenType.VAR, TokenType.IDENTIFIER}:
+            self._advance()
+            table = self._parse_table_parts()
+            if self._match(TokenType.PARTITION_BY) or self._match_text_seq("PARTITION", "BY"):  # SESSION(TABLE t PARTITION BY k, ...)
+                wrapped = self._match(TokenType.L_PAREN, advance=False)
+                keys = self._parse_wrapped_csv(self._parse_column) if wrapped else [self._parse_column()]
+                table.set("partition_by", keys)
+            return table
+        return super()._parse_lambda(alias)
+
+    def _parse_primary_key(self, wrapped_optional: bool = False, in_props: bool = False,
+                           named_primary_key: bool = False):
+        key = super()._parse_primary_key(wrapped_optional=wrapped_optional, in_props=in_props,
+                                         named_primary_key=named_primary_key)
+        if self._match_text_seq("NOT", "ENFORCED"):
+            key.set("options", [exp.var("NOT ENFORCED")])
+        return key
+
+    def _parse_interval_span(self, this, parse_function_unit: bool = True):
+        if self._curr and self._curr.text.upper() in PLURAL_UNITS:
+            self._curr.text = PLURAL_UNITS[self._curr.text.upper()]
+        return super()._parse_interval_span(this, parse_function_unit=parse_function_unit)
+
+
+class FlinkTokenizer(Spark.Tokenizer):
+    KEYWORDS = {**{k: v for k, v in Spark.Tokenizer.KEYWORDS.items() if k != "SESSION"},  # a window TVF here
+                "BYTES": TokenType.VARBINARY, "ROW": TokenType.STRUCT}
+    STRING_ESCAPES = ["'"]  # a backslash is an ordinary character in Flink strings ('\d+' is a regex)
+    COMMANDS = Spark.Tokenizer.COMMANDS - {TokenType.EXECUTE, TokenType.SHOW}  # tokens, not one string
+
+
+class Flink(Spark):
+    Tokenizer = FlinkTokenizer
+    Parser = FlinkParser
