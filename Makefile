@@ -36,6 +36,13 @@ test-fast: setup
 bench: setup
 	$(PY) tests/benchmarks/run_all.py $(if $(BENCH_OUT),--out $(BENCH_OUT),)
 
+# ruff and mypy (configured in pyproject.toml), module/function sizes, tsc and ESLint on the extension.
+lint: setup
+	$(PY) -m ruff check runtime kernel_magics tests scripts
+	$(PY) -m mypy
+	$(PY) scripts/check_sizes.py
+	bash scripts/build-extension.sh --lint
+
 clean:
 	rm -rf $(STAMPS) build dist *.egg-info test-output
 

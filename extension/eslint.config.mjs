@@ -14,7 +14,14 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-namespace': 'off',
       eqeqeq: ['error', 'smart'],
-      curly: ['error', 'all']
+      curly: ['error', 'all'],
+      // Functions that fit on a screen (scripts/check_sizes.py holds modules to 400 lines).
+      'max-lines-per-function': ['error', { max: 50 }]
     }
+  },
+  {
+    // Today's offenders, being split; this list only shrinks.
+    files: ['**/src/commands.ts', '**/src/index.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 160 }] }
   }
 );

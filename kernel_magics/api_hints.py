@@ -17,7 +17,7 @@ def cli_commands() -> frozenset[str]:
     """The subcommands the installed ``flinkbench`` CLI has (it grows as the runtime does)."""
     from runtime.cli import _parser
 
-    found = set()
+    found: set[str] = set()
     for action in _parser()._actions:
         if isinstance(action, argparse._SubParsersAction):
             found.update(action.choices)

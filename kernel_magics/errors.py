@@ -7,7 +7,7 @@ error can point at the cell's line without the magic's own frames around it.
 from __future__ import annotations
 
 import functools
-from typing import Callable
+from collections.abc import Callable
 
 from IPython.core.error import UsageError
 

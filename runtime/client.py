@@ -14,7 +14,8 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
@@ -64,7 +65,7 @@ class RestClient:
             FAILOVER_TIMEOUT_S if len(self.urls) > 1 else 0.0)
 
     @classmethod
-    def from_environment(cls) -> "RestClient":
+    def from_environment(cls) -> RestClient:
         """The cluster named by FLINKBENCH_JOBMANAGER_URL and FLINKBENCH_TOKEN_FILE (set by LocalCluster)."""
         url = os.environ.get("FLINKBENCH_JOBMANAGER_URL")
         if not url:
@@ -130,11 +131,11 @@ class RestClient:
         return self.request("PATCH", path)
 
     # -- jobs ---------------------------------------------------------------------------------
-    def submit(self, job_graph: dict) -> "JobClient":
+    def submit(self, job_graph: dict) -> JobClient:
         reply = self.post("/jobs", {"job_graph": job_graph})
         return JobClient(self, reply["jobid"])
 
-    def job(self, job_id: str) -> "JobClient":
+    def job(self, job_id: str) -> JobClient:
         return JobClient(self, job_id)
 
     def overview(self) -> dict:
@@ -189,6 +190,7 @@ class JobClient:
         named ``source`` (or with that operator id). The JobManager checks them against the schema and
         takes all or none: rows that do not fit raise ClusterError (status 400) naming the field.
         Returns the source, the rows taken and their offsets."""
+        body: dict[str, Any]
         if isinstance(rows, (list, tuple)):  # as JSON, so the JobManager checks each row's fields
             body = {"rows": list(rows)}
         else:

@@ -98,7 +98,7 @@ class LocalCluster:
         self._tm_counter = 0
 
     # -- lifecycle ----------------------------------------------------------------------------
-    def __enter__(self) -> "LocalCluster":
+    def __enter__(self) -> LocalCluster:
         try:
             self.start()
         except BaseException:
@@ -109,7 +109,7 @@ class LocalCluster:
     def __exit__(self, *exc) -> None:
         self.stop()
 
-    def start(self) -> "LocalCluster":
+    def start(self) -> LocalCluster:
         for _ in range(self.num_jobmanagers):
             self.start_jobmanager()
         for _ in range(self.num_taskmanagers):
@@ -139,7 +139,7 @@ class LocalCluster:
             raise ClusterError("start the JobManager first")
         self._tm_counter += 1
         child = self._spawn("taskmanager", f"taskmanager-{self._tm_counter}", [
-            "taskmanager", "--jobmanager", self.url, "--token-file", self.token_file,
+            "taskmanager", "--jobmanager", self.url, "--token-file", str(self.token_file),
             "--slots", str(slots or self.slots), *self._dynamic(self.config)])
         self.taskmanagers.append(child)
         if wait:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
+from collections.abc import Callable, Iterable, Mapping
 
 import yaml
 
@@ -190,7 +191,7 @@ class Configuration:
     # -- building -----------------------------------------------------------------------------
     @classmethod
     def load(cls, path: str | None = None, overrides: Mapping[str, Any] | None = None,
-             environ: Mapping[str, str] | None = None) -> "Configuration":
+             environ: Mapping[str, str] | None = None) -> Configuration:
         """Defaults < YAML file < environment < overrides. Raises ConfigError on any bad key."""
         conf = cls()
         if path:
@@ -200,12 +201,12 @@ class Configuration:
             conf.update(overrides)
         return conf
 
-    def update(self, values: Mapping[str, Any]) -> "Configuration":
+    def update(self, values: Mapping[str, Any]) -> Configuration:
         for key, raw in values.items():
             self._values[key] = option(key).read(raw)
         return self
 
-    def with_overrides(self, values: Mapping[str, Any] | None) -> "Configuration":
+    def with_overrides(self, values: Mapping[str, Any] | None) -> Configuration:
         copy = Configuration()
         copy._values = dict(self._values)
         return copy.update(values or {})

@@ -57,7 +57,7 @@ class SlotId(str):
     __slots__ = ()
 
     @classmethod
-    def of(cls, tm: "TaskManagerId", index: int) -> "SlotId":
+    def of(cls, tm: TaskManagerId, index: int) -> SlotId:
         return cls(f"{tm}:{index}")
 
     @property
@@ -65,5 +65,5 @@ class SlotId(str):
         return TaskManagerId(self.rsplit(":", 1)[0])
 
     @property
-    def index(self) -> int:
+    def index(self) -> int:  # type: ignore[override]  # a slot id's index, not str.index
         return int(self.rsplit(":", 1)[1])

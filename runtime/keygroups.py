@@ -36,7 +36,7 @@ class KeyGroupRange:
     end: int
 
     @classmethod
-    def for_operator(cls, max_parallelism: int, parallelism: int, index: int) -> "KeyGroupRange":
+    def for_operator(cls, max_parallelism: int, parallelism: int, index: int) -> KeyGroupRange:
         if not 0 <= index < parallelism <= max_parallelism:
             raise ValueError(f"subtask {index} of {parallelism} does not fit max parallelism {max_parallelism}")
         start = (index * max_parallelism + parallelism - 1) // parallelism

@@ -3,6 +3,7 @@
 #
 #   scripts/build-extension.sh          install npm deps, type-check, lint, build, link (skips unchanged work)
 #   FORCE=1 scripts/build-extension.sh  rebuild even when the sources are unchanged
+#   scripts/build-extension.sh --lint   install npm deps, type-check and lint only (make lint)
 #
 # The build runs only when the sources, package.json or package-lock.json changed since the last
 # successful build (a content hash in .stamps/extension). Linking the prebuilt extension and the
@@ -30,6 +31,12 @@ if [ ! -d node_modules ] || [ "$(cat "$STAMPS/extension-deps" 2>/dev/null)" != "
   echo "build-extension: installing npm dependencies (npm ci)"
   npm ci --no-audit --no-fund --loglevel=error
   echo "$deps_hash" > "$STAMPS/extension-deps"
+fi
+
+if [ "${1:-}" = --lint ]; then
+  npm run --silent typecheck
+  npm run --silent lint
+  exit 0
 fi
 
 src_hash=$(hash_of package.json package-lock.json extension/src extension/schema extension/style \

@@ -6,7 +6,7 @@ own options and ``%flink help NAME`` prints its usage). Importing this package r
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 SUBCOMMANDS: dict[str, Callable] = {}
 

@@ -3,9 +3,10 @@
 The cell runs as ordinary Python in the user's namespace, with ``env`` bound to a fresh
 StreamExecutionEnvironment for the connected cluster and the API's names (``col``, ``lit``,
 ``expr``, ``when``, ``F``, the window and watermark classes, ``agg`` and everything ``runtime.api``
-exports) available unless the user has names of their own. After the cell, the job it built is submitted (unless the cell submitted it
-itself) and its live view is shown; streaming cells return at once, ``--wait`` (the default in
-batch mode) blocks until the job ends, and interrupting a waiting cell cancels the job. ``last_job``
+exports) available unless the user has names of their own. After the cell, the job it built is
+submitted (unless the cell submitted it itself) and its live view is shown; streaming cells return
+at once, ``--wait`` (the default in batch mode) blocks until the job ends, and interrupting a
+waiting cell cancels the job. ``last_job``
 in the user's namespace is then the job's JobClient, so later cells can push rows into its push
 sources (``last_job.push("clicks in", df)``), take a savepoint or cancel it.
 """
@@ -69,7 +70,7 @@ def run_cell_code(shell, cell: str) -> None:
     try:
         exec(code, shell.user_global_ns, shell.user_ns)
     except Exception as err:
-        raise trim_to_cell(shell, err, filename)
+        raise trim_to_cell(shell, err, filename)  # noqa: B904 - the cell's own exception, its cause kept
 
 
 def check_sinks(env) -> bool:

@@ -37,7 +37,7 @@ class JobManagerTarget:
     source: str  # "settings", "environment", "server config" or "local cluster": shown in the panel
 
     @classmethod
-    def make(cls, url: str, token_file: str | None, source: str) -> "JobManagerTarget":
+    def make(cls, url: str, token_file: str | None, source: str) -> JobManagerTarget:
         return cls(normalise_url(url), os.path.expanduser(token_file or "") or default_token_file(), source)
 
     def token(self) -> str:

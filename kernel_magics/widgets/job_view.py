@@ -68,7 +68,7 @@ class JobView:
         display(self.widget)
 
     # -- lifecycle (main thread) ---------------------------------------------------------------
-    def start(self) -> "JobView":
+    def start(self) -> JobView:
         """Draw the header, then hand the view to the updater and start reading results."""
         self.header.value = self._header_html()
         self._reader.start()

@@ -7,7 +7,8 @@ Python functions are vectorised (they receive and return pandas DataFrames, or A
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 from runtime.api.functions import expression_sql
 from runtime.api.process import KeyedProcessFunction, process_params
@@ -18,14 +19,14 @@ from runtime.connectors.collect import collect_params
 from runtime.connectors.files import file_sink_params
 from runtime.connectors.simple_sinks import blackhole_params, print_params
 from runtime.ddl import arrow_schema
-from runtime.jobgraph import EdgeSpec, OperatorSpec, pack_udf
+from runtime.jobgraph import OperatorSpec, pack_udf
 
 if TYPE_CHECKING:
     from runtime.api.environment import StreamExecutionEnvironment
 
 
 class DataStream:
-    def __init__(self, env: "StreamExecutionEnvironment", op: OperatorSpec, timestamp_column: str | None = None):
+    def __init__(self, env: StreamExecutionEnvironment, op: OperatorSpec, timestamp_column: str | None = None):
         self.env = env
         self.op = op
         self.timestamp_column = timestamp_column  # event time, once a watermark strategy assigned it
@@ -34,34 +35,34 @@ class DataStream:
         return f"DataStream<{self.op.name}>"
 
     # -- settings on the last operator --------------------------------------------------------
-    def set_parallelism(self, parallelism: int) -> "DataStream":
+    def set_parallelism(self, parallelism: int) -> DataStream:
         if not isinstance(parallelism, int) or parallelism < 1:
             raise ValueError(f"parallelism of '{self.op.name}' must be a positive integer, got {parallelism!r}")
         self.op.parallelism = parallelism
         return self
 
-    def name(self, name: str) -> "DataStream":
+    def name(self, name: str) -> DataStream:
         self.op.name = name
         return self
 
-    def uid(self, uid: str) -> "DataStream":
+    def uid(self, uid: str) -> DataStream:
         """A stable id for the operator, so savepoint state finds it after the program changes."""
         self.env._rename_operator(self.op, uid)
         return self
 
-    def disable_chaining(self) -> "DataStream":
+    def disable_chaining(self) -> DataStream:
         self.op.params["disable_chaining"] = True
         return self
 
     # -- transformations ----------------------------------------------------------------------
     def _then(self, kind: str, name: str, params: dict | None = None, fn: Callable | None = None,
-              partitioning: str | None = None, keys: list[str] | None = None) -> "DataStream":
+              partitioning: str | None = None, keys: list[str] | None = None) -> DataStream:
         op = self.env._add_operator(kind, name, params or {}, pack_udf(fn) if fn is not None else None)
         self.env._add_edge(self.op, op, partitioning, keys or [])
         return DataStream(self.env, op, self.timestamp_column)
 
     # -- event time ---------------------------------------------------------------------------
-    def assign_timestamps_and_watermarks(self, strategy: WatermarkStrategy) -> "DataStream":
+    def assign_timestamps_and_watermarks(self, strategy: WatermarkStrategy) -> DataStream:
         """Take event time from a TIMESTAMP column and make watermarks that trail it (Flink's name)."""
         if not isinstance(strategy, WatermarkStrategy):
             raise TypeError("assign_timestamps_and_watermarks takes a WatermarkStrategy, e.g. "
@@ -70,7 +71,7 @@ class DataStream:
         out.timestamp_column = strategy.timestamp_column
         return out
 
-    def union(self, *others: "DataStream") -> "DataStream":
+    def union(self, *others: DataStream) -> DataStream:
         """One stream of the rows of this and ``others`` (same columns); watermarks are the minimum."""
         if not others or not all(isinstance(o, DataStream) and o.env is self.env for o in others):
             raise TypeError("union takes one or more DataStreams of the same environment")
@@ -79,7 +80,7 @@ class DataStream:
             self.env._add_edge(stream.op, op, None, [])
         return DataStream(self.env, op, self.timestamp_column)
 
-    def filter(self, condition: Any) -> "DataStream":
+    def filter(self, condition: Any) -> DataStream:
         """Keep rows where ``condition`` holds: a SQL string, a column, or a function pandas -> bool Series."""
         if callable(condition) and not _is_column(condition):
             return self._then("filter", "Filter", {}, condition)
@@ -87,19 +88,19 @@ class DataStream:
 
     where = filter
 
-    def select(self, *exprs: Any) -> "DataStream":
+    def select(self, *exprs: Any) -> DataStream:
         """Project columns: names, SQL expressions (``"amount * 2 AS double"``) or columns."""
         if not exprs:
             raise TypeError("select needs at least one column")
         return self._then("select", "Select", {"exprs": [expression_sql(e, "select") for e in exprs]})
 
-    def with_columns(self, **columns: Any) -> "DataStream":
+    def with_columns(self, **columns: Any) -> DataStream:
         if not columns:
             raise TypeError("with_columns needs at least one name=expression")
         return self._then("with_columns", "WithColumns",
                           {"columns": {n: expression_sql(e, f"with_columns({n})") for n, e in columns.items()}})
 
-    def map(self, fn: Callable | Any, schema: str | None = None, batch_format: str = "pandas") -> "DataStream":
+    def map(self, fn: Callable | Any, schema: str | None = None, batch_format: str = "pandas") -> DataStream:
         """Apply ``fn`` to each batch; ``schema`` (DDL) names what it returns, or it is learnt from a sample.
 
         A column expression or SQL string instead of a function makes this a ``select`` of that expression.
@@ -109,48 +110,48 @@ class DataStream:
         _check_batch_format(batch_format)
         return self._then("map", "Map", {"schema": schema, "batch_format": batch_format}, fn)
 
-    def flat_map(self, fn: Callable, schema: str | None = None, batch_format: str = "pandas") -> "DataStream":
+    def flat_map(self, fn: Callable, schema: str | None = None, batch_format: str = "pandas") -> DataStream:
         """Like map, but ``fn`` may return any number of rows per input batch."""
         _check_batch_format(batch_format)
         return self._then("flat_map", "FlatMap", {"schema": schema, "batch_format": batch_format}, fn)
 
-    def process(self, fn: KeyedProcessFunction, schema: str | None = None) -> "DataStream":
+    def process(self, fn: KeyedProcessFunction, schema: str | None = None) -> DataStream:
         raise TypeError("process(...) runs a KeyedProcessFunction on a keyed stream: call key_by(...) first, "
                         "e.g. stream.key_by(\"user\").process(fn, schema=\"user BIGINT, n BIGINT\")")
 
-    def key_by(self, *keys: str) -> "KeyedStream":
+    def key_by(self, *keys: str) -> KeyedStream:
         if not keys or not all(isinstance(k, str) and k for k in keys):
             raise TypeError("key_by takes one or more column names")
         return KeyedStream(self, list(keys))
 
-    def rebalance(self) -> "PartitionedStream":
+    def rebalance(self) -> PartitionedStream:
         return PartitionedStream(self, "rebalance")
 
-    def broadcast(self) -> "PartitionedStream":
+    def broadcast(self) -> PartitionedStream:
         return PartitionedStream(self, "broadcast")
 
-    def forward(self) -> "PartitionedStream":
+    def forward(self) -> PartitionedStream:
         return PartitionedStream(self, "forward")
 
     # -- sinks --------------------------------------------------------------------------------
-    def sink_to(self, params: dict | type, name: str | None = None, **options) -> "DataStreamSink":
+    def sink_to(self, params: dict | type, name: str | None = None, **options) -> DataStreamSink:
         """Into a sink from connector options (``print_params()``) or a user-written SinkWriter class."""
         params, label = connector_options(params, SinkWriter, "print_params()", **options)
         op = self._then("sink", name or f"Sink: {label}", params)
         return DataStreamSink(op)
 
-    def collect(self, name: str = "Collect") -> "DataStreamSink":
+    def collect(self, name: str = "Collect") -> DataStreamSink:
         """Send the rows back to this client; read them from the JobClient after execute_async()."""
         return self.sink_to(collect_params(), name)
 
-    def write_parquet(self, path: str, partition_by: list[str] | None = None) -> "DataStreamSink":
+    def write_parquet(self, path: str, partition_by: list[str] | None = None) -> DataStreamSink:
         """Parquet files under ``path``; exactly-once (published per completed checkpoint) with checkpointing."""
         return self.sink_to(file_sink_params(path, partition_by), "Sink: parquet files")
 
-    def print(self, prefix: str = "") -> "DataStreamSink":
+    def print(self, prefix: str = "") -> DataStreamSink:
         return self.sink_to(print_params(prefix), "Print")
 
-    def blackhole(self) -> "DataStreamSink":
+    def blackhole(self) -> DataStreamSink:
         return self.sink_to(blackhole_params(), "Blackhole")
 
     def execute_and_collect(self, job_name: str = "collect", timeout: float | None = None):
@@ -187,7 +188,7 @@ class KeyedStream(PartitionedStream):
     def keys(self) -> list[str]:
         return list(self._keys)
 
-    def window(self, assigner) -> "WindowedStream":
+    def window(self, assigner) -> WindowedStream:
         if not isinstance(assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, EventTimeSessionWindows)):
             raise TypeError("window takes TumblingEventTimeWindows.of(...), SlidingEventTimeWindows.of(...) "
                             "or EventTimeSessionWindows.with_gap(...)")
@@ -217,7 +218,7 @@ class WindowedStream:
         self._assigner = assigner
         self._lateness_us = 0
 
-    def allowed_lateness(self, lateness: Any) -> "WindowedStream":
+    def allowed_lateness(self, lateness: Any) -> WindowedStream:
         """Keep windows this long past the watermark; late rows within it update (and re-fire) the window."""
         from runtime.api.windows import _micros
 
@@ -245,15 +246,15 @@ class DataStreamSink:
         self._stream = stream
         self.op = stream.op
 
-    def set_parallelism(self, parallelism: int) -> "DataStreamSink":
+    def set_parallelism(self, parallelism: int) -> DataStreamSink:
         self._stream.set_parallelism(parallelism)
         return self
 
-    def name(self, name: str) -> "DataStreamSink":
+    def name(self, name: str) -> DataStreamSink:
         self.op.name = name
         return self
 
-    def uid(self, uid: str) -> "DataStreamSink":
+    def uid(self, uid: str) -> DataStreamSink:
         self._stream.uid(uid)
         return self
 

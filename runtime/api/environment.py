@@ -37,32 +37,32 @@ class StreamExecutionEnvironment:
             self.set(key, value)
 
     @classmethod
-    def get_execution_environment(cls, client: RestClient | None = None) -> "StreamExecutionEnvironment":
+    def get_execution_environment(cls, client: RestClient | None = None) -> StreamExecutionEnvironment:
         return cls(client)
 
     # -- settings -----------------------------------------------------------------------------
-    def set(self, key: str, value: Any) -> "StreamExecutionEnvironment":
+    def set(self, key: str, value: Any) -> StreamExecutionEnvironment:
         """Set a job-level config key (Flink's name); raises ConfigError for unknown keys or bad values."""
         self.config[key] = render(key, option(key).read(value))
         return self
 
-    def set_parallelism(self, parallelism: int) -> "StreamExecutionEnvironment":
+    def set_parallelism(self, parallelism: int) -> StreamExecutionEnvironment:
         return self.set("parallelism.default", parallelism)
 
-    def set_max_parallelism(self, max_parallelism: int) -> "StreamExecutionEnvironment":
+    def set_max_parallelism(self, max_parallelism: int) -> StreamExecutionEnvironment:
         return self.set("pipeline.max-parallelism", max_parallelism)
 
-    def set_runtime_mode(self, mode: str) -> "StreamExecutionEnvironment":
+    def set_runtime_mode(self, mode: str) -> StreamExecutionEnvironment:
         return self.set("execution.runtime-mode", str(mode).lower())
 
-    def enable_checkpointing(self, interval: Any) -> "StreamExecutionEnvironment":
+    def enable_checkpointing(self, interval: Any) -> StreamExecutionEnvironment:
         """Checkpoint every ``interval``: milliseconds as a number (Flink's API) or a duration string."""
         seconds = parse_duration(interval)
         if seconds <= 0:
             raise ConfigError("checkpoint interval must be positive")
         return self.set("execution.checkpointing.interval", format_duration(seconds))
 
-    def from_savepoint(self, path: str) -> "StreamExecutionEnvironment":
+    def from_savepoint(self, path: str) -> StreamExecutionEnvironment:
         self.restore_from = path
         return self
 

@@ -21,7 +21,7 @@ class Column:
     def __str__(self) -> str:
         return self.sql
 
-    def _bin(self, op: str, other: Any, reverse: bool = False) -> "Column":
+    def _bin(self, op: str, other: Any, reverse: bool = False) -> Column:
         left, right = (to_sql(other), self.sql) if reverse else (self.sql, to_sql(other))
         return Column(f"({left} {op} {right})")
 
@@ -51,33 +51,33 @@ class Column:
     def __bool__(self):
         raise TypeError("a Column has no truth value: combine conditions with & and |, not 'and'/'or'")
 
-    def alias(self, name: str) -> "Column":
+    def alias(self, name: str) -> Column:
         return Column(f"{self.sql} AS `{name}`")
 
     name = alias
 
-    def cast(self, type_name: str) -> "Column":
+    def cast(self, type_name: str) -> Column:
         return Column(f"CAST({self.sql} AS {type_name})")
 
-    def isin(self, *values) -> "Column":
+    def isin(self, *values) -> Column:
         flat = values[0] if len(values) == 1 and isinstance(values[0], (list, tuple, set)) else values
         return Column(f"({self.sql} IN ({', '.join(to_sql(v) for v in flat)}))")
 
-    def isNull(self) -> "Column":
+    def isNull(self) -> Column:
         return Column(f"({self.sql} IS NULL)")
 
-    def isNotNull(self) -> "Column":
+    def isNotNull(self) -> Column:
         return Column(f"({self.sql} IS NOT NULL)")
 
-    def between(self, low, high) -> "Column":
+    def between(self, low, high) -> Column:
         return Column(f"({self.sql} BETWEEN {to_sql(low)} AND {to_sql(high)})")
 
-    def otherwise(self, value) -> "Column":
+    def otherwise(self, value) -> Column:
         if not self.sql.startswith("CASE ") or not self.sql.endswith(" END"):
             raise TypeError("otherwise() follows when()")
         return Column(self.sql[:-4] + f" ELSE {to_sql(value)} END")
 
-    def when(self, condition, value) -> "Column":
+    def when(self, condition, value) -> Column:
         if not self.sql.startswith("CASE ") or not self.sql.endswith(" END"):
             raise TypeError("when() chains onto when()")
         return Column(self.sql[:-4] + f" WHEN {to_sql(condition)} THEN {to_sql(value)} END")

@@ -19,7 +19,8 @@ is shared between keys, so keep it immutable.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Protocol
+from typing import Any, Protocol
+from collections.abc import Iterator
 
 from runtime.ddl import arrow_schema
 
@@ -30,13 +31,13 @@ PROCESSING_TIME = "processing_time"
 class KeyedProcessFunction:
     """Subclass and override ``process_element`` (and ``on_timer`` when you register timers)."""
 
-    def open(self, ctx: "Context") -> None:
+    def open(self, ctx: Context) -> None:
         """Called once per subtask before the first row or timer: get state handles here."""
 
-    def process_element(self, row: dict, ctx: "Context", out: "Collector") -> None:
+    def process_element(self, row: dict, ctx: Context, out: Collector) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement process_element(row, ctx, out)")
 
-    def on_timer(self, timestamp: int, ctx: "Context", out: "Collector") -> None:
+    def on_timer(self, timestamp: int, ctx: Context, out: Collector) -> None:
         """A timer of ``ctx.get_current_key()`` fired; ``ctx.time_domain()`` says which kind."""
 
 
@@ -56,9 +57,9 @@ class TimerService(Protocol):
 
 
 class Context(Protocol):
-    def get_state(self, descriptor: "ValueStateDescriptor") -> "ValueState": ...
-    def get_list_state(self, descriptor: "ListStateDescriptor") -> "ListState": ...
-    def get_map_state(self, descriptor: "MapStateDescriptor") -> "MapState": ...
+    def get_state(self, descriptor: ValueStateDescriptor) -> ValueState: ...
+    def get_list_state(self, descriptor: ListStateDescriptor) -> ListState: ...
+    def get_map_state(self, descriptor: MapStateDescriptor) -> MapState: ...
     def timer_service(self) -> TimerService: ...
     def get_current_key(self) -> Any: ...
     def timestamp(self) -> int | None: ...

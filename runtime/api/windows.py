@@ -6,7 +6,8 @@ the TaskManagers run (runtime.taskmanager.window_operator and the Spark pre-aggr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from runtime.config import parse_duration
 
@@ -31,19 +32,19 @@ class WatermarkStrategy:
     idleness_us: int | None = None
 
     @classmethod
-    def for_bounded_out_of_orderness(cls, max_out_of_orderness: Any) -> "WatermarkStrategy":
+    def for_bounded_out_of_orderness(cls, max_out_of_orderness: Any) -> WatermarkStrategy:
         return cls(max_out_of_orderness_us=_micros(max_out_of_orderness, "max out-of-orderness"))
 
     @classmethod
-    def for_monotonous_timestamps(cls) -> "WatermarkStrategy":
+    def for_monotonous_timestamps(cls) -> WatermarkStrategy:
         return cls()
 
-    def with_timestamp_column(self, column: str) -> "WatermarkStrategy":
+    def with_timestamp_column(self, column: str) -> WatermarkStrategy:
         if not isinstance(column, str) or not column:
             raise TypeError("with_timestamp_column takes the name of a TIMESTAMP column")
         return WatermarkStrategy(column, self.max_out_of_orderness_us, self.idleness_us)
 
-    def with_idleness(self, timeout: Any) -> "WatermarkStrategy":
+    def with_idleness(self, timeout: Any) -> WatermarkStrategy:
         """A source subtask that produces nothing for ``timeout`` stops holding back the watermark."""
         return WatermarkStrategy(self.timestamp_column, self.max_out_of_orderness_us, _micros(timeout, "idleness"))
 
@@ -63,7 +64,7 @@ class TumblingEventTimeWindows:
     size_us: int
 
     @classmethod
-    def of(cls, size: Any) -> "TumblingEventTimeWindows":
+    def of(cls, size: Any) -> TumblingEventTimeWindows:
         size_us = _micros(size, "window size")
         if size_us <= 0:
             raise ValueError("window size must be positive")
@@ -79,7 +80,7 @@ class SlidingEventTimeWindows:
     slide_us: int
 
     @classmethod
-    def of(cls, size: Any, slide: Any) -> "SlidingEventTimeWindows":
+    def of(cls, size: Any, slide: Any) -> SlidingEventTimeWindows:
         size_us, slide_us = _micros(size, "window size"), _micros(slide, "window slide")
         if size_us <= 0 or slide_us <= 0:
             raise ValueError("window size and slide must be positive")
@@ -96,7 +97,7 @@ class EventTimeSessionWindows:
     gap_us: int
 
     @classmethod
-    def with_gap(cls, gap: Any) -> "EventTimeSessionWindows":
+    def with_gap(cls, gap: Any) -> EventTimeSessionWindows:
         gap_us = _micros(gap, "session gap")
         if gap_us <= 0:
             raise ValueError("session gap must be positive")

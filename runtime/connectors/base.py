@@ -33,7 +33,8 @@ with the job (see :func:`python_connector_params`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import pyarrow as pa
 

@@ -180,8 +180,11 @@ class PushReader(SourceReader):
     def next_bundle(self, max_rows: int):
         """Blocking (a worker thread): one round trip to the JobManager; no rows while nothing is new."""
         ctx = self.ctx
-        reply = ctx.request(FetchPushedRows(ctx.job_id, 0, ctx.operator_id, ctx.subtask_index, ctx.parallelism,
-                                            self.epoch, self.position, max(1, max_rows)))
+        request = ctx.request
+        if request is None:
+            raise RuntimeError("a push source runs only on a TaskManager (it asks the JobManager for rows)")
+        reply = request(FetchPushedRows(ctx.job_id, 0, ctx.operator_id, ctx.subtask_index, ctx.parallelism,
+                                        self.epoch, self.position, max(1, max_rows)))
         if reply.error:
             raise ConnectorError(f"source '{ctx.operator_name}': {reply.error}")
         self.epoch, self.position = reply.epoch, reply.position

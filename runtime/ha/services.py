@@ -89,8 +89,9 @@ class HaServices(ABC):
 
     def close(self) -> None:
         """Release connections; the default has none."""
+        return None
 
-    def entries(self, session_id: LeaderSessionId, job_id: JobId) -> "JobEntries":
+    def entries(self, session_id: LeaderSessionId, job_id: JobId) -> JobEntries:
         return JobEntries(self, session_id, job_id)
 
 

@@ -9,7 +9,8 @@ import asyncio
 import collections
 import logging
 import time
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from runtime.codec import to_plain
 
@@ -20,7 +21,7 @@ HISTORY = 2_000
 
 
 class Subscription:
-    def __init__(self, bus: "EventBus"):
+    def __init__(self, bus: EventBus):
         self._bus = bus
         self.queue: asyncio.Queue[dict | None] = asyncio.Queue(SUBSCRIBER_QUEUE)
 

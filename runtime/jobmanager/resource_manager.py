@@ -14,7 +14,8 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Protocol
+from collections.abc import Callable
 
 from runtime import events
 from runtime.ids import AllocationId, JobId, TaskManagerId
@@ -232,7 +233,7 @@ class ResourceManager:
             if self.free_slot_count < req.count:
                 break
             chosen = self._choose_slots(req.count)
-            for record, slot in chosen:
+            for _record, slot in chosen:
                 slot.allocation_id = AllocationId.new()
                 slot.job_id, slot.job_name = req.job_id, req.job_name
             self._pending.remove(req)
@@ -263,7 +264,7 @@ class ResourceManager:
             self.free_slots(job_id)
             raise NoResourceAvailable(f"TaskManagers did not offer the requested slots: {err or 'timed out'}") from None
         finally:
-            for record, slot in chosen:
+            for _record, slot in chosen:
                 self._offers.pop(slot.allocation_id, None)
         return [AllocatedSlot(slot.allocation_id, record.tm_id, slot.index, record.host, record.data_port)
                 for record, slot in chosen]

@@ -9,7 +9,8 @@ flows on through the later stages.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import pyarrow as pa
 
@@ -109,7 +110,7 @@ class OperatorChain:
     assigner: BoundedOutOfOrderness | None = None
 
     @classmethod
-    def build(cls, ops: list[OperatorSpec], outputs: list[OutputDescriptor], max_parallelism: int) -> "OperatorChain":
+    def build(cls, ops: list[OperatorSpec], outputs: list[OutputDescriptor], max_parallelism: int) -> OperatorChain:
         chain = cls()
         pending: list[OperatorSpec] = []
 

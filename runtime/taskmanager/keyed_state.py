@@ -110,12 +110,12 @@ class KeyedStateBackend:
 
     def snapshot(self) -> pa.Table | None:
         """Every value and timer as a row of SNAPSHOT_SCHEMA (pickled now: later changes do not leak in)."""
-        rows = [(kg, key, STATE, name, None, cloudpickle.dumps(value))
+        rows: list[tuple] = [(kg, key, STATE, name, None, cloudpickle.dumps(value))
                 for (kg, key), entry in self.values.items() for name, value in entry.items()]
         rows += [(kg, key, domain, None, ts, None) for domain, queue in self.timers.items() for ts, kg, key in queue]
         if not rows:
             return None
-        columns = list(zip(*rows))
+        columns: list = list(zip(*rows))
         columns[1] = [cloudpickle.dumps(key) for key in columns[1]]
         return pa.Table.from_arrays([pa.array(c, f.type) for c, f in zip(columns, SNAPSHOT_SCHEMA)],
                                     schema=SNAPSHOT_SCHEMA)

@@ -61,7 +61,7 @@ async def read_frame(reader: asyncio.StreamReader) -> tuple[Any, bytes]:
     (length,) = HEADER.unpack(await reader.readexactly(HEADER.size))
     if length > MAX_HEADER_BYTES:
         raise WireError(f"frame header of {length} bytes exceeds {MAX_HEADER_BYTES}")
-    header = decode(await reader.readexactly(length))
+    header: Any = decode(await reader.readexactly(length))
     payload = b""
     if isinstance(header, DataBuffer):
         if not 0 <= header.size <= MAX_PAYLOAD_BYTES:

@@ -14,7 +14,8 @@ KeyedStateBackend, checkpointed and rescaled by key group like the window operat
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import pyarrow as pa
 
@@ -185,7 +186,7 @@ class ProcessContext:
             raise ValueError(f"state {descriptor.name!r} is already declared as {known[0]!r}")
         return known[1]
 
-    def timer_service(self) -> "Timers":
+    def timer_service(self) -> Timers:
         return self._timers
 
     def get_current_key(self) -> Any:

@@ -14,7 +14,8 @@ import logging
 import os
 import threading
 import traceback
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import pyarrow as pa
 

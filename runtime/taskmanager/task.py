@@ -25,7 +25,8 @@ import collections
 import logging
 import time
 import traceback
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import pyarrow as pa
 
@@ -300,7 +301,8 @@ class Task:
                     rows += more[1].num_rows
                 await self._on_table(tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="default"))
             elif isinstance(payload, Watermark):
-                update = self.valve.mark_idle(channel) if payload.idle else self.valve.update(channel, from_wire(payload.timestamp))
+                update = (self.valve.mark_idle(channel) if payload.idle
+                          else self.valve.update(channel, from_wire(payload.timestamp)))
                 await self._on_input_watermark(update)
             elif isinstance(payload, CheckpointBarrier):
                 if await self._on_barrier(channel, payload):
@@ -311,7 +313,7 @@ class Task:
                     await self._aligned()
 
     async def _next_input(self):
-        """The gate's next item; processing-time timers that fall due before it arrives fire meanwhile."""
+        """The gate's next item; processing-time timers falling due before it arrives fire meanwhile."""
         while True:
             delay = self.chain.processing_timer_delay()
             if delay is None:

@@ -19,6 +19,7 @@ import logging
 import os
 import signal
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import tornado.httpclient
 import tornado.websocket
@@ -204,7 +205,7 @@ class TaskManager:
     def _on_message(self, raw) -> None:
         try:
             envelope = decode(raw, Envelope)
-            message = from_plain(envelope.body)
+            message: Any = from_plain(envelope.body)
         except WireError as err:
             log.warning("bad control message from the JobManager: %s", err)
             return

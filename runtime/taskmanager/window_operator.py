@@ -12,7 +12,7 @@ again); partials for windows past that are late: counted, not applied.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd

@@ -20,7 +20,7 @@ TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
 def bokeh_columns(table: pa.Table) -> dict[str, list]:
     """Arrow columns as lists Bokeh can send: times as epoch milliseconds, decimals as floats,
     nested and binary values as text."""
-    out = {}
+    out: dict[str, list] = {}
     for name, col in zip(table.column_names, table.columns):
         kind = col.type
         if pa.types.is_timestamp(kind) or pa.types.is_date(kind):
@@ -74,7 +74,8 @@ class ResultsTable:
 
     def _reset(self, schema: pa.Schema) -> None:
         self.schema = schema
-        self.table.columns = [TableColumn(field=f.name, title=f.name, **({"formatter": fmt} if (fmt := _formatter(f.type)) else {}))
+        self.table.columns = [TableColumn(field=f.name, title=f.name,
+                                          **({"formatter": fmt} if (fmt := _formatter(f.type)) else {}))
                               for f in schema]
         self.source.data = {f.name: [] for f in schema}
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
-from typing import Callable
+from collections.abc import Callable
 
 import websocket
 
@@ -43,7 +42,7 @@ class EventStream:
         self._ws: websocket.WebSocket | None = None
         self._thread = threading.Thread(target=self._run, name="flinkbench-events", daemon=True)
 
-    def start(self) -> "EventStream":
+    def start(self) -> EventStream:
         self.model.set_connection("connecting", self.url, f"connecting to the JobManager at {self.url} \u2026")
         self._thread.start()
         return self

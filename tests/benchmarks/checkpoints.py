@@ -90,7 +90,7 @@ def main() -> int:
         rates = {None: [], "1 s": []}
         for interval in (None, "1 s", "1 s", None):  # interleaved, so warm-up and drift fall on both
             job = run(cluster, interval)
-            rates[interval].append(sustained(lambda: source_rows(cluster.client, job.job_id),
+            rates[interval].append(sustained(lambda job=job: source_rows(cluster.client, job.job_id),
                                              WARMUP_S / 2, MEASURE_S / 2))
             job.cancel()
             job.wait(60)

@@ -150,7 +150,7 @@ def test_stop_with_savepoint_and_resume_at_other_parallelisms_gives_the_uninterr
         clicks.build(env, rows, rows_per_second=4_000, event_rate=2_000.0)
         job = env.execute_async(f"clicks p{parallelism}")
         if stop:
-            wait_until(lambda: windows_fired(job) > 0, 180, "some windows fired")
+            wait_until(lambda job=job: windows_fired(job) > 0, 180, "some windows fired")
             savepoint = _stop(cluster, job.job_id, tmp_path / "savepoints")
             assert cluster.client.get(f"/jobs/{job.job_id}/checkpoints")["latest"]["savepoint"]["is_savepoint"]
         pieces.append(job.results(timeout=300))

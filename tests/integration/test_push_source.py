@@ -139,12 +139,13 @@ def test_rows_pushed_across_taskmanager_kills_reach_the_output_exactly_once(fres
         wait_for_new_checkpoint(cluster, job.job_id)
         read_before = source_reads()
         push(5_000)  # read after that checkpoint and before the kill: to be read again after the restore
-        wait_until(lambda: source_reads() > read_before, 60, "the sources reading the latest push")
+        wait_until(lambda read_before=read_before: source_reads() > read_before, 60, "the sources reading the latest push")
         restarts = job.details()["restarts"]
         cluster.kill_taskmanager(0)
         cluster.add_taskmanager(wait=False)
         push(5_000)  # while the job fails over
-        wait_until(lambda: job.details()["restarts"] > restarts and every_task_running(job), 180, "the job restored")
+        wait_until(lambda restarts=restarts: job.details()["restarts"] > restarts and every_task_running(job),
+                   180, "the job restored")
     push(5_000)
     job.close_source("numbers")
     got = job.results(timeout=600)

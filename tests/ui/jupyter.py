@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 
@@ -40,7 +39,7 @@ class JupyterLabServer:
         self.server_extension_flag = server_extension_flag
         self.popen: subprocess.Popen | None = None
 
-    def start(self) -> "JupyterLabServer":
+    def start(self) -> JupyterLabServer:
         # The news toast would cover parts of the page in screenshots and clicks.
         labconfig = self.workdir / "config" / "labconfig"
         labconfig.mkdir(parents=True, exist_ok=True)
@@ -111,7 +110,7 @@ class JupyterLabServer:
         status, _, payload = self.request(method, path, body, **kwargs)
         return status, json.loads(payload or b"{}")
 
-    def __enter__(self) -> "JupyterLabServer":
+    def __enter__(self) -> JupyterLabServer:
         try:
             return self.start()
         except BaseException:

@@ -95,11 +95,11 @@ def job_row(page, name: str, state: str | None = None):
 def test_extension_is_installed_and_enabled(built_extension):
     listing = subprocess.run([sys.executable, "-m", "jupyter", "labextension", "list"], capture_output=True, text=True)
     assert "flinkbench-jupyterlab" in listing.stdout + listing.stderr
-    line = next(l for l in (listing.stdout + listing.stderr).splitlines() if "flinkbench-jupyterlab" in l)
+    line = next(ln for ln in (listing.stdout + listing.stderr).splitlines() if "flinkbench-jupyterlab" in ln)
     assert "enabled" in line and "OK" in line
     servers = subprocess.run([sys.executable, "-m", "jupyter", "server", "extension", "list"],
                              capture_output=True, text=True)
-    assert any("kernel_magics.server" in l and "enabled" in l for l in (servers.stdout + servers.stderr).splitlines())
+    assert any("kernel_magics.server" in ln and "enabled" in ln for ln in (servers.stdout + servers.stderr).splitlines())
 
 
 def test_panel_shows_taskmanagers_and_slots(page, ui_cluster):
@@ -128,7 +128,8 @@ def running_job(page, cluster, name: str) -> str:
     its TaskManager's Spark session is still starting can take later tasks on that TaskManager down."""
     job_row(page, name, "RUNNING").wait_for(timeout=JOB_START_TIMEOUT_MS)
     job_id = job_row(page, name).get_attribute("data-job-id")
-    subtasks = lambda: [s["status"] for v in cluster.client.get(f"/jobs/{job_id}")["vertices"] for s in v["subtasks"]]
+    def subtasks() -> list[str]:
+        return [s["status"] for v in cluster.client.get(f"/jobs/{job_id}")["vertices"] for s in v["subtasks"]]
     wait_until(lambda: set(subtasks()) == {"RUNNING"}, JOB_START_TIMEOUT_MS / 1000, f"every subtask of {name} running")
     return job_id
 
