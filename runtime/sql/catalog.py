@@ -8,7 +8,8 @@ table is a DataStream registered under a name (``create_temporary_view``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from runtime.sql.errors import SqlValidationError
 from runtime.sql.types import flink_type

@@ -41,7 +41,8 @@ class FlinkParser(SparkParser):
                 and self._next.token_type in self.ID_VAR_TOKENS | {TokenType.VAR, TokenType.IDENTIFIER}:
             self._advance()
             table = self._parse_table_parts()
-            if self._match(TokenType.PARTITION_BY) or self._match_text_seq("PARTITION", "BY"):  # SESSION(TABLE t PARTITION BY k, ...)
+            # SESSION(TABLE t PARTITION BY k, ...)
+            if self._match(TokenType.PARTITION_BY) or self._match_text_seq("PARTITION", "BY"):
                 wrapped = self._match(TokenType.L_PAREN, advance=False)
                 keys = self._parse_wrapped_csv(self._parse_column) if wrapped else [self._parse_column()]
                 table.set("partition_by", keys)

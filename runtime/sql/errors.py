@@ -10,7 +10,7 @@ class SqlError(ValueError):
         where = f"line {line}, column {column}: " if line is not None else ""
         super().__init__(where + message)
 
-    def at(self, line: int | None, column: int | None) -> "SqlError":
+    def at(self, line: int | None, column: int | None) -> SqlError:
         """The same error placed at ``line``/``column`` when it has no position of its own."""
         if self.line is not None or line is None:
             return self

@@ -7,7 +7,7 @@ TIMESTAMPDIFF, REGEXP_EXTRACT, ...). The rest are rewritten here, one function p
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from sqlglot import exp
 
@@ -55,7 +55,7 @@ def _hash_code(node) -> exp.Expr:
     return exp.Anonymous(this="hash", expressions=list(node.expressions))
 
 
-REWRITES: dict[str, Callable[[exp.Expr], exp.Expr]] = {
+REWRITES: dict[str, Callable[..., exp.Expr]] = {
     "SPLIT_INDEX": _split_index,
     "NOW": _current_timestamp,
     "PROCTIME": _current_timestamp,

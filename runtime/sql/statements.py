@@ -43,7 +43,7 @@ class Statement:
     kind: str = ""
     ast: exp.Expr | None = None
     args: dict = field(default_factory=dict)
-    inner: list["Statement"] = field(default_factory=list)  # EXPLAIN's statement, a statement set's INSERTs
+    inner: list[Statement] = field(default_factory=list)  # EXPLAIN's statement, a statement set's INSERTs
 
     def position(self, offset: int = 0) -> tuple[int, int]:
         """Line and column (1-based) in the whole script of this statement's ``offset``."""
@@ -65,7 +65,9 @@ def split(script: str) -> list[Statement]:
         tokens = Flink().tokenize(script)
     except TokenError as err:
         raise SqlParseError("a string or quoted name is not closed", *_token_error_position(script, err)) from None
-    pieces, current, depth = [], [], 0
+    pieces: list = []
+    current: list = []
+    depth = 0
     for i, token in enumerate(tokens):
         words = [t.text.upper() for t in tokens[i:i + 4]]
         if words[:4] == ["EXECUTE", "STATEMENT", "SET", "BEGIN"] or words[:3] == ["BEGIN", "STATEMENT", "SET"]:

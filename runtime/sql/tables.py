@@ -19,7 +19,8 @@ def table_def(create: exp.Create, text: str) -> TableDef:
     if not isinstance(schema, exp.Schema):
         raise UnsupportedSqlError("CREATE TABLE needs a column list (CREATE TABLE ... AS and LIKE are not supported)")
     name = schema.this.sql(dialect="spark").replace("`", "")
-    columns, watermark_node, primary_key = [], None, []
+    columns: list = []
+    watermark_node, primary_key = None, []
     for item in schema.expressions:
         if isinstance(item, exp.ColumnDef):
             columns.append(_column(item, columns))
