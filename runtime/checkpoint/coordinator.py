@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from collections.abc import Callable
 
 from runtime import events
+from runtime.errors import CheckpointError
 from runtime.checkpoint import storage
 from runtime.ids import ExecutionAttemptId
 from runtime.messages import (AcknowledgeCheckpoint, DeclineCheckpoint, NotifyCheckpointAborted,
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 HISTORY = 50
 
 
-class CheckpointFailure(RuntimeError):
+class CheckpointFailure(CheckpointError):
     """A checkpoint or savepoint that did not complete; the message says why."""
 
 
@@ -74,10 +75,16 @@ class CompletedCheckpoint:
 
 
 def load_checkpoint(path: str) -> CompletedCheckpoint:
-    """A completed checkpoint or savepoint from its directory (the one holding ``_metadata``)."""
+    """A completed checkpoint or savepoint from its directory (the one holding ``_metadata``).
+
+    Raises StorageError when it cannot be read, CheckpointError when its metadata is malformed."""
     directory = storage.normalise(path)
     meta = storage.read_json(storage.join(directory, storage.METADATA))
-    subtasks = [SubtaskSnapshot(**s) for s in meta["subtasks"]]
+    try:
+        subtasks = [SubtaskSnapshot(**s) for s in meta["subtasks"]]
+        meta["checkpoint_id"], meta["timestamp"], meta["is_savepoint"]  # noqa: B018 - present, or KeyError
+    except (KeyError, TypeError) as err:
+        raise CheckpointError(f"{directory} has malformed checkpoint metadata ({err!r})") from None
     return CompletedCheckpoint(meta["checkpoint_id"], meta["timestamp"], meta["is_savepoint"], directory,
                                subtasks, 0.0, sum(s.size for s in subtasks))
 

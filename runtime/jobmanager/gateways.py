@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from runtime.errors import ClusterError
 from runtime.ids import JobId, TriggerId
 from runtime.jobmanager.snapshots import (CheckpointConfigSnapshot, CheckpointStatsSnapshot, ClusterOverview,
                                           FailureRecord, JobSnapshot, JobSummary, OperationStatus, PushAccepted,
@@ -20,7 +21,7 @@ from runtime.jobmanager.snapshots import (CheckpointConfigSnapshot, CheckpointSt
 from runtime.states import JobStatus
 
 
-class UnknownJob(KeyError):
+class UnknownJob(ClusterError, KeyError):
     """No job with this id on this Dispatcher."""
 
     def __init__(self, job_id: str):
@@ -31,7 +32,7 @@ class UnknownJob(KeyError):
         return f"Job {self.job_id} not found"
 
 
-class UnknownTaskManager(KeyError):
+class UnknownTaskManager(ClusterError, KeyError):
     def __init__(self, tm_id: str):
         super().__init__(tm_id)
         self.tm_id = tm_id
@@ -40,7 +41,7 @@ class UnknownTaskManager(KeyError):
         return f"TaskManager {self.tm_id} not found"
 
 
-class OperationRefused(ValueError):
+class OperationRefused(ClusterError, ValueError):
     """An operation the job's state does not allow now (e.g. a savepoint of a job that is not RUNNING)."""
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import traceback
 
 from runtime import events
 from runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointFailure, CompletedCheckpoint
 from runtime.config import Configuration
+from runtime.errors import last_line
 from runtime.ha.services import JobEntries, LeadershipLost
 from runtime.ids import ExecutionAttemptId, JobId, TaskManagerId, TriggerId
 from runtime.jobgraph import JobGraph
@@ -259,7 +259,7 @@ class JobMaster:
         if self.status in (JobStatus.FAILING, JobStatus.RESTARTING) or self.status.is_globally_terminal:
             return
         self.checkpoints.stop()
-        self.checkpoints.abort_all(f"job failover: {_last_line(cause)}")
+        self.checkpoints.abort_all(f"job failover: {last_line(cause)}")
         decision = self.restart_strategy.on_failure()
         if not decision.restart:
             self._set_status(JobStatus.FAILING, cause)
@@ -424,17 +424,8 @@ class JobMaster:
                 "exceptionHistory": {"entries": self.exceptions, "truncated": False}}
 
 
-def _last_line(text: str) -> str:
-    lines = text.strip().splitlines()
-    return lines[-1] if lines else text
-
-
 def _exception_name(error: str) -> str:
     """The exception class from the last line of a Python traceback, for Flink's ``exceptionName``."""
-    last = error.strip().splitlines()[-1] if error.strip() else ""
-    head = last.split(":", 1)[0].strip()
+    head = last_line(error).split(":", 1)[0].strip()
     return head if head.replace(".", "").replace("_", "").isalnum() and " " not in head else "TaskFailure"
 
-
-def format_exception(err: BaseException) -> str:
-    return "".join(traceback.format_exception(type(err), err, err.__traceback__))

@@ -18,13 +18,14 @@ from typing import Protocol
 from collections.abc import Callable
 
 from runtime import events
+from runtime.errors import ClusterError
 from runtime.ids import AllocationId, JobId, TaskManagerId
 from runtime.messages import FreeSlot, RegisterTaskManager, RequestSlot, SlotOffer, SlotStatus
 
 log = logging.getLogger(__name__)
 
 
-class NoResourceAvailable(RuntimeError):
+class NoResourceAvailable(ClusterError):
     """Not enough slots arrived within ``slot.request.timeout``."""
 
 
