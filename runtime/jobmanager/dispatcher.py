@@ -133,7 +133,7 @@ class Dispatcher:
     def _task_manager_lost(self, tm_id, reason: str) -> None:
         for master in self.jobs.values():
             if not master.status.is_globally_terminal:
-                master.on_task_manager_lost(tm_id, reason)
+                master.disconnect_task_manager(tm_id, reason)
 
     async def shutdown(self) -> None:
         for master in self.jobs.values():
