@@ -6,15 +6,17 @@ STAMPS := .stamps
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(abspath $(PY))
 
-.PHONY: setup system-deps extension demo test test-fast bench lint clean
+.PHONY: setup system-deps java extension demo test test-fast bench dist lint clean
 
 setup: $(STAMPS)/venv
 
-$(STAMPS)/venv: pyproject.toml
+# The development install: editable, with every extra. The side panel is built and linked by
+# `make extension` (scripts/build-extension.sh), so the package build skips its npm step here.
+$(STAMPS)/venv: pyproject.toml package.json
 	@mkdir -p $(STAMPS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install -q -e '.[test]'
 	@touch $@
 
 system-deps: $(STAMPS)/system-deps
@@ -24,16 +26,22 @@ $(STAMPS)/system-deps: scripts/install-system-deps.sh
 	bash scripts/install-system-deps.sh
 	@touch $@
 
-demo: setup
+# PySpark needs Java 17+: install it when root with apt-get, else say in one line what to install.
+# Runs with the system Python before the venv exists, so a machine without Java stops in seconds.
+java:
+	@bash scripts/install-system-deps.sh java
+	@PYTHONPATH=$(CURDIR) $(PYTHON) -m runtime.java
+
+demo: java setup
 	$(PY) -m runtime.demo
 
-test: setup system-deps extension
+test: system-deps java setup extension
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-fast: setup
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
 
-bench: setup
+bench: java setup
 	$(PY) tests/benchmarks/run_all.py $(if $(BENCH_OUT),--out $(BENCH_OUT),)
 
 # ruff and mypy (configured in pyproject.toml), module/function sizes, tsc and ESLint on the extension.
@@ -43,9 +51,18 @@ lint: setup
 	$(PY) scripts/check_sizes.py
 	bash scripts/build-extension.sh --lint
 
+# sdist and wheel into dist/ (needs node and npm): the sdist carries the built side panel and the wheel
+# is built from the sdist, as pip would build it. Only the `build` frontend is needed in the venv.
+dist:
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q "build>=1.2"
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	@ls -l dist
+
 clean:
 	rm -rf $(STAMPS) build dist *.egg-info test-output
 
-# Built by scripts/build-extension.sh into kernel_magics/labextension (see extension/README.md).
+# Built by scripts/build-extension.sh into kernel_magics/labextension and linked into the venv.
 extension: setup
 	@if [ -x scripts/build-extension.sh ]; then bash scripts/build-extension.sh; fi

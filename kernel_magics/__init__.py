@@ -4,9 +4,20 @@ Heavy imports (IPython, Bokeh, widgets) happen only when the extension loads, so
 cheap to import for other users of it (e.g. the Jupyter server extension).
 """
 
+LABEXTENSION = "flinkbench-jupyterlab"
+
+
+def _jupyter_labextension_paths() -> list[dict]:
+    """Where the prebuilt side panel is (for ``jupyter labextension develop``; a wheel installs it as data)."""
+    return [{"src": "labextension", "dest": LABEXTENSION}]
+
 
 def load_ipython_extension(ipython) -> None:
-    from kernel_magics.magics import FlinkMagics
+    try:
+        from kernel_magics.magics import FlinkMagics
+    except ImportError as err:  # a runtime-only install: the notebook side is an extra
+        raise ImportError(f"%load_ext kernel_magics needs Flinkbench's Jupyter extra ({err}): "
+                          "pip install 'flinkbench[jupyter]'") from None
 
     ipython.register_magics(FlinkMagics)
 

@@ -11,7 +11,9 @@ from collections.abc import Callable
 
 from IPython.core.error import UsageError
 
-from runtime.errors import ClusterError, ConfigurationError, JobFailed
+from runtime.client import ClusterError, JobFailed
+from runtime.config import ConfigError
+from runtime.security import SecurityError
 
 
 class FlinkError(UsageError):
@@ -52,7 +54,7 @@ def translating(doing: str) -> Callable:
         def run(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
-            except (ClusterError, ConfigurationError) as err:
+            except (ClusterError, ConfigError, SecurityError) as err:
                 raise cluster_error(err, doing) from None
         return run
     return wrap

@@ -1,8 +1,10 @@
 """Flinkbench runtime: a Flink-style JobManager and TaskManagers whose tasks run on PySpark."""
-__version__ = "0.1.0"
 
 
 def __getattr__(name):
+    if name == "__version__":
+        from runtime.version import version
+        return version()
     if name == "LocalCluster":
         from runtime.cluster import LocalCluster
         return LocalCluster

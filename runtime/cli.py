@@ -20,16 +20,17 @@ import runpy
 import signal
 import sys
 
-from runtime.client import ClusterError, RestClient
-from runtime.config import Configuration, parse_dynamic_properties
-from runtime.errors import FlinkbenchError
-from runtime.security import read_token_file
+from runtime.client import ClusterError, JobFailed, RestClient
+from runtime.config import ConfigError, Configuration, parse_dynamic_properties
+from runtime.security import SecurityError, read_token_file
+from runtime.version import version
 
 CURRENT_CLUSTER = os.path.join(os.path.expanduser("~"), ".flinkbench", "current-cluster.json")
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="flinkbench", description="Flinkbench streaming runtime on PySpark")
+    p.add_argument("--version", action="version", version=f"flinkbench {version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     def with_conf(sp):
@@ -177,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (FlinkbenchError, TimeoutError) as err:
+    except (ConfigError, ClusterError, SecurityError, JobFailed, TimeoutError) as err:
         print(f"flinkbench: {err}", file=sys.stderr)
         return 2
 

@@ -67,6 +67,16 @@ def _die_with_parent() -> None:
         pass
 
 
+def _require_java() -> None:
+    """TaskManagers run Spark on a local JVM: fail in one line before starting anything without one."""
+    from runtime.java import JavaMissing, check_java
+
+    try:
+        check_java()
+    except JavaMissing as err:
+        raise ClusterError(str(err)) from None
+
+
 def _signal_group(popen: subprocess.Popen, sig: int) -> None:
     try:
         os.killpg(popen.pid, sig)
@@ -110,6 +120,8 @@ class LocalCluster:
         self.stop()
 
     def start(self) -> LocalCluster:
+        if self.num_taskmanagers and not self.config.get("spark.remote"):
+            _require_java()
         for _ in range(self.num_jobmanagers):
             self.start_jobmanager()
         for _ in range(self.num_taskmanagers):

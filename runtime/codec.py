@@ -14,14 +14,12 @@ import types
 import typing
 from typing import Any, TypeVar
 
-from runtime.errors import ClusterError
-
 T = TypeVar("T")
 
 _REGISTRY: dict[str, type] = {}
 
 
-class WireError(ClusterError, ValueError):
+class WireError(ValueError):
     """A message that cannot be decoded: not JSON, an unknown type, or fields that do not fit."""
 
 

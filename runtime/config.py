@@ -16,10 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 
 import yaml
 
-from runtime.errors import ConfigurationError
 
-
-class ConfigError(ConfigurationError):
+class ConfigError(ValueError):
     """A configuration key is unknown or its value cannot be read as the declared type."""
 
 

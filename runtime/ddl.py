@@ -12,8 +12,6 @@ import re
 
 import pyarrow as pa
 
-from runtime.errors import SubmissionError
-
 _TOKEN = re.compile(r"\s*(?:`((?:[^`]|``)*)`|([A-Za-z_][A-Za-z_0-9]*)|(\d+)|([<>(),:]))")
 
 _PRIMITIVES = {
@@ -25,7 +23,7 @@ _PRIMITIVES = {
 }
 
 
-class DDLError(SubmissionError):
+class DDLError(ValueError):
     """A schema string that does not parse; the message quotes it and says what was expected."""
 
 

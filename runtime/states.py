@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import enum
 
-from runtime.errors import FlinkbenchError
 
-
-class IllegalTransition(FlinkbenchError, RuntimeError):
+class IllegalTransition(RuntimeError):
     """A state change the table does not allow."""
 
 

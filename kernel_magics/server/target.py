@@ -10,11 +10,10 @@ import tempfile
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from runtime.errors import ClusterError
 from runtime.security import SecurityError, read_token_file
 
 
-class TargetError(ClusterError):
+class TargetError(RuntimeError):
     """No usable JobManager: none configured, a malformed URL, or an unreadable token file."""
 
 

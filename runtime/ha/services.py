@@ -16,12 +16,11 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
-from runtime.errors import ClusterError
 from runtime.config import ConfigError, Configuration
 from runtime.ids import JobId, LeaderSessionId
 
 
-class LeadershipLost(ClusterError):
+class LeadershipLost(RuntimeError):
     """A write carried a leader session id that no longer holds the lease: its sender is not the leader."""
 
 
@@ -170,8 +169,11 @@ def ha_services(conf: Configuration, working_dir: str | None = None, clock=time.
         if not base:
             raise ConfigError("high-availability.storageDir: file HA needs a directory shared by the JobManagers")
         return FileHaServices(os.path.join(base, cluster_id), conf.get("high-availability.lease-duration"), clock)
-    from runtime.ha.zookeeper import ZooKeeperHaServices
-
+    try:
+        from runtime.ha.zookeeper import ZooKeeperHaServices
+    except ImportError as err:
+        raise ConfigError(f"high-availability.type: zookeeper needs kazoo ({err}); "
+                          "install it with pip install 'flinkbench[zookeeper]'") from None
     quorum = conf.get("high-availability.zookeeper.quorum")
     if not quorum:
         raise ConfigError("high-availability.zookeeper.quorum: zookeeper HA needs a connect string, e.g. 127.0.0.1:2181")

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from runtime.errors import ClusterError
 from runtime.ids import AllocationId, ExecutionAttemptId, JobId
 from runtime.messages import SlotStatus
 
 
-class SlotError(ClusterError):
+class SlotError(RuntimeError):
     """A request that does not fit the slot table (busy slot, unknown allocation)."""
 
 
