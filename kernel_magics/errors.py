@@ -11,9 +11,7 @@ from collections.abc import Callable
 
 from IPython.core.error import UsageError
 
-from runtime.client import ClusterError, JobFailed
-from runtime.config import ConfigError
-from runtime.security import SecurityError
+from runtime.errors import ClusterError, ConfigurationError, JobFailed
 
 
 class FlinkError(UsageError):
@@ -54,7 +52,7 @@ def translating(doing: str) -> Callable:
         def run(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
-            except (ClusterError, ConfigError, SecurityError) as err:
+            except (ClusterError, ConfigurationError) as err:
                 raise cluster_error(err, doing) from None
         return run
     return wrap

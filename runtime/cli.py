@@ -20,9 +20,10 @@ import runpy
 import signal
 import sys
 
-from runtime.client import ClusterError, JobFailed, RestClient
-from runtime.config import ConfigError, Configuration, parse_dynamic_properties
-from runtime.security import SecurityError, read_token_file
+from runtime.client import ClusterError, RestClient
+from runtime.config import Configuration, parse_dynamic_properties
+from runtime.errors import FlinkbenchError
+from runtime.security import read_token_file
 from runtime.version import version
 
 CURRENT_CLUSTER = os.path.join(os.path.expanduser("~"), ".flinkbench", "current-cluster.json")
@@ -178,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (ConfigError, ClusterError, SecurityError, JobFailed, TimeoutError) as err:
+    except (FlinkbenchError, TimeoutError) as err:
         print(f"flinkbench: {err}", file=sys.stderr)
         return 2
 

@@ -22,28 +22,12 @@ import pyarrow.ipc as ipc
 
 from runtime.arrow_ipc import table_to_b64
 from runtime.connectors.push import table_of
+from runtime.errors import ClusterError, JobFailed  # noqa: F401 - part of this module's API
 from runtime.security import read_token_file
 
 TERMINAL_STATES = ("FINISHED", "FAILED", "CANCELED")
 FAILOVER_TIMEOUT_S = 60.0  # how long a client of several JobManagers waits for one of them to lead
 FAILOVER_POLL_S = 0.2
-
-
-class ClusterError(RuntimeError):
-    """The JobManager answered with an error, or could not be reached."""
-
-    def __init__(self, message: str, status: int | None = None):
-        super().__init__(message)
-        self.status = status
-
-
-class JobFailed(RuntimeError):
-    """The job ended FAILED; the message holds the root cause from ``/jobs/<id>/exceptions``."""
-
-    def __init__(self, job_id: str, cause: str):
-        super().__init__(f"job {job_id} failed:\n{cause}")
-        self.job_id = job_id
-        self.cause = cause
 
 
 class RestClient:

@@ -14,12 +14,14 @@ import types
 import typing
 from typing import Any, TypeVar
 
+from runtime.errors import ClusterError
+
 T = TypeVar("T")
 
 _REGISTRY: dict[str, type] = {}
 
 
-class WireError(ValueError):
+class WireError(ClusterError, ValueError):
     """A message that cannot be decoded: not JSON, an unknown type, or fields that do not fit."""
 
 

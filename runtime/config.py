@@ -16,8 +16,10 @@ from collections.abc import Callable, Iterable, Mapping
 
 import yaml
 
+from runtime.errors import ConfigurationError
 
-class ConfigError(ValueError):
+
+class ConfigError(ConfigurationError):
     """A configuration key is unknown or its value cannot be read as the declared type."""
 
 

@@ -12,6 +12,8 @@ import re
 
 import pyarrow as pa
 
+from runtime.errors import SubmissionError
+
 _TOKEN = re.compile(r"\s*(?:`((?:[^`]|``)*)`|([A-Za-z_][A-Za-z_0-9]*)|(\d+)|([<>(),:]))")
 
 _PRIMITIVES = {
@@ -23,7 +25,7 @@ _PRIMITIVES = {
 }
 
 
-class DDLError(ValueError):
+class DDLError(SubmissionError):
     """A schema string that does not parse; the message quotes it and says what was expected."""
 
 

@@ -9,6 +9,7 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any
 
+from runtime.errors import SubmissionError
 from runtime.codec import wire
 
 PARTITIONINGS = ("forward", "hash", "rebalance", "broadcast")
@@ -17,7 +18,7 @@ SINK_KINDS = ("sink",)
 KEYED_KINDS = ("window_aggregate", "keyed_process")  # keyed state: every row of a key must reach one subtask
 
 
-class JobGraphError(ValueError):
+class JobGraphError(SubmissionError):
     """A submitted JobGraph that cannot run as described."""
 
 
@@ -137,4 +138,4 @@ def unpack_udf(blob: str) -> Any:
     try:
         return pickle.loads(base64.b64decode(blob))
     except Exception as err:  # noqa: BLE001 - any unpickling failure means the same thing
-        raise RuntimeError(f"cannot load user function: {type(err).__name__}: {err}") from err
+        raise SubmissionError(f"cannot load user function: {type(err).__name__}: {err}") from err

@@ -12,12 +12,14 @@ import os
 import secrets
 import socket
 
+from runtime.errors import ConfigurationError
+
 TOKEN_BYTES = 32
 MIN_TOKEN_CHARS = 32  # 24 random bytes, base64-encoded
 COOKIE_NAME = "flinkbench_token"
 
 
-class SecurityError(RuntimeError):
+class SecurityError(ConfigurationError):
     """A start-up setting that would expose the cluster."""
 
 

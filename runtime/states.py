@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import enum
 
+from runtime.errors import FlinkbenchError
 
-class IllegalTransition(RuntimeError):
+
+class IllegalTransition(FlinkbenchError, RuntimeError):
     """A state change the table does not allow."""
 
 

@@ -14,6 +14,7 @@ import os
 import tempfile
 from typing import Any
 
+from runtime.errors import ClusterError
 from runtime.cluster import LocalCluster
 
 log = logging.getLogger(__name__)
@@ -22,7 +23,7 @@ MAX_TASKMANAGERS = 8
 MAX_SLOTS = 16
 
 
-class LocalClusterError(RuntimeError):
+class LocalClusterError(ClusterError):
     """A start that cannot be done: already running (409), a bad shape (400), or the cluster failed (500)."""
 
     def __init__(self, message: str, status: int = 500):

@@ -10,10 +10,11 @@ import tempfile
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from runtime.errors import ClusterError
 from runtime.security import SecurityError, read_token_file
 
 
-class TargetError(RuntimeError):
+class TargetError(ClusterError):
     """No usable JobManager: none configured, a malformed URL, or an unreadable token file."""
 
 

@@ -16,7 +16,8 @@ import pyarrow as pa
 from bokeh.layouts import column
 
 from runtime.client import TERMINAL_STATES, ClusterError, JobClient, JobFailed
-from runtime.views.columns import STATE_COLORS, last_line
+from runtime.errors import last_line
+from runtime.views.columns import STATE_COLORS
 from runtime.views.figures import ClusterViews
 from runtime.views.results import ResultsTable
 

@@ -17,8 +17,11 @@ from dataclasses import dataclass, field
 from collections.abc import Callable
 
 from runtime import events
+from runtime.errors import CheckpointError
 from runtime.checkpoint import storage
+from runtime.checkpoint.context import CheckpointContext
 from runtime.ids import ExecutionAttemptId
+from runtime.jobmanager.gateways import TaskManagerGone
 from runtime.messages import (AcknowledgeCheckpoint, DeclineCheckpoint, NotifyCheckpointAborted,
                               NotifyCheckpointComplete, TriggerCheckpoint)
 
@@ -27,7 +30,7 @@ log = logging.getLogger(__name__)
 HISTORY = 50
 
 
-class CheckpointFailure(RuntimeError):
+class CheckpointFailure(CheckpointError):
     """A checkpoint or savepoint that did not complete; the message says why."""
 
 
@@ -74,18 +77,26 @@ class CompletedCheckpoint:
 
 
 def load_checkpoint(path: str) -> CompletedCheckpoint:
-    """A completed checkpoint or savepoint from its directory (the one holding ``_metadata``)."""
+    """A completed checkpoint or savepoint from its directory (the one holding ``_metadata``).
+
+    Raises StorageError when it cannot be read, CheckpointError when its metadata is malformed."""
     directory = storage.normalise(path)
     meta = storage.read_json(storage.join(directory, storage.METADATA))
-    subtasks = [SubtaskSnapshot(**s) for s in meta["subtasks"]]
+    try:
+        subtasks = [SubtaskSnapshot(**s) for s in meta["subtasks"]]
+        meta["checkpoint_id"], meta["timestamp"], meta["is_savepoint"]  # noqa: B018 - present, or KeyError
+    except (KeyError, TypeError) as err:
+        raise CheckpointError(f"{directory} has malformed checkpoint metadata ({err!r})") from None
     return CompletedCheckpoint(meta["checkpoint_id"], meta["timestamp"], meta["is_savepoint"], directory,
                                subtasks, 0.0, sum(s.size for s in subtasks))
 
 
 class CheckpointCoordinator:
-    def __init__(self, job, conf, bus, on_too_many_failures: Callable[[str], None],
-                 publish_pointer: Callable[[str], None] | None = None):
-        self.job = job  # the JobMaster: executions, gateways, job id
+    """Triggers, tracks and completes the checkpoints of one job; lives on the JobManager's loop."""
+
+    def __init__(self, job: CheckpointContext, conf, bus, on_too_many_failures: Callable[[str], None],
+                 publish_pointer: Callable[[str], None] | None = None, working_dir: str = "."):
+        self.job = job  # only what a checkpoint needs of the job: participants and their gateways
         self.publish_pointer = publish_pointer  # records the latest completed checkpoint for a new leader
         self.conf = conf
         self.bus = bus
@@ -96,7 +107,7 @@ class CheckpointCoordinator:
         self.max_concurrent = conf.get("execution.checkpointing.max-concurrent-checkpoints")
         self.tolerable = conf.get("execution.checkpointing.tolerable-failed-checkpoints")
         self.retained = conf.get("state.checkpoints.num-retained")
-        base = conf.get("state.checkpoints.dir") or os.path.join(job.working_dir, "checkpoints")
+        base = conf.get("state.checkpoints.dir") or os.path.join(working_dir, "checkpoints")
         self.base = storage.normalise(base)
         self.savepoint_base = storage.normalise(conf.get("state.savepoints.dir") or storage.join(self.base, "savepoints"))
         self.next_id = 1
@@ -149,7 +160,7 @@ class CheckpointCoordinator:
             directory = storage.savepoint_dir(target or self.savepoint_base, self.job.job_id, checkpoint_id)
         else:
             directory = storage.checkpoint_dir(self.base, self.job.job_id, checkpoint_id)
-        expected = {ex.attempt_id: (v.id, sub, [op.id for op in v.operators]) for v, sub, ex in self.job.running_subtasks()}
+        expected = self.job.participants()
         pending = PendingCheckpoint(checkpoint_id, time.time(), is_savepoint, directory, stop, expected,
                                     done=asyncio.get_running_loop().create_future())
         pending.timer = asyncio.get_running_loop().call_later(
@@ -157,10 +168,10 @@ class CheckpointCoordinator:
         self.pending[checkpoint_id] = pending
         self.counts["triggered"] += 1
         self.bus.publish(events.CheckpointTriggered(self.job.job_id, checkpoint_id, is_savepoint))
-        message = lambda attempt: TriggerCheckpoint(self.job.job_id, attempt, checkpoint_id, pending.timestamp,  # noqa: E731
-                                                    is_savepoint, directory, stop)
         for attempt in self.job.source_attempts():
-            self.job.send_to(attempt, message(attempt))
+            trigger = TriggerCheckpoint(self.job.job_id, attempt, checkpoint_id, pending.timestamp, is_savepoint,
+                                        directory, stop)
+            self._send(attempt, trigger)
         return pending.done
 
     def on_ack(self, msg: AcknowledgeCheckpoint) -> None:
@@ -214,7 +225,8 @@ class CheckpointCoordinator:
         self.bus.publish(events.CheckpointCompleted(self.job.job_id, done.checkpoint_id, done.is_savepoint,
                                                     done.duration_s, done.size, done.directory))
         for attempt in pending.expected:
-            self.job.send_to(attempt, NotifyCheckpointComplete(self.job.job_id, attempt, done.checkpoint_id))
+            complete = NotifyCheckpointComplete(self.job.job_id, attempt, done.checkpoint_id)
+            self._send(attempt, complete)
         if not pending.done.done():
             pending.done.set_result(done)
 
@@ -242,7 +254,8 @@ class CheckpointCoordinator:
                      time.time() - pending.timestamp, sum(a.size for a in pending.acks.values()), reason)
         self.bus.publish(events.CheckpointFailed(self.job.job_id, checkpoint_id, pending.is_savepoint, reason))
         for attempt in pending.expected:
-            self.job.send_to(attempt, NotifyCheckpointAborted(self.job.job_id, attempt, checkpoint_id))
+            aborted = NotifyCheckpointAborted(self.job.job_id, attempt, checkpoint_id)
+            self._send(attempt, aborted)
         asyncio.get_running_loop().run_in_executor(None, _remove_quietly, pending.directory)
         if not pending.done.done():
             pending.done.set_exception(CheckpointFailure(f"checkpoint {checkpoint_id} failed: {reason}"))
@@ -253,6 +266,23 @@ class CheckpointCoordinator:
                 self.consecutive_failures = 0
                 self.on_too_many_failures(f"exceeded checkpoint tolerable failure threshold "
                                           f"({self.tolerable}); last: {reason}")
+
+    def _send(self, attempt: ExecutionAttemptId,
+              message: TriggerCheckpoint | NotifyCheckpointComplete | NotifyCheckpointAborted) -> None:
+        """One message to the TaskManager running ``attempt``; an attempt that is gone misses nothing
+        the coordinator waits for (its job fails over and aborts what is pending)."""
+        gateway = self.job.task_gateway(attempt)
+        if gateway is None:
+            return
+        try:
+            if isinstance(message, TriggerCheckpoint):
+                gateway.trigger_checkpoint(message)
+            elif isinstance(message, NotifyCheckpointComplete):
+                gateway.confirm_checkpoint(message)
+            else:
+                gateway.abort_checkpoint(message)
+        except TaskManagerGone:
+            pass
 
     def sweep(self) -> None:
         """The job ended: remove every checkpoint directory of this job but the retained ones."""

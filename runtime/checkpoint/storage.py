@@ -17,12 +17,13 @@ from typing import Any
 
 import pyarrow as pa
 
+from runtime.errors import CheckpointError
 from runtime.arrow_ipc import table_from_ipc, table_to_ipc
 
 METADATA = "_metadata"
 
 
-class StorageError(OSError):
+class StorageError(CheckpointError, OSError):
     """Checkpoint storage that cannot be read or written; the message names the URL."""
 
 

@@ -38,12 +38,14 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
+from runtime import errors
+
 _SOURCES: dict[str, type] = {}
 _SINKS: dict[str, type] = {}
 PYTHON_CONNECTOR = "python"  # a reader or writer class shipped with the job
 
 
-class ConnectorError(ValueError):
+class ConnectorError(errors.ConnectorError):
     """Connector options that do not work; the message names the operator and the option."""
 
 

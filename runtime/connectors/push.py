@@ -36,7 +36,7 @@ from runtime.messages import FetchPushedRows
 T = pa.types
 
 
-class PushError(ValueError):
+class PushError(ConnectorError):
     """Pushed rows that do not fit the source's schema; the message names the source and the field."""
 
 

@@ -16,11 +16,12 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+from runtime.errors import ClusterError
 from runtime.config import ConfigError, Configuration
 from runtime.ids import JobId, LeaderSessionId
 
 
-class LeadershipLost(RuntimeError):
+class LeadershipLost(ClusterError):
     """A write carried a leader session id that no longer holds the lease: its sender is not the leader."""
 
 

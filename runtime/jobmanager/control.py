@@ -16,13 +16,15 @@ from runtime.codec import WireError, decode, encode, from_plain, to_plain
 from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, Disconnect, Envelope,
                               FetchPushedRows, Heartbeat, HeartbeatAck, PushedRows, RegisterTaskManager,
                               RegistrationAccepted, RegistrationRejected, SlotOffer, TaskMetrics, TaskStateChanged)
+from runtime.jobmanager.gateways import JobMasterGateway
 from runtime.security import bearer, tokens_match
 
 log = logging.getLogger(__name__)
 
 
 class ControlSocket(tornado.websocket.WebSocketHandler):
-    """JobManager end of a TaskManager's control connection; also its TaskManagerGateway."""
+    """JobManager end of a TaskManager's control connection (its ControlConnection): reports go to the
+    ResourceManager's and JobMasters' gateways."""
 
     def initialize(self, jm) -> None:
         self.jm = jm
@@ -39,7 +41,7 @@ class ControlSocket(tornado.websocket.WebSocketHandler):
             return
         await super().get(*args, **kwargs)
 
-    # -- TaskManagerGateway -------------------------------------------------------------------
+    # -- ControlConnection --------------------------------------------------------------------
     def send(self, message) -> None:
         if self._closed:
             return
@@ -99,20 +101,26 @@ class ControlSocket(tornado.websocket.WebSocketHandler):
                                        self.jm.rm.heartbeat_interval, self.jm.rm.heartbeat_timeout))
 
     def _to_job_master(self, message) -> None:
-        master = self.jm.dispatcher.jobs.get(message.job_id)
+        master: JobMasterGateway | None = self.jm.dispatcher.jobs.get(message.job_id)
         if master is None:
             return
-        handler = {TaskStateChanged: master.on_task_state, TaskMetrics: master.on_task_metrics,
-                   CollectResult: master.on_collect, AcknowledgeCheckpoint: master.checkpoints.on_ack,
-                   DeclineCheckpoint: master.checkpoints.on_decline}[type(message)]
-        handler(message)
+        if isinstance(message, TaskStateChanged):
+            master.update_task_execution_state(message)
+        elif isinstance(message, TaskMetrics):
+            master.report_task_metrics(message)
+        elif isinstance(message, CollectResult):
+            master.deliver_results(message)
+        elif isinstance(message, AcknowledgeCheckpoint):
+            master.acknowledge_checkpoint(message)
+        else:
+            master.decline_checkpoint(message)
 
     def _pushed_rows(self, message: FetchPushedRows) -> PushedRows:
         """A push source subtask's next rows, answered on this connection (the task waits for them)."""
-        master = self.jm.dispatcher.jobs.get(message.job_id)
+        master: JobMasterGateway | None = self.jm.dispatcher.jobs.get(message.job_id)
         if master is None:
             return PushedRows(message.request_id, error=f"job {message.job_id} is not known to this JobManager")
-        return master.push_sources.fetch(message)
+        return master.fetch_pushed_rows(message)
 
     def on_close(self):
         self._closed = True

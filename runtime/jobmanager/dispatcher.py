@@ -9,10 +9,10 @@ import logging
 
 from runtime import events
 from runtime.checkpoint.coordinator import load_checkpoint
-from runtime.checkpoint.storage import StorageError
 from runtime.codec import WireError, from_plain
 from runtime.config import ConfigError, Configuration
 from runtime.connectors.base import ConnectorError
+from runtime.errors import CheckpointError, SubmissionError
 from runtime.ha.services import HaServices, LeadershipLost, NoHaServices
 from runtime.ids import JobId, LeaderSessionId
 from runtime.jobgraph import JobGraph, JobGraphError
@@ -31,10 +31,6 @@ class UnknownJob(KeyError):
 
     def __str__(self) -> str:
         return f"Job {self.job_id} not found"
-
-
-class SubmissionError(ValueError):
-    """A job that cannot be accepted as submitted; the message says why."""
 
 
 class Dispatcher:
@@ -75,7 +71,7 @@ class Dispatcher:
                 pointer = self.ha.checkpoint_pointer(job_id)
                 if pointer:
                     master.checkpoints.recover(load_checkpoint(pointer))
-            except (SubmissionError, StorageError, KeyError, TypeError) as err:
+            except (SubmissionError, CheckpointError) as err:
                 log.error("cannot recover job %s: %s", job_id, err)
                 continue
             self._start(master, f"recovered from checkpoint {pointer}" if pointer else "recovered")
@@ -99,7 +95,7 @@ class Dispatcher:
         if graph.restore_from:
             try:
                 restore = load_checkpoint(graph.restore_from)
-            except (StorageError, KeyError, TypeError) as err:
+            except CheckpointError as err:
                 raise SubmissionError(f"cannot restore from {graph.restore_from!r}: {err}") from None
         try:
             return JobMaster(job_id, graph, job_conf, self.rm, self.bus, self.working_dir, restore,
@@ -136,7 +132,7 @@ class Dispatcher:
     def _task_manager_lost(self, tm_id, reason: str) -> None:
         for master in self.jobs.values():
             if not master.status.is_globally_terminal:
-                master.on_task_manager_lost(tm_id, reason)
+                master.disconnect_task_manager(tm_id, reason)
 
     async def shutdown(self) -> None:
         for master in self.jobs.values():

@@ -13,23 +13,40 @@ from dataclasses import dataclass, field
 
 from runtime.ids import AllocationId, ExecutionAttemptId, JobVertexId, TaskManagerId
 from runtime.jobgraph import EdgeSpec, JobGraph, OperatorSpec
+from runtime.jobmanager.gateways import AllocatedSlot
 from runtime.states import ExecutionState, advance
 
 
 @dataclass
 class Execution:
-    """One attempt of one subtask."""
+    """One attempt of one subtask, and the slot it was given (None until scheduled)."""
     attempt_id: ExecutionAttemptId
     attempt_number: int
     state: ExecutionState = ExecutionState.CREATED
-    tm_id: TaskManagerId | None = None
-    slot_index: int | None = None
-    allocation_id: AllocationId | None = None
-    host: str | None = None
-    data_port: int | None = None
+    slot: AllocatedSlot | None = None
     error: str | None = None
     state_times: dict[str, float] = field(default_factory=dict)
     metrics: dict = field(default_factory=dict)
+
+    @property
+    def tm_id(self) -> TaskManagerId | None:
+        return self.slot.tm_id if self.slot else None
+
+    @property
+    def slot_index(self) -> int | None:
+        return self.slot.slot_index if self.slot else None
+
+    @property
+    def allocation_id(self) -> AllocationId | None:
+        return self.slot.allocation_id if self.slot else None
+
+    @property
+    def host(self) -> str | None:
+        return self.slot.host if self.slot else None
+
+    @property
+    def data_port(self) -> int | None:
+        return self.slot.data_port if self.slot else None
 
     def transition(self, target: ExecutionState) -> bool:
         """Move to ``target``; returns False when already there (a repeated report)."""

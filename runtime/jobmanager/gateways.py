@@ -8,19 +8,31 @@ fake in a unit test and read on its own. Names follow Flink's (RestfulGateway, D
   turns those into Flink's JSON messages.
 - LeaderRetriever: what the REST endpoint needs to know about leadership (serve, or refuse with 503
   naming the leader), like Flink's leader retrieval in front of its handlers.
+- ResourceManagerGateway: what JobMasters (slots) and TaskManagers' control connections
+  (registration, heartbeats, slot offers) ask of the ResourceManager.
+- TaskExecutorGateway: what a JobMaster asks of the TaskManager that holds one of its slots; the
+  ResourceManager hands one out with every AllocatedSlot, so a JobMaster never looks TaskManagers up.
+- JobMasterGateway: what the control channel and the Dispatcher ask of one job's JobMaster.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from runtime.ids import JobId, TriggerId
+from runtime.errors import ClusterError
+from runtime.ids import AllocationId, ExecutionAttemptId, JobId, TaskManagerId, TriggerId
 from runtime.jobmanager.snapshots import (CheckpointConfigSnapshot, CheckpointStatsSnapshot, ClusterOverview,
                                           FailureRecord, JobSnapshot, JobSummary, OperationStatus, PushAccepted,
                                           PushSourceSnapshot, ResultsPage, TaskManagerSnapshot)
+from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, FetchPushedRows,
+                              NotifyCheckpointAborted, NotifyCheckpointComplete, PushedRows, RegisterTaskManager,
+                              SlotOffer, SlotStatus, TaskDeploymentDescriptor, TaskMetrics, TaskStateChanged,
+                              TriggerCheckpoint)
 from runtime.states import JobStatus
 
 
-class UnknownJob(KeyError):
+class UnknownJob(ClusterError, KeyError):
     """No job with this id on this Dispatcher."""
 
     def __init__(self, job_id: str):
@@ -31,7 +43,7 @@ class UnknownJob(KeyError):
         return f"Job {self.job_id} not found"
 
 
-class UnknownTaskManager(KeyError):
+class UnknownTaskManager(ClusterError, KeyError):
     def __init__(self, tm_id: str):
         super().__init__(tm_id)
         self.tm_id = tm_id
@@ -40,7 +52,7 @@ class UnknownTaskManager(KeyError):
         return f"TaskManager {self.tm_id} not found"
 
 
-class OperationRefused(ValueError):
+class OperationRefused(ClusterError, ValueError):
     """An operation the job's state does not allow now (e.g. a savepoint of a job that is not RUNNING)."""
 
 
@@ -118,3 +130,110 @@ class LeaderRetriever(Protocol):
     def leadership_view(self) -> dict: ...
 
 
+
+
+# ---------------------------------------------------------------------------------------------
+# ResourceManager, TaskExecutor (TaskManager) and JobMaster
+# ---------------------------------------------------------------------------------------------
+class TaskManagerGone(ClusterError):
+    """The TaskManager behind a gateway left the ResourceManager's table: nothing reaches it any more."""
+
+
+class ControlConnection(Protocol):
+    """The JobManager's end of one TaskManager's control connection: one-way messages, and hang-up."""
+
+    def send(self, message: Any) -> None: ...
+
+    def close(self, reason: str) -> None: ...
+
+
+class TaskExecutorGateway(Protocol):
+    """What a JobMaster asks of the TaskManager holding one of its slots (Flink's TaskExecutorGateway).
+
+    Each call is one message on the control connection, answered later by the TaskManager's own
+    reports (task states, checkpoint acknowledgements). Every call raises TaskManagerGone once that
+    TaskManager has been declared lost or has registered anew."""
+
+    @property
+    def tm_id(self) -> TaskManagerId: ...
+
+    def submit_task(self, descriptor: TaskDeploymentDescriptor) -> None: ...
+
+    def cancel_task(self, attempt_id: ExecutionAttemptId) -> None: ...
+
+    def trigger_checkpoint(self, message: TriggerCheckpoint) -> None: ...
+
+    def confirm_checkpoint(self, message: NotifyCheckpointComplete) -> None: ...
+
+    def abort_checkpoint(self, message: NotifyCheckpointAborted) -> None: ...
+
+
+@dataclass(frozen=True)
+class AllocatedSlot:
+    """A slot handed to a job: where its subtasks run, how their consumers reach them (host, data
+    port), and the gateway to the TaskManager that holds it."""
+    allocation_id: AllocationId
+    tm_id: TaskManagerId
+    slot_index: int
+    host: str
+    data_port: int
+    gateway: TaskExecutorGateway = field(compare=False, repr=False)
+
+
+class ResourceManagerGateway(Protocol):
+    """What other roles ask of the ResourceManager (Flink's ResourceManagerGateway).
+
+    JobMasters ask for slots all at once and give them back; TaskManagers' control connections
+    register, heartbeat and answer slot requests through it. Runs on the JobManager's loop."""
+
+    heartbeat_interval: float
+    heartbeat_timeout: float
+
+    async def request_slots(self, job_id: JobId, job_name: str, count: int,
+                            timeout: float) -> list[AllocatedSlot]: ...
+
+    def cancel_requests(self, job_id: JobId) -> None: ...
+
+    def assign_tasks(self, allocation_id: AllocationId, task_names: list[str]) -> None: ...
+
+    def free_slots(self, job_id: JobId) -> None: ...
+
+    def on_task_manager_lost(self, listener: Callable[[TaskManagerId, str], None]) -> None: ...
+
+    def register(self, msg: RegisterTaskManager, connection: ControlConnection) -> None: ...
+
+    def heartbeat(self, tm_id: TaskManagerId, slot_report: list[SlotStatus]) -> bool: ...
+
+    def offer_received(self, tm_id: TaskManagerId, offer: SlotOffer) -> None: ...
+
+    def connection_closed(self, tm_id: TaskManagerId, connection: ControlConnection) -> None: ...
+
+    def release_task_manager(self, tm_id: TaskManagerId, reason: str) -> None: ...
+
+
+class JobMasterGateway(Protocol):
+    """What the control channel and the Dispatcher ask of one job's JobMaster (Flink's JobMasterGateway).
+
+    Reports from TaskManagers arrive here, never at the JobMaster's fields or its checkpoint
+    coordinator. Reports about attempts of an earlier restart are ignored."""
+
+    job_id: JobId
+
+    @property
+    def status(self) -> JobStatus: ...
+
+    def update_task_execution_state(self, msg: TaskStateChanged) -> None: ...
+
+    def report_task_metrics(self, msg: TaskMetrics) -> None: ...
+
+    def deliver_results(self, msg: CollectResult) -> None: ...
+
+    def acknowledge_checkpoint(self, msg: AcknowledgeCheckpoint) -> None: ...
+
+    def decline_checkpoint(self, msg: DeclineCheckpoint) -> None: ...
+
+    def fetch_pushed_rows(self, msg: FetchPushedRows) -> PushedRows: ...
+
+    def disconnect_task_manager(self, tm_id: TaskManagerId, reason: str) -> None: ...
+
+    async def cancel(self) -> None: ...

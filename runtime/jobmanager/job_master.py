@@ -9,21 +9,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import traceback
 
 from runtime import events
 from runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointFailure, CompletedCheckpoint
 from runtime.config import Configuration
+from runtime.errors import last_line
 from runtime.ha.services import JobEntries, LeadershipLost
-from runtime.ids import ExecutionAttemptId, JobId, TaskManagerId, TriggerId
+from runtime.ids import ExecutionAttemptId, JobId, JobVertexId, TaskManagerId, TriggerId
 from runtime.jobgraph import JobGraph
 from runtime.jobmanager.collect import CollectBuffer
 from runtime.jobmanager.execution_graph import Execution, ExecutionGraph, ExecutionJobVertex
 from runtime.jobmanager.push import PushLogs
-from runtime.jobmanager.resource_manager import AllocatedSlot, NoResourceAvailable, ResourceManager
+from runtime.jobmanager.gateways import AllocatedSlot, ResourceManagerGateway, TaskExecutorGateway, TaskManagerGone
+from runtime.jobmanager.resource_manager import NoResourceAvailable
 from runtime.jobmanager.restart import restart_strategy
-from runtime.messages import (CancelTask, CollectResult, DeployTask, InputGateDescriptor, OutputDescriptor,
-                              ProducerLocation, TaskDeploymentDescriptor, TaskMetrics, TaskStateChanged)
+from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, FetchPushedRows,
+                              InputGateDescriptor, OutputDescriptor, ProducerLocation, PushedRows,
+                              TaskDeploymentDescriptor, TaskMetrics, TaskStateChanged)
 from runtime.states import ExecutionState, JobStatus, advance
 
 log = logging.getLogger(__name__)
@@ -33,14 +35,17 @@ MAX_EXCEPTIONS = 100
 
 
 class JobMaster:
-    def __init__(self, job_id: JobId, graph: JobGraph, conf: Configuration, rm: ResourceManager, bus,
+    """Runs one job: asks the ResourceManager for slots, deploys subtasks through the gateways it hands
+    out, follows their states and restarts or fails the job. Lives on the JobManager's loop."""
+
+    def __init__(self, job_id: JobId, graph: JobGraph, conf: Configuration, rm: ResourceManagerGateway, bus,
                  working_dir: str, restore: CompletedCheckpoint | None = None, ha: JobEntries | None = None):
         self.job_id = job_id
         self.ha = ha  # this job's entries in the HA store (graph, latest checkpoint pointer)
         self.working_dir = working_dir
         self.graph = graph
         self.conf = conf
-        self.rm = rm
+        self.resource_manager = rm
         self.bus = bus
         self.name = graph.name
         self.status = JobStatus.INITIALIZING
@@ -58,7 +63,7 @@ class JobMaster:
         self._terminal = asyncio.get_running_loop().create_future()
         self._run_task: asyncio.Task | None = None
         self.checkpoints = CheckpointCoordinator(self, conf, bus, self._checkpoints_failing,
-                                                 ha.publish_checkpoint if ha is not None else None)
+                                                 ha.publish_checkpoint if ha is not None else None, working_dir)
         self.savepoint_operations: dict[TriggerId, dict] = {}
         if restore is not None:
             self.checkpoints.start_from(restore)
@@ -74,7 +79,7 @@ class JobMaster:
     async def _schedule(self) -> None:
         """Get slots for every subtask, then deploy them all (streaming jobs run all tasks at once)."""
         try:
-            self.slots = await self.rm.request_slots(self.job_id, self.name, self.eg.max_parallelism,
+            self.slots = await self.resource_manager.request_slots(self.job_id, self.name, self.eg.max_parallelism,
                                                      self.conf.get("slot.request.timeout"))
         except NoResourceAvailable as err:
             if self.status in (JobStatus.CREATED, JobStatus.RESTARTING):
@@ -82,7 +87,7 @@ class JobMaster:
                 await self._fail_or_restart(str(err))
             return
         if self.status not in (JobStatus.CREATED, JobStatus.RESTARTING):
-            self.rm.free_slots(self.job_id)
+            self.resource_manager.free_slots(self.job_id)
             return
         self._assign_slots()
         self._set_status(JobStatus.RUNNING)
@@ -98,11 +103,9 @@ class JobMaster:
         for slot in self.slots:
             names = [v.name for v in self.eg.vertices if slot.slot_index is not None and
                      self.slots.index(slot) < v.parallelism]
-            self.rm.assign_tasks(slot.allocation_id, names)
+            self.resource_manager.assign_tasks(slot.allocation_id, names)
         for vertex, execution in self.eg.executions():
-            slot = self.slots[self._subtask_of(vertex, execution)]
-            execution.tm_id, execution.slot_index = slot.tm_id, slot.slot_index
-            execution.allocation_id, execution.host, execution.data_port = slot.allocation_id, slot.host, slot.data_port
+            execution.slot = self.slots[self._subtask_of(vertex, execution)]
             self._set_task_state(vertex, execution, ExecutionState.SCHEDULED)
 
     @staticmethod
@@ -110,16 +113,15 @@ class JobMaster:
         return next(s.subtask_index for s in vertex.subtasks if s.current is execution)
 
     def _deploy(self, vertex: ExecutionJobVertex, execution: Execution, restore: CompletedCheckpoint | None) -> None:
-        record = self.rm.task_managers.get(execution.tm_id)
-        if record is None:
-            self._task_failed(vertex, execution, f"TaskManager {execution.tm_id} is gone")
-            return
         self._set_task_state(vertex, execution, ExecutionState.DEPLOYING)
         descriptor = self._descriptor(vertex, execution)
         if restore is not None:
             descriptor.restore = restore.pointers_for({op.id for op in vertex.operators})
             descriptor.restore_checkpoint_id = restore.checkpoint_id
-        record.gateway.send(DeployTask(descriptor))
+        try:
+            execution.slot.gateway.submit_task(descriptor)
+        except TaskManagerGone as err:
+            self._task_failed(vertex, execution, str(err))
 
     def _descriptor(self, vertex: ExecutionJobVertex, execution: Execution) -> TaskDeploymentDescriptor:
         inputs = []
@@ -140,7 +142,8 @@ class JobMaster:
             runtime_mode=self.conf.get("execution.runtime-mode"), checkpointing=self.checkpoints.periodic)
 
     # -- reports from TaskManagers ------------------------------------------------------------
-    def on_task_state(self, msg: TaskStateChanged) -> None:
+    def update_task_execution_state(self, msg: TaskStateChanged) -> None:
+        """A TaskManager reports an attempt's new state."""
         vertex, execution = self.eg.find(msg.attempt_id)
         if execution is None:
             return  # an attempt from before a restart: its news no longer matters
@@ -167,7 +170,7 @@ class JobMaster:
         if target == ExecutionState.FINISHED and self.eg.all_in(ExecutionState.FINISHED):
             self._finish(JobStatus.FINISHED)
 
-    def on_task_metrics(self, msg: TaskMetrics) -> None:
+    def report_task_metrics(self, msg: TaskMetrics) -> None:
         vertex, execution = self.eg.find(msg.attempt_id)
         if execution is None:
             return
@@ -175,16 +178,28 @@ class JobMaster:
         self.bus.publish(events.TaskMetricsReported(self.job_id, vertex.id, vertex.name,
                                                     self._subtask_of(vertex, execution), msg))
 
-    def on_collect(self, msg: CollectResult) -> None:
+    def deliver_results(self, msg: CollectResult) -> None:
+        """Rows from a collect sink, kept for the client."""
         if self.eg.find(msg.attempt_id)[1] is not None:
             self.results.add(msg)
 
-    def on_task_manager_lost(self, tm_id: TaskManagerId, reason: str) -> None:
+    def disconnect_task_manager(self, tm_id: TaskManagerId, reason: str) -> None:
+        """The ResourceManager lost ``tm_id``: every attempt there failed."""
         for vertex, execution in list(self.eg.executions()):
             if execution.tm_id == tm_id and not execution.state.is_terminal:
                 self._task_failed(vertex, execution, reason)
 
-    # -- what the checkpoint coordinator needs ------------------------------------------------
+    def acknowledge_checkpoint(self, msg: AcknowledgeCheckpoint) -> None:
+        self.checkpoints.on_ack(msg)
+
+    def decline_checkpoint(self, msg: DeclineCheckpoint) -> None:
+        self.checkpoints.on_decline(msg)
+
+    def fetch_pushed_rows(self, msg: FetchPushedRows) -> PushedRows:
+        """A push source subtask's next rows (it waits for the answer)."""
+        return self.push_sources.fetch(msg)
+
+    # -- what the checkpoint coordinator needs (its CheckpointContext) -------------------------
     @property
     def max_parallelism(self) -> int:
         return self.conf.get("pipeline.max-parallelism")
@@ -192,10 +207,9 @@ class JobMaster:
     def all_running(self) -> bool:
         return self.status == JobStatus.RUNNING and self.eg.all_in(ExecutionState.RUNNING)
 
-    def running_subtasks(self):
-        for vertex in self.eg.vertices:
-            for sub in vertex.subtasks:
-                yield vertex, sub.subtask_index, sub.current
+    def participants(self) -> dict[ExecutionAttemptId, tuple[JobVertexId, int, list[str]]]:
+        return {sub.current.attempt_id: (v.id, sub.subtask_index, [op.id for op in v.operators])
+                for v in self.eg.vertices for sub in v.subtasks}
 
     def source_attempts(self) -> list[ExecutionAttemptId]:
         return [sub.current.attempt_id for v in self.eg.vertices if v.head.kind == "source" for sub in v.subtasks]
@@ -203,11 +217,9 @@ class JobMaster:
     def all_attempts(self) -> list[ExecutionAttemptId]:
         return [ex.attempt_id for _, ex in self.eg.executions()]
 
-    def send_to(self, attempt_id: ExecutionAttemptId, message) -> None:
+    def task_gateway(self, attempt_id: ExecutionAttemptId) -> TaskExecutorGateway | None:
         _, execution = self.eg.find(attempt_id)
-        record = self.rm.task_managers.get(execution.tm_id) if execution is not None and execution.tm_id else None
-        if record is not None:
-            record.gateway.send(message)
+        return execution.slot.gateway if execution is not None and execution.slot is not None else None
 
     # -- savepoints ---------------------------------------------------------------------------
     def trigger_savepoint(self, target: str | None, stop: bool) -> TriggerId:
@@ -259,7 +271,7 @@ class JobMaster:
         if self.status in (JobStatus.FAILING, JobStatus.RESTARTING) or self.status.is_globally_terminal:
             return
         self.checkpoints.stop()
-        self.checkpoints.abort_all(f"job failover: {_last_line(cause)}")
+        self.checkpoints.abort_all(f"job failover: {last_line(cause)}")
         decision = self.restart_strategy.on_failure()
         if not decision.restart:
             self._set_status(JobStatus.FAILING, cause)
@@ -269,7 +281,7 @@ class JobMaster:
         self._set_status(JobStatus.RESTARTING, cause)
         self.bus.publish(events.JobRestarting(self.job_id, self.eg.attempt + 1, cause, decision.delay_s))
         await self._cancel_executions()
-        self.rm.free_slots(self.job_id)
+        self.resource_manager.free_slots(self.job_id)
         await asyncio.sleep(decision.delay_s)
         if self.status != JobStatus.RESTARTING:
             return
@@ -287,7 +299,7 @@ class JobMaster:
         self._set_status(JobStatus.CANCELLING)
         self.checkpoints.stop()
         self.checkpoints.abort_all("job cancelled")
-        self.rm.cancel_requests(self.job_id)
+        self.resource_manager.cancel_requests(self.job_id)
         await self._cancel_executions()
         self._finish(JobStatus.CANCELED)
 
@@ -296,12 +308,15 @@ class JobMaster:
         for vertex, execution in self.eg.executions():
             if execution.state.is_terminal:
                 continue
-            record = self.rm.task_managers.get(execution.tm_id) if execution.tm_id else None
-            if record is None or execution.state in (ExecutionState.CREATED, ExecutionState.SCHEDULED):
+            if execution.slot is None or execution.state in (ExecutionState.CREATED, ExecutionState.SCHEDULED):
+                self._set_task_state(vertex, execution, ExecutionState.CANCELED)
+                continue
+            try:
+                execution.slot.gateway.cancel_task(execution.attempt_id)
+            except TaskManagerGone:
                 self._set_task_state(vertex, execution, ExecutionState.CANCELED)
                 continue
             self._set_task_state(vertex, execution, ExecutionState.CANCELING)
-            record.gateway.send(CancelTask(execution.attempt_id))
         deadline = time.monotonic() + CANCEL_WAIT_S
         while not self.eg.all_in(ExecutionState.CANCELED, ExecutionState.FAILED, ExecutionState.FINISHED):
             remaining = deadline - time.monotonic()
@@ -326,7 +341,7 @@ class JobMaster:
         self.checkpoints.sweep()
         self.end_time = time.time()
         self.results.finish()
-        self.rm.free_slots(self.job_id)
+        self.resource_manager.free_slots(self.job_id)
         self._clean_ha_entries()
         if not self._terminal.done():
             self._terminal.set_result(status)
@@ -424,17 +439,8 @@ class JobMaster:
                 "exceptionHistory": {"entries": self.exceptions, "truncated": False}}
 
 
-def _last_line(text: str) -> str:
-    lines = text.strip().splitlines()
-    return lines[-1] if lines else text
-
-
 def _exception_name(error: str) -> str:
     """The exception class from the last line of a Python traceback, for Flink's ``exceptionName``."""
-    last = error.strip().splitlines()[-1] if error.strip() else ""
-    head = last.split(":", 1)[0].strip()
+    head = last_line(error).split(":", 1)[0].strip()
     return head if head.replace(".", "").replace("_", "").isalnum() and " " not in head else "TaskFailure"
 
-
-def format_exception(err: BaseException) -> str:
-    return "".join(traceback.format_exception(type(err), err, err.__traceback__))

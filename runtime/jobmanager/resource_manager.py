@@ -2,9 +2,11 @@
 
 TaskManagers register their slots and heartbeat; one silent for longer than ``heartbeat.timeout``, or
 whose control connection stays closed for ``heartbeat.rpc-failure-threshold`` heartbeat intervals (a
-killed process), is declared lost, its slots leave the table and the JobMasters of the jobs on it are told. JobMasters ask
-for slots with :meth:`ResourceManager.request_slots`, which waits up to ``slot.request.timeout`` for
-enough free slots, then asks the chosen TaskManagers to offer them (RequestSlot -> SlotOffer).
+killed process), is declared lost, its slots leave the table and the JobMasters of the jobs on it are
+told. JobMasters ask for slots with :meth:`ResourceManager.request_slots`, which waits up to
+``slot.request.timeout`` for enough free slots, then asks the chosen TaskManagers to offer them
+(RequestSlot -> SlotOffer). Each AllocatedSlot carries a TaskExecutorGateway to its TaskManager: the
+only way a JobMaster reaches one. Other roles see this class as a ResourceManagerGateway.
 
 Runs on the JobManager's loop; all state is touched from there only.
 """
@@ -14,30 +16,29 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Protocol
 from collections.abc import Callable
 
 from runtime import events
+from runtime.errors import ClusterError
 from runtime.ids import AllocationId, JobId, TaskManagerId
-from runtime.messages import FreeSlot, RegisterTaskManager, RequestSlot, SlotOffer, SlotStatus
+from runtime.jobmanager.gateways import AllocatedSlot, ControlConnection, TaskManagerGone
+from runtime.messages import (CancelTask, DeployTask, FreeSlot, NotifyCheckpointAborted, NotifyCheckpointComplete,
+                              RegisterTaskManager, RequestSlot, SlotOffer, SlotStatus, TaskDeploymentDescriptor,
+                              TriggerCheckpoint)
 
 log = logging.getLogger(__name__)
 
 
-class NoResourceAvailable(RuntimeError):
+class NoResourceAvailable(ClusterError):
     """Not enough slots arrived within ``slot.request.timeout``."""
 
 
-class TaskManagerGateway(Protocol):
-    """How the JobManager talks to one TaskManager (its control connection)."""
-
-    def send(self, message) -> None: ...
-
-    def close(self, reason: str) -> None: ...
+__all__ = ["AllocatedSlot", "NoResourceAvailable", "ResourceManager", "TaskManagerRecord"]
 
 
 @dataclass
 class Slot:
+    """One slot of a registered TaskManager, as the ResourceManager's table holds it."""
     index: int
     allocation_id: AllocationId | None = None
     job_id: JobId | None = None
@@ -51,12 +52,13 @@ class Slot:
 
 @dataclass
 class TaskManagerRecord:
+    """One registration of a TaskManager: where it is, its control connection and its slots."""
     tm_id: TaskManagerId
     host: str
     data_port: int
     pid: int
     spark_master: str
-    gateway: TaskManagerGateway
+    connection: ControlConnection
     slots: list[Slot]
     registered_at: float = field(default_factory=time.time)
     last_heartbeat: float = field(default_factory=time.monotonic)
@@ -67,14 +69,36 @@ class TaskManagerRecord:
         return [s for s in self.slots if s.free]
 
 
-@dataclass(frozen=True)
-class AllocatedSlot:
-    """A slot handed to a job: where its subtasks run and how their producers are reached."""
-    allocation_id: AllocationId
-    tm_id: TaskManagerId
-    slot_index: int
-    host: str
-    data_port: int
+class _TaskExecutor:
+    """The TaskExecutorGateway of one registration: messages go out on its control connection while
+    the ResourceManager still holds that registration, and raise TaskManagerGone after."""
+
+    def __init__(self, rm: ResourceManager, record: TaskManagerRecord):
+        self._rm, self._record = rm, record
+
+    @property
+    def tm_id(self) -> TaskManagerId:
+        return self._record.tm_id
+
+    def _send(self, message) -> None:
+        if self._rm.task_managers.get(self._record.tm_id) is not self._record:
+            raise TaskManagerGone(f"TaskManager {self._record.tm_id} is gone")
+        self._record.connection.send(message)
+
+    def submit_task(self, descriptor: TaskDeploymentDescriptor) -> None:
+        self._send(DeployTask(descriptor))
+
+    def cancel_task(self, attempt_id) -> None:
+        self._send(CancelTask(attempt_id))
+
+    def trigger_checkpoint(self, message: TriggerCheckpoint) -> None:
+        self._send(message)
+
+    def confirm_checkpoint(self, message: NotifyCheckpointComplete) -> None:
+        self._send(message)
+
+    def abort_checkpoint(self, message: NotifyCheckpointAborted) -> None:
+        self._send(message)
 
 
 @dataclass
@@ -86,6 +110,8 @@ class _PendingRequest:
 
 
 class ResourceManager:
+    """The cluster's slot table and TaskManager liveness; one per JobManager, on its loop."""
+
     def __init__(self, bus, heartbeat_interval: float, heartbeat_timeout: float, rpc_failure_threshold: int = 0):
         self._bus = bus
         self.heartbeat_interval = heartbeat_interval
@@ -113,7 +139,7 @@ class ResourceManager:
         self._loss_listeners.append(listener)
 
     # -- registration and heartbeats ----------------------------------------------------------
-    def register(self, msg: RegisterTaskManager, gateway: TaskManagerGateway) -> TaskManagerRecord:
+    def register(self, msg: RegisterTaskManager, connection: ControlConnection) -> None:
         """Add a TaskManager; slots it reports as still allocated (after a leader change) stay so."""
         if msg.tm_id in self.task_managers:
             self._drop(msg.tm_id, "re-registered under the same id", notify=True)
@@ -122,13 +148,12 @@ class ResourceManager:
             if 0 <= status.index < msg.slots and status.allocation_id:
                 slots[status.index].allocation_id = status.allocation_id
                 slots[status.index].job_id = status.job_id
-        record = TaskManagerRecord(msg.tm_id, msg.host, msg.data_port, msg.pid, msg.spark_master, gateway, slots)
+        record = TaskManagerRecord(msg.tm_id, msg.host, msg.data_port, msg.pid, msg.spark_master, connection, slots)
         self.task_managers[msg.tm_id] = record
         self.lost.pop(msg.tm_id, None)
         self._bus.publish(events.TaskManagerRegistered(msg.tm_id, msg.host, msg.data_port, msg.slots, msg.pid))
         log.info("TaskManager %s registered with %d slots", msg.tm_id, msg.slots)
         self._fulfil_pending()
-        return record
 
     def heartbeat(self, tm_id: TaskManagerId, slot_report: list[SlotStatus]) -> bool:
         """Record a heartbeat; False if the TaskManager is not registered (it must register again)."""
@@ -138,10 +163,10 @@ class ResourceManager:
         record.last_heartbeat = time.monotonic()
         return True
 
-    def connection_closed(self, tm_id: TaskManagerId, gateway: TaskManagerGateway) -> None:
+    def connection_closed(self, tm_id: TaskManagerId, connection: ControlConnection) -> None:
         """A control connection went away: lost unless it comes back within the failure threshold."""
         record = self.task_managers.get(tm_id)
-        if record is not None and record.gateway is gateway:
+        if record is not None and record.connection is connection:
             record.disconnected_at = time.monotonic()
             log.info("control connection of %s closed; lost after %d heartbeat intervals without it",
                      tm_id, self.rpc_failure_threshold)
@@ -174,7 +199,7 @@ class ResourceManager:
         self.lost[tm_id] = {"id": tm_id, "host": record.host, "reason": reason, "lost_at": time.time(),
                             "slots": len(record.slots)}
         log.warning("%s", reason)
-        record.gateway.close(reason)
+        record.connection.close(reason)
         for alloc_id, fut in list(self._offers.items()):
             if not fut.done() and any(s.allocation_id == alloc_id for s in record.slots):
                 fut.set_exception(NoResourceAvailable(reason))
@@ -255,7 +280,7 @@ class ResourceManager:
         for record, slot in chosen:
             fut = loop.create_future()
             self._offers[slot.allocation_id] = fut
-            record.gateway.send(RequestSlot(slot.allocation_id, job_id, slot.index))
+            record.connection.send(RequestSlot(slot.allocation_id, job_id, slot.index))
             waits.append(fut)
             self._bus.publish(events.SlotAllocated(record.tm_id, slot.index, slot.allocation_id, job_id, slot.job_name))
         try:
@@ -266,8 +291,8 @@ class ResourceManager:
         finally:
             for _record, slot in chosen:
                 self._offers.pop(slot.allocation_id, None)
-        return [AllocatedSlot(slot.allocation_id, record.tm_id, slot.index, record.host, record.data_port)
-                for record, slot in chosen]
+        return [AllocatedSlot(slot.allocation_id, record.tm_id, slot.index, record.host, record.data_port,
+                              _TaskExecutor(self, record)) for record, slot in chosen]
 
     def offer_received(self, tm_id: TaskManagerId, offer: SlotOffer) -> None:
         fut = self._offers.get(offer.allocation_id)
@@ -289,7 +314,7 @@ class ResourceManager:
         for record in self.task_managers.values():
             for slot in record.slots:
                 if slot.job_id == job_id and slot.allocation_id is not None:
-                    record.gateway.send(FreeSlot(slot.allocation_id))
+                    record.connection.send(FreeSlot(slot.allocation_id))
                     self._bus.publish(events.SlotFreed(record.tm_id, slot.index, slot.allocation_id, job_id))
                     slot.allocation_id, slot.job_id, slot.job_name, slot.tasks = None, None, "", []
         self._fulfil_pending()

@@ -1,8 +1,10 @@
 """SQL errors: each names where (line and column of the cell or script) and what was expected."""
 from __future__ import annotations
 
+from runtime.errors import SubmissionError
 
-class SqlError(ValueError):
+
+class SqlError(SubmissionError):
     """A statement that cannot run; ``line``/``column`` (1-based) point into the submitted text."""
 
     def __init__(self, message: str, line: int | None = None, column: int | None = None):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
+from runtime.errors import SubmissionError
 from runtime.jobgraph import OperatorSpec, unpack_udf
 from runtime.keygroups import KEY_GROUP_COLUMN, key_group_sql
 from runtime.messages import OutputDescriptor
@@ -27,7 +28,7 @@ STATEFUL_OPERATORS = {"window_aggregate": WindowOperator, "keyed_process": Keyed
 STATEFUL_KINDS = tuple(STATEFUL_OPERATORS)
 
 
-class OperatorError(RuntimeError):
+class OperatorError(SubmissionError):
     """An operator that cannot run as configured; the message names it."""
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
+from runtime import errors
 from runtime.api.process import (EVENT_TIME, PROCESSING_TIME, STATE_TYPES, KeyedProcessFunction,
                                  ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor)
 from runtime.ddl import arrow_schema
@@ -28,7 +29,7 @@ from runtime.taskmanager.spark import UserFunctionError
 from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME
 
 
-class OutputRowError(ValueError):
+class OutputRowError(errors.UserFunctionError, ValueError):
     """A row a process function emitted that the declared schema cannot hold; the message names the field."""
 
 

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from runtime.errors import ClusterError
 from runtime.ids import AllocationId, ExecutionAttemptId, JobId
 from runtime.messages import SlotStatus
 
 
-class SlotError(RuntimeError):
+class SlotError(ClusterError):
     """A request that does not fit the slot table (busy slot, unknown allocation)."""
 
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import traceback
 from typing import Any
 from collections.abc import Callable
 
 import pyarrow as pa
 
+from runtime import errors
 from runtime.config import Configuration
 
 log = logging.getLogger(__name__)
@@ -315,13 +315,12 @@ def _first_line(err: BaseException) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
-class UserFunctionError(RuntimeError):
+class UserFunctionError(errors.UserFunctionError):
     """A user function raised; carries its traceback so the job's exception history shows the user's line."""
 
     def __init__(self, fn: Callable, err: BaseException):
         name = getattr(fn, "__qualname__", repr(fn))
-        trace = "".join(traceback.format_exception(type(err), err, err.__traceback__))
-        super().__init__(f"user function {name} raised:\n{trace}")
+        super().__init__(f"user function {name} raised:\n{errors.format_traceback(err)}")
 
 
 def _call_user(fn: Callable, batch):

@@ -24,7 +24,6 @@ import asyncio
 import collections
 import logging
 import time
-import traceback
 from typing import Any
 from collections.abc import Callable
 
@@ -32,6 +31,7 @@ import pyarrow as pa
 
 from runtime.checkpoint import storage
 from runtime.connectors.base import ConnectorContext, ConnectorError, source_reader, sink_writer
+from runtime.errors import format_traceback
 from runtime.keygroups import KEY_GROUP_COLUMN, KeyGroupRange
 from runtime.messages import (AcknowledgeCheckpoint, CheckpointBarrier, DeclineCheckpoint, EndOfPartition,
                               TaskDeploymentDescriptor, TaskMetrics, TaskStateChanged, TriggerCheckpoint, Watermark)
@@ -513,4 +513,4 @@ def _describe_failure(err: BaseException) -> str:
     """The Python traceback of a failure; Spark's Python worker errors already carry the user's."""
     if isinstance(err, (OperatorError, ConnectorError)):
         return f"{type(err).__name__}: {err}"
-    return "".join(traceback.format_exception(type(err), err, err.__traceback__))
+    return format_traceback(err)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import time
 
+from runtime.errors import last_line
 from runtime.views.model import TERMINAL_TASK_STATES, ClusterModel
 
 NAN = float("nan")
@@ -112,7 +113,7 @@ def task_columns(model: ClusterModel, job_id: str | None = None) -> dict[str, li
         cols["backpressure"].append(round(float(m.get("backpressure_ratio") or 0.0), 3))
         cols["watermark"].append(format_watermark(m.get("watermark")))
         cols["color"].append(STATE_COLORS.get(sub.state, "#c7c7c7"))
-        cols["error"].append((sub.error or "").strip().splitlines()[-1] if sub.error else "")
+        cols["error"].append(last_line(sub.error))
     return cols
 
 
@@ -215,12 +216,6 @@ def restart_columns(model: ClusterModel, job_id: str | None = None) -> dict[str,
         cols["cause"].append(last_line(r.cause))
         cols["delay"].append(r.delay_s)
     return cols
-
-
-def last_line(text: str | None) -> str:
-    """The telling line of a traceback (its last), or the text itself."""
-    lines = [ln for ln in (text or "").strip().splitlines() if ln.strip()]
-    return lines[-1].strip() if lines else ""
 
 
 def status_text(model: ClusterModel) -> str:

@@ -1,6 +1,7 @@
 import pytest
 
 from runtime.jobgraph import EdgeSpec, JobGraph, JobGraphError, OperatorSpec, pack_udf, unpack_udf
+from runtime.errors import SubmissionError
 
 
 def ops(*specs):
@@ -27,5 +28,5 @@ def test_invalid_graphs_are_rejected_with_the_reason(graph, message):
 def test_udfs_round_trip_and_bad_blobs_fail_readably():
     fn = unpack_udf(pack_udf(lambda x: x + 1))
     assert fn(1) == 2
-    with pytest.raises(RuntimeError, match="cannot load user function"):
+    with pytest.raises(SubmissionError, match="cannot load user function"):
         unpack_udf("bm90IGEgcGlja2xl")

@@ -5,8 +5,9 @@ import pytest
 
 from runtime.ids import JobId, TaskManagerId
 from runtime.jobmanager.event_bus import EventBus
+from runtime.jobmanager.gateways import TaskManagerGone
 from runtime.jobmanager.resource_manager import NoResourceAvailable, ResourceManager
-from runtime.messages import FreeSlot, RegisterTaskManager, RequestSlot, SlotOffer
+from runtime.messages import CancelTask, FreeSlot, RegisterTaskManager, RequestSlot, SlotOffer
 
 
 class TestingGateway:
@@ -95,4 +96,20 @@ def test_a_closed_control_connection_makes_the_task_manager_lost_after_the_failu
         rm.stop()
         assert len(lost) == 1 and "unreachable" in lost[0] and "heartbeat.rpc-failure-threshold 2" in lost[0]
         assert list(rm.task_managers) == ["tm-b"]
+    run(body())
+
+
+def test_an_allocated_slot_carries_the_gateway_to_its_task_manager_until_that_one_is_lost():
+    async def body():
+        rm = ResourceManager(EventBus(), 0.1, 1.0)
+        gw = register(rm, "tm-a", 1)
+        (slot,) = await rm.request_slots(JobId.new(), "j", 1, 1.0)
+        slot.gateway.cancel_task("att-1")
+        assert isinstance(gw.sent[-1], CancelTask) and gw.sent[-1].attempt_id == "att-1"
+        rm.release_task_manager(TaskManagerId("tm-a"), "killed")
+        with pytest.raises(TaskManagerGone, match="tm-a is gone"):
+            slot.gateway.cancel_task("att-1")
+        register(rm, "tm-a", 1)  # the same id registering anew is another TaskManager to its old slots
+        with pytest.raises(TaskManagerGone):
+            slot.gateway.cancel_task("att-1")
     run(body())
