@@ -15,14 +15,21 @@ import os
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Callable
 
 from runtime.errors import ClusterError
 from runtime.config import ConfigError, Configuration
+from runtime.ha.leadership import ConnectionSuspended, Reconnected, SessionLost
 from runtime.ids import JobId, LeaderSessionId
 
 
 class LeadershipLost(ClusterError):
     """A write carried a leader session id that no longer holds the lease: its sender is not the leader."""
+
+
+class HaStoreUnavailable(OSError):
+    """The HA store did not answer (connection lost, session expired, call timed out). Callers treat it
+    like any unreachable store: a leader stops serving until it can confirm its lease again."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,10 @@ class HaServices(ABC):
         """Where the leader keeps a job's collected rows so that its successor can serve them; None
         where this store has no file system of its own (the rows then live in the leader's memory)."""
         return None
+
+    def watch_connection(self, listener: Callable[[ConnectionSuspended | Reconnected | SessionLost], None]) -> None:
+        """Call ``listener`` (from any thread) when the store's connection is suspended, comes back with the
+        session alive, or loses the session. Stores without a connection of their own never call it."""
 
     def close(self) -> None:
         """Release connections; the default has none."""

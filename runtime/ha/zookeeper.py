@@ -10,22 +10,47 @@ Under ``<high-availability.zookeeper.path.root>/<cluster-id>``::
 
 Fenced writes run in a transaction that also checks the leader znode's version, after reading that it
 holds the writer's session id: a deposed leader's write fails as a whole.
+
+A contender leads only while the leader znode is owned by its *current* ZooKeeper session: after a
+session expiry the old znode may linger for a moment, and it no longer counts. Every call waits at most
+one lease duration; a lost connection, an expired session or a call that timed out raises
+:class:`HaStoreUnavailable` (an OSError), and :meth:`watch_connection` reports kazoo's SUSPENDED,
+CONNECTED and LOST states as leadership events.
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 
-from kazoo.client import KazooClient
-from kazoo.exceptions import NodeExistsError, NoNodeError
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import (ConnectionLoss, NodeExistsError, NoNodeError, OperationTimeoutError,
+                              SessionExpiredError)
+from kazoo.handlers.threading import KazooTimeoutError
 
-from runtime.ha.services import HaServices, LeaderInfo, LeadershipLost
+from runtime.ha.leadership import ConnectionSuspended, Reconnected, SessionLost
+from runtime.ha.services import HaServices, HaStoreUnavailable, LeaderInfo, LeadershipLost
 from runtime.ids import JobId, LeaderSessionId
+
+log = logging.getLogger(__name__)
+
+_UNAVAILABLE = (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError)
+
+
+@contextlib.contextmanager
+def _store_call(what: str):
+    """Turn kazoo's connection failures into HaStoreUnavailable naming the call."""
+    try:
+        yield
+    except _UNAVAILABLE as err:
+        raise HaStoreUnavailable(f"ZooKeeper did not answer {what}: {type(err).__name__} {err}".rstrip()) from None
 
 
 class ZooKeeperHaServices(HaServices):
     def __init__(self, quorum: str, root: str, lease_duration: float):
         self.root = root
         self.lease_duration = lease_duration
+        self.call_timeout = max(lease_duration, 2.0)
         self.zk = KazooClient(hosts=quorum, timeout=max(lease_duration, 2.0))
         self.zk.start(timeout=15)
         for sub in ("jobmanagers", "jobgraphs", "checkpoints"):
@@ -36,22 +61,40 @@ class ZooKeeperHaServices(HaServices):
         self.zk.stop()
         self.zk.close()
 
+    def watch_connection(self, listener) -> None:
+        events = {KazooState.SUSPENDED: ConnectionSuspended(), KazooState.CONNECTED: Reconnected(),
+                  KazooState.LOST: SessionLost()}
+
+        def on_state(state: str) -> None:  # kazoo's connection thread: must not block
+            log.warning("ZooKeeper connection %s", state)
+            listener(events[state])
+        self.zk.add_listener(on_state)
+
+    def _wait(self, what: str, async_result):
+        with _store_call(what):
+            return async_result.get(timeout=self.call_timeout)
+
     def _read(self, path: str):
         try:
-            data, stat = self.zk.get(path)
+            data, stat = self._wait(f"get {path}", self.zk.get_async(path))
         except NoNodeError:
             return None, None
         return json.loads(data), stat
 
+    def _session(self) -> int | None:
+        client_id = self.zk.client_id
+        return client_id[0] if client_id else None
+
     # -- election -----------------------------------------------------------------------------
     def try_lead(self, contender_id: str, address: str) -> LeaderSessionId | None:
-        lease, _ = self._read(self._leader)
+        lease, stat = self._read(self._leader)
         if lease is not None:
-            return LeaderSessionId(lease["session_id"]) if lease["contender_id"] == contender_id else None
+            ours = lease["contender_id"] == contender_id and stat.ephemeralOwner == self._session()
+            return LeaderSessionId(lease["session_id"]) if ours else None
         session = LeaderSessionId.new()
+        data = _json({"contender_id": contender_id, "address": address, "session_id": session})
         try:
-            self.zk.create(self._leader, _json({"contender_id": contender_id, "address": address,
-                                                "session_id": session}), ephemeral=True)
+            self._wait(f"create {self._leader}", self.zk.create_async(self._leader, data, ephemeral=True))
         except NodeExistsError:
             return None
         return session
@@ -60,7 +103,7 @@ class ZooKeeperHaServices(HaServices):
         lease, stat = self._read(self._leader)
         if lease and lease["session_id"] == session_id:
             try:
-                self.zk.delete(self._leader, version=stat.version)
+                self._wait(f"delete {self._leader}", self.zk.delete_async(self._leader, version=stat.version))
             except NoNodeError:
                 pass
 
@@ -71,12 +114,20 @@ class ZooKeeperHaServices(HaServices):
     # -- membership ---------------------------------------------------------------------------
     def announce(self, contender_id: str, address: str, pid: int) -> None:
         path = f"{self.root}/jobmanagers/{contender_id}"
-        if not self.zk.exists(path):
-            self.zk.create(path, _json({"id": contender_id, "address": address, "pid": pid}), ephemeral=True)
+        if self._wait(f"exists {path}", self.zk.exists_async(path)) is None:
+            try:
+                self._wait(f"create {path}", self.zk.create_async(
+                    path, _json({"id": contender_id, "address": address, "pid": pid}), ephemeral=True))
+            except NodeExistsError:
+                pass
 
     def members(self) -> list[dict]:
-        found = [self._read(f"{self.root}/jobmanagers/{name}")[0] for name in self.zk.get_children(f"{self.root}/jobmanagers")]
+        folder = f"{self.root}/jobmanagers"
+        found = [self._read(f"{folder}/{name}")[0] for name in self._children(folder)]
         return sorted((m for m in found if m), key=lambda m: m["address"])
+
+    def _children(self, path: str) -> list[str]:
+        return self._wait(f"children of {path}", self.zk.get_children_async(path))
 
     # -- job store and pointers ---------------------------------------------------------------
     def _fenced_put(self, session_id: LeaderSessionId, path: str, data: dict | None) -> None:
@@ -85,7 +136,7 @@ class ZooKeeperHaServices(HaServices):
         if not lease or lease["session_id"] != session_id:
             raise LeadershipLost(f"leader session {session_id} no longer leads "
                                  f"(the leader is {lease['address'] if lease else 'nobody'})")
-        exists = self.zk.exists(path)
+        exists = self._wait(f"exists {path}", self.zk.exists_async(path)) is not None
         tx = self.zk.transaction()
         tx.check(self._leader, stat.version)
         if data is None:
@@ -95,7 +146,7 @@ class ZooKeeperHaServices(HaServices):
             tx.set_data(path, _json(data))
         else:
             tx.create(path, _json(data))
-        results = tx.commit()
+        results = self._wait(f"fenced write to {path}", tx.commit_async())
         if any(isinstance(r, Exception) for r in results):
             raise LeadershipLost(f"leader session {session_id}: fenced write to {path} refused: {results}")
 
@@ -110,7 +161,7 @@ class ZooKeeperHaServices(HaServices):
         self._fenced_put(session_id, f"{self.root}/checkpoints/{job_id}", None)
 
     def job_graphs(self) -> dict[JobId, dict]:
-        names = self.zk.get_children(f"{self.root}/jobgraphs")
+        names = self._children(f"{self.root}/jobgraphs")
         graphs = {JobId(n): self._read(f"{self.root}/jobgraphs/{n}")[0] for n in names}
         return {job_id: g for job_id, g in graphs.items() if g is not None}
 

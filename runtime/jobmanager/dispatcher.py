@@ -76,6 +76,14 @@ class Dispatcher:
                 continue
             self._start(master, f"recovered from checkpoint {pointer}" if pointer else "recovered")
 
+    def suspend_jobs(self, reason: str) -> None:
+        """Leadership lost: every unfinished JobMaster stops acting and is forgotten here; the HA store
+        keeps the jobs for the next leader (this JobManager too, should it lead again)."""
+        for job_id, master in list(self.jobs.items()):
+            if not master.status.is_globally_terminal:
+                master.suspend(reason)
+                del self.jobs[job_id]
+
     def _job_master(self, job_id: JobId, payload: dict) -> JobMaster:
         """A JobMaster for a submission, not yet started. SubmissionError says what is wrong with it."""
         graph = self._parse_graph(payload)

@@ -268,7 +268,7 @@ class JobMaster:
 
     async def _fail_or_restart(self, cause: str) -> None:
         """Failover: decide at once (so a second failure of the same attempt joins this one), then act."""
-        if self.status in (JobStatus.FAILING, JobStatus.RESTARTING) or self.status.is_globally_terminal:
+        if self.status in (JobStatus.FAILING, JobStatus.RESTARTING, JobStatus.SUSPENDED) or self.status.is_globally_terminal:
             return
         self.checkpoints.stop()
         self.checkpoints.abort_all(f"job failover: {last_line(cause)}")
@@ -332,8 +332,21 @@ class JobMaster:
                 self._set_task_state(vertex, execution, ExecutionState.CANCELED,
                                      "did not confirm cancellation in time")
 
+    def suspend(self, reason: str) -> None:
+        """This JobManager lost the leadership: stop acting for the job at once (no deployments,
+        checkpoints or HA writes) without ending it; the leader resumes it from the HA store."""
+        if self.status.is_globally_terminal or self.status == JobStatus.SUSPENDED:
+            return
+        self._set_status(JobStatus.SUSPENDED, reason)
+        self.checkpoints.stop()
+        self.checkpoints.abort_all(reason)
+        if self._run_task is not None:
+            self._run_task.cancel()
+        if not self._terminal.done():
+            self._terminal.set_result(JobStatus.SUSPENDED)
+
     def _finish(self, status: JobStatus, cause: str | None = None) -> None:
-        if self.status.is_globally_terminal:
+        if self.status.is_globally_terminal or self.status == JobStatus.SUSPENDED:
             return
         self._set_status(status, cause)
         self.checkpoints.stop()

@@ -8,13 +8,13 @@ With ``high-availability.type`` other than ``none`` several JobManager processes
 serves REST and contends for leadership through runtime.ha; the one holding the lease leads (takes
 TaskManager registrations and jobs, and resumes the jobs in the HA store when it takes over), the
 others are standbys that answer ``/overview`` and ``/jobmanagers`` and refuse the rest, naming the
-leader. A leader that finds its lease taken exits at once (code 3) rather than act on stale state.
+leader. A leader whose store connection is suspended stops serving until it confirms its lease; one that
+lost it (a lost session, a lease taken while it was paused) suspends its JobMasters and becomes a standby.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import os
 import secrets
 import signal
@@ -27,18 +27,17 @@ import tornado.web
 
 from runtime import events
 from runtime.config import Configuration
-from runtime.ha.services import ha_services
+from runtime.ha.services import LeaderInfo, ha_services
 from runtime.ids import LeaderSessionId
 from runtime.jobmanager.dashboard import Dashboard
 from runtime.jobmanager.dispatcher import Dispatcher
 from runtime.jobmanager.event_bus import EventBus
+from runtime.jobmanager.leader_election import LeaderElection
 from runtime.jobmanager.resource_manager import ResourceManager
 from runtime.jobmanager.rest import routes
 from runtime.security import check_bind, new_token, read_token_file, write_token_file
 
 log = logging.getLogger(__name__)
-
-EXIT_LEADERSHIP_LOST = 3
 
 
 def working_dir(conf: Configuration) -> str:
@@ -67,9 +66,7 @@ class JobManager:
         self.ha = ha_services(conf, working_dir(conf))
         self.dispatcher = Dispatcher(conf, self.rm, self.bus, working_dir(conf), self.ha)
         self.contender_id = f"jm-{secrets.token_hex(4)}"
-        self.leader_session_id: LeaderSessionId | None = None
-        self._lease_until = 0.0  # monotonic; this process acts as leader only before it
-        self._contending: asyncio.Task | None = None
+        self.election = LeaderElection(self.ha, self.contender_id, self)
         self.started_at = time.time()
         self.server: tornado.httpserver.HTTPServer | None = None
         self.port: int | None = None
@@ -90,16 +87,11 @@ class JobManager:
         self.server.add_sockets(sockets)
         self.rm.start()
         log.info("JobManager listening at %s", self.url)
-        if self.ha.lease_duration is None:
-            self._grant(self.ha.try_lead(self.contender_id, self.url), math.inf)
-        else:
-            self._contending = asyncio.get_running_loop().create_task(self._contend())
+        self.election.start(self.url)
 
     async def stop(self) -> None:
-        if self._contending is not None:
-            self._contending.cancel()
-            if self.is_leader:  # jobs stay in the HA store: a standby resumes them without waiting
-                self.ha.resign(self.leader_session_id)
+        if self.ha.lease_duration is not None:
+            self.election.stop()  # jobs stay in the HA store: a standby resumes them without waiting
         else:
             await self.dispatcher.shutdown()
         self.ha.close()
@@ -110,64 +102,66 @@ class JobManager:
         if self.dashboard:
             self.dashboard.stop()
 
-    # -- leadership ---------------------------------------------------------------------------
+    # -- leadership (runtime.jobmanager.leader_election drives it) ----------------------------
     @property
     def is_leader(self) -> bool:
-        """True while this process holds a lease it renewed recently enough to still be valid."""
-        return self.leader_session_id is not None and time.monotonic() < self._lease_until
+        """True while this process holds a lease it confirmed recently enough to still be valid."""
+        return self.election.serving
 
-    async def _contend(self) -> None:
-        """Take or renew the lease every third of its duration; exit if it was lost while leading."""
-        loop = asyncio.get_running_loop()
-        while True:
-            asked_at = time.monotonic()
-            try:
-                session = await loop.run_in_executor(None, self.ha.try_lead, self.contender_id, self.url)
-                await loop.run_in_executor(None, self.ha.announce, self.contender_id, self.url, os.getpid())
-            except OSError as err:  # the store is unreachable: a leader's lease simply lapses
-                log.warning("cannot reach the HA store: %s", err)
-                await asyncio.sleep(self.ha.lease_duration / 3)
-                continue
-            if self.leader_session_id is not None and session != self.leader_session_id:
-                self._leadership_lost(session)
-            if session is not None:
-                self._grant(session, asked_at + self.ha.lease_duration)
-            await asyncio.sleep(self.ha.lease_duration / 3)
+    @property
+    def leader_session_id(self) -> LeaderSessionId | None:
+        return self.election.session
 
-    def _grant(self, session: LeaderSessionId, lease_until: float) -> None:
-        self._lease_until = lease_until
-        if session == self.leader_session_id:
-            return
-        self.leader_session_id = self.dispatcher.leader_session_id = session
-        if self.ha.lease_duration is None:
-            return  # the only JobManager: nothing changed hands, nothing to resume
+    def known_leader(self) -> LeaderInfo | None:
+        """The leader as last read from the HA store (this process while it leads)."""
+        return self.election.known_leader
+
+    def leadership_granted(self, session: LeaderSessionId, new: bool) -> None:
+        self.dispatcher.leader_session_id = session
+        if not new or self.ha.lease_duration is None:
+            return  # leadership confirmed again, or the only JobManager: nothing changed hands
         log.info("JobManager %s at %s is now the leader (session %s)", self.contender_id, self.url, session)
         self.bus.publish(events.LeaderChanged(self.url, session, self.jobmanagers()))
-        self.dispatcher.recover_jobs()
 
-    def _leadership_lost(self, session: LeaderSessionId | None) -> None:
-        """Another JobManager leads now (this one was paused or cut off): stop before acting on stale state."""
-        holder = self.ha.leader()
-        log.error("JobManager %s lost its leadership (now %s); exiting", self.contender_id,
-                  holder.address if holder else "nobody")
-        logging.shutdown()
-        os._exit(EXIT_LEADERSHIP_LOST)
+    def revoke_jobs(self, session: LeaderSessionId) -> None:
+        """This JobManager no longer leads under ``session``: its JobMasters stop acting and the
+        TaskManagers are let go (they cancel their tasks and follow the leader)."""
+        log.warning("JobManager %s lost the leadership of session %s; its jobs stay in the HA store",
+                    self.contender_id, session)
+        self.dispatcher.leader_session_id = None
+        self.dispatcher.suspend_jobs("this JobManager lost the leadership")
+        self.rm.disconnect_all("this JobManager no longer leads")
+
+    def recover_jobs(self, session: LeaderSessionId) -> None:
+        try:
+            self.dispatcher.recover_jobs()
+        except OSError as err:  # the store went away again: the next confirmed lease recovers them
+            log.error("cannot read the jobs to recover from the HA store: %s", err)
 
     def jobmanagers(self) -> list[dict]:
         """Every live JobManager with its role, for ``GET /jobmanagers`` and the event stream."""
-        leader = self.ha.leader()
+        leader = self.known_leader()
         return [{"id": m["id"], "address": m["address"], "url": m["address"], "pid": m["pid"],
                  "role": "leader" if leader and m["id"] == leader.contender_id else "standby"}
-                for m in self.ha.members()]
+                for m in self.election.members]
 
     def leadership_view(self) -> dict:
-        leader = self.ha.leader()
+        leader = self.known_leader()
         return {"leader": {"url": leader.address, "session-id": leader.session_id} if leader else None,
-                "jobmanagers": self.jobmanagers()}
+                "jobmanagers": self.jobmanagers(), "role": self.role}
+
+    @property
+    def role(self) -> str:
+        """This JobManager's own role: leader (serving), suspended (led, store unreachable) or standby."""
+        if self.is_leader:
+            return "leader"
+        return "suspended" if self.election.state.session is not None else "standby"
 
     def not_leader_message(self) -> str:
-        leader = self.ha.leader()
+        leader = self.known_leader()
         where = f"the leader is at {leader.address}" if leader else "no leader is elected yet; retry shortly"
+        if self.role == "suspended":
+            where += " (it led until its connection to the HA store was suspended and serves again once it confirms the lease)"
         return f"this JobManager ({self.url}) is a standby: {where}"
 
     def snapshot(self) -> dict:

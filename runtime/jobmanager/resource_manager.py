@@ -208,6 +208,17 @@ class ResourceManager:
             for listener in list(self._loss_listeners):
                 listener(tm_id, reason)
 
+    def disconnect_all(self, reason: str) -> None:
+        """Leadership lost: let every TaskManager go (it cancels its tasks and registers with the leader)
+        and fail waiting slot requests. Nobody is notified: the jobs are already suspended."""
+        for tm_id in list(self.task_managers):
+            self._drop(tm_id, reason, notify=False)
+        self.lost.clear()
+        for req in self._pending:
+            if not req.future.done():
+                req.future.set_exception(NoResourceAvailable(reason))
+        self._pending.clear()
+
     def release_task_manager(self, tm_id: TaskManagerId, reason: str) -> None:
         """Forget a TaskManager at once (it is known to be gone, e.g. killed on purpose)."""
         self._drop(tm_id, reason, notify=True)

@@ -57,7 +57,7 @@ class ApiHandler(tornado.web.RequestHandler):
             raise HTTPError(401, "missing or invalid cluster token: send 'Authorization: Bearer <token>' "
                                  "(the token is in the cluster's token file)")
         if not self.standby_serves and not self.jm.is_leader:
-            leader = self.jm.ha.leader()
+            leader = self.jm.known_leader()
             raise HTTPError(503, self.jm.not_leader_message(), leader=leader.address if leader else None)
 
     #: whether a standby JobManager answers this route itself; every other route it refuses with 503,

@@ -1,9 +1,16 @@
-"""A standalone ZooKeeper server for tests: a free 127.0.0.1 port, a temp data dir, stopped after."""
+"""A standalone ZooKeeper server for tests: a free 127.0.0.1 port, a temp data dir, stopped after.
+
+``pause()`` and ``resume()`` SIGSTOP and SIGCONT it: its clients' connections drop once their pings
+go unanswered, and their sessions expire if the pause outlasts the session timeout.
+"""
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
 import socket
 import subprocess
+from dataclasses import dataclass
 
 from tests.helpers.clusters import wait_until
 
@@ -25,9 +32,21 @@ def _answers(port: int) -> bool:
         return False
 
 
+@dataclass
+class ZooKeeperServer:
+    quorum: str  # the connect string, 127.0.0.1:<port>
+    popen: subprocess.Popen
+
+    def pause(self) -> None:
+        os.kill(self.popen.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.kill(self.popen.pid, signal.SIGCONT)
+
+
 @contextlib.contextmanager
 def zookeeper_server(directory):
-    """Yield the connect string of a ZooKeeper running in ``directory``; kill it on exit."""
+    """Yield a :class:`ZooKeeperServer` running in ``directory``; kill it on exit."""
     port = _free_port()
     (directory / "data").mkdir(parents=True, exist_ok=True)
     cfg = directory / "zoo.cfg"
@@ -39,7 +58,7 @@ def zookeeper_server(directory):
     try:
         wait_until(lambda: proc.poll() is not None or _answers(port), 60, "ZooKeeper to answer")
         assert proc.poll() is None, (directory / "zookeeper.log").read_text()[-2000:]
-        yield f"127.0.0.1:{port}"
+        yield ZooKeeperServer(f"127.0.0.1:{port}", proc)
     finally:
         proc.kill()
         proc.wait()

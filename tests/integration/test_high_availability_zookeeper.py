@@ -1,30 +1,50 @@
-"""ZooKeeper HA against a real standalone ZooKeeper: fencing in-process, and leader takeover between
-two JobManager processes that the TaskManagers follow."""
+"""ZooKeeper HA against a real standalone ZooKeeper: fencing in-process; leader takeover between two
+JobManager processes that the TaskManagers follow; and ZooKeeper outages (the server paused with
+SIGSTOP) after which exactly one JobManager leads and serves and a running job ends exact."""
 from __future__ import annotations
+
+import time
 
 import pytest
 
 from runtime.cluster import LocalCluster
+from runtime.examples import clicks
+from runtime.api.functions import col
 from runtime.ha.services import LeadershipLost
 from runtime.ha.zookeeper import ZooKeeperHaServices
 from runtime.ids import JobId
-from tests.helpers.clusters import FAST_FAILURE_CONFIG, wait_until
+from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, wait_until
+from tests.helpers.ha import own_role, serving, with_standby
 from tests.helpers.zookeeper import zookeeper_server
+from tests.integration.test_checkpoints import wait_for_new_checkpoint, window_rows
+
+LEASE_S = 2.0  # also the ZooKeeper session timeout
 
 
 @pytest.fixture(scope="module")
 def zookeeper(tmp_path_factory):
-    with zookeeper_server(tmp_path_factory.mktemp("zookeeper")) as quorum:
-        yield quorum
+    with zookeeper_server(tmp_path_factory.mktemp("zookeeper")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def zk_cluster(zookeeper, tmp_path_factory):
+    config = {**FAST_FAILURE_CONFIG, "high-availability.type": "zookeeper", "spark.driver.memory": "512m",
+              "high-availability.zookeeper.quorum": zookeeper.quorum,
+              "high-availability.lease-duration": f"{LEASE_S:g} s", "restart-strategy.fixed-delay.delay": "200 ms"}
+    with LocalCluster(taskmanagers=1, slots=2, jobmanagers=2, config=config,
+                      working_dir=str(tmp_path_factory.mktemp("zk-cluster"))) as cluster:
+        yield cluster
 
 
 def test_a_closed_leader_session_hands_over_and_fences_its_writes(zookeeper):
-    a = ZooKeeperHaServices(zookeeper, "/t1", 2.0)
-    b = ZooKeeperHaServices(zookeeper, "/t1", 2.0)
+    a = ZooKeeperHaServices(zookeeper.quorum, "/t1", 2.0)
+    b = ZooKeeperHaServices(zookeeper.quorum, "/t1", 2.0)
     try:
         job = JobId.new()
         old = a.try_lead("jm-a", "a")
         assert old is not None and b.try_lead("jm-b", "b") is None
+        assert a.try_lead("jm-a", "a") == old, "the holder is confirmed with the same session"
         a.put_checkpoint_pointer(old, job, "/chk-1")
         a.zk.stop()  # its session ends: the ephemeral leader znode goes with it
         new = b.try_lead("jm-b", "b")
@@ -38,15 +58,84 @@ def test_a_closed_leader_session_hands_over_and_fences_its_writes(zookeeper):
         b.close()
 
 
+def leader_session(cluster) -> str:
+    return cluster.client.get("/jobmanagers")["leader"]["session-id"]
+
+
+def start_clicks(cluster, out, rows: int, event_rate: float):
+    env = cluster.environment()
+    env.set_parallelism(2)
+    env.enable_checkpointing("1 s")
+    (env.datagen(clicks.SCHEMA, name="Source: clicks",
+                 **clicks.source_options(rows, rows_per_second=2_000, event_rate=event_rate))
+        .assign_timestamps_and_watermarks(clicks.watermarks())
+        .filter(col("amount") > 0.1).key_by("user").window(clicks.windows())
+        .aggregate(clicks=clicks.agg.count(), total=clicks.agg.sum("amount"))
+        .write_parquet(str(out)))
+    return env.execute_async("clicks through a ZooKeeper outage")
+
+
+def interrupt_connection(cluster, zookeeper, leader: str) -> None:
+    """Pause ZooKeeper until the leader notices its connection is gone, then resume it at once: the
+    connection drops (pings unanswered for two thirds of the session timeout) but the session lives."""
+    zookeeper.pause()
+    try:
+        wait_until(lambda: own_role(cluster, leader) == "suspended", 2 * LEASE_S, "the leader to stop serving",
+                   interval=0.02)
+    finally:
+        zookeeper.resume()
+
+
+def expire_sessions(zookeeper) -> None:
+    """Pause ZooKeeper well past the session timeout: every client's session expires."""
+    zookeeper.pause()
+    try:
+        time.sleep(LEASE_S + 2.0)  # the length of the outage is the fault being injected
+    finally:
+        zookeeper.resume()
+
+
 @pytest.mark.timeout(600)
-def test_a_standby_takes_over_from_a_killed_leader_and_taskmanagers_follow(zookeeper, tmp_path):
-    config = {**FAST_FAILURE_CONFIG, "high-availability.type": "zookeeper", "spark.driver.memory": "512m",
-              "high-availability.zookeeper.quorum": zookeeper, "high-availability.lease-duration": "2 s"}
-    with LocalCluster(taskmanagers=1, slots=1, jobmanagers=2, config=config, working_dir=str(tmp_path)) as cluster:
-        old = cluster.leader_url()
-        cluster.kill_jobmanager()
-        leader = wait_until(lambda: (url := cluster.leader_url()) not in (None, old) and url, 60, "a new leader")
-        roles = {jm["address"]: jm["role"] for jm in cluster.client.get("/jobmanagers")["jobmanagers"]}
-        assert roles == {leader: "leader"}
-        wait_until(lambda: [tm["state"] for tm in cluster.client.get("/taskmanagers")["taskmanagers"]] == ["REGISTERED"],
-                   60, "the TaskManager to register with the new leader")
+@pytest.mark.parametrize("outage", ["connection", "session"])
+def test_after_a_zookeeper_outage_exactly_one_jobmanager_serves_and_the_job_ends_exact(
+        zk_cluster, zookeeper, spark, tmp_path, outage):
+    with_standby(zk_cluster)
+    rows, event_rate = 50_000, 2_000.0
+    job = start_clicks(zk_cluster, tmp_path / "out", rows, event_rate)
+    wait_for_new_checkpoint(zk_cluster, job.job_id)
+    assert job_state(zk_cluster.client, job.job_id) == "RUNNING"
+    leader, session = zk_cluster.leader_url(), leader_session(zk_cluster)
+    assert serving(zk_cluster, f"/jobs/{job.job_id}") == [leader]
+
+    if outage == "connection":
+        interrupt_connection(zk_cluster, zookeeper, leader)
+    else:
+        expire_sessions(zookeeper)
+    resumed_at = time.monotonic()
+    now_serving = wait_until(lambda: (s := serving(zk_cluster, f"/jobs/{job.job_id}")) and len(s) == 1 and s, 20,
+                             "exactly one JobManager to serve the job")
+    took = time.monotonic() - resumed_at
+    roles = [own_role(zk_cluster, url) for url in zk_cluster.urls]
+    assert roles.count("leader") == 1, roles
+    if outage == "connection":  # confirmed: the same leader and session, nothing re-elected
+        assert now_serving == [leader] and leader_session(zk_cluster) == session
+    else:  # the session expired with its leader znode: a leader elected anew
+        assert leader_session(zk_cluster) != session
+    print(f"{outage} outage: one JobManager serving {took:.1f} s after ZooKeeper resumed")
+
+    assert job.wait(600) == "FINISHED"
+    got = spark.read.parquet(str(tmp_path / "out")).toArrow()
+    assert window_rows(got) == window_rows(clicks.expected(spark, rows, event_rate=event_rate)), \
+        "nothing lost, nothing duplicated"
+
+
+@pytest.mark.timeout(600)
+def test_a_standby_takes_over_from_a_killed_leader_and_taskmanagers_follow(zk_cluster):
+    with_standby(zk_cluster)
+    old = zk_cluster.leader_url()
+    zk_cluster.kill_jobmanager()
+    leader = wait_until(lambda: (url := zk_cluster.leader_url()) not in (None, old) and url, 60, "a new leader")
+    roles = {jm["address"]: jm["role"] for jm in zk_cluster.client.get("/jobmanagers")["jobmanagers"]}
+    assert roles == {leader: "leader"}
+    wait_until(lambda: [tm["state"] for tm in zk_cluster.client.get("/taskmanagers")["taskmanagers"]] == ["REGISTERED"],
+               60, "the TaskManager to register with the new leader")
