@@ -15,7 +15,9 @@ from runtime.codec import wire
 PARTITIONINGS = ("forward", "hash", "rebalance", "broadcast")
 SOURCE_KINDS = ("source",)
 SINK_KINDS = ("sink",)
-KEYED_KINDS = ("window_aggregate", "keyed_process")  # keyed state: every row of a key must reach one subtask
+# keyed state: every row of a key must reach one subtask (the sql_* kinds are SQL's stateful operators)
+KEYED_KINDS = ("window_aggregate", "keyed_process", "sql_group_aggregate", "sql_rank", "sql_join",
+               "sql_interval_join", "sql_window_join", "sql_over")
 
 
 class JobGraphError(SubmissionError):

@@ -19,6 +19,13 @@ class PrintWriter(SinkWriter):
     async def write(self, table) -> None:
         tag = self.ctx.params.get("prefix") or ""
         lead = f"{tag}{':' if tag else ''}{self.ctx.subtask_index + 1}> "
+        if self.ctx.params.get("changelog"):  # SQL's print table: Flink's "+I[a, b]" lines
+            from runtime.api.table_result import rows_of
+
+            for row in rows_of(table):
+                sys.stdout.write(f"{lead}{row.get_row_kind().short_string()}[{', '.join(str(v) for v in row)}]\n")
+            sys.stdout.flush()
+            return
         for row in table.to_pylist():
             sys.stdout.write(lead + ", ".join(str(v) for v in row.values()) + "\n")
         sys.stdout.flush()

@@ -85,3 +85,13 @@ def translate(node: exp.Expr) -> exp.Expr:
 def to_spark(node: exp.Expr) -> str:
     """Spark SQL text of a (resolved) Flink expression."""
     return translate(node).sql(dialect="spark")
+
+
+def builtin_names() -> list[str]:
+    """SHOW FUNCTIONS: the aggregates and the scalar functions Flink users reach for most, as translated."""
+    scalar = ["ABS", "CAST", "CEIL", "CHAR_LENGTH", "COALESCE", "CONCAT", "CONCAT_WS", "DATE_FORMAT", "EXTRACT",
+              "FLOOR", "FROM_UNIXTIME", "HASH_CODE", "IF", "INITCAP", "LOWER", "LPAD", "LTRIM", "MD5", "MOD", "NOW",
+              "NULLIF", "POSITION", "POWER", "PROCTIME", "REGEXP_EXTRACT", "REGEXP_REPLACE", "REPLACE", "ROUND",
+              "RPAD", "RTRIM", "SPLIT_INDEX", "SQRT", "SUBSTRING", "TIMESTAMPADD", "TIMESTAMPDIFF", "TO_DATE",
+              "TO_TIMESTAMP", "TRIM", "TRY_CAST", "UNIX_TIMESTAMP", "UPPER"]
+    return sorted(AGGREGATES | set(scalar) | {"ROW_NUMBER", "TUMBLE", "HOP", "CUMULATE", "SESSION"})

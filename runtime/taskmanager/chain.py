@@ -20,11 +20,13 @@ from runtime.keygroups import KEY_GROUP_COLUMN, key_group_sql
 from runtime.messages import OutputDescriptor
 from runtime.taskmanager.process_operator import KeyedProcessOperator, OutputRowError
 from runtime.taskmanager.spark import UserFunctionError
+from runtime.taskmanager.sql_operators import SQL_OPERATORS
 from runtime.taskmanager.watermarks import BoundedOutOfOrderness
 from runtime.taskmanager.window_operator import WindowOperator
 
-STATELESS_KINDS = ("select", "filter", "with_columns", "map", "flat_map", "window_combine", "watermark", "union")
-STATEFUL_OPERATORS = {"window_aggregate": WindowOperator, "keyed_process": KeyedProcessOperator}
+STATELESS_KINDS = ("select", "filter", "with_columns", "map", "flat_map", "window_combine", "watermark", "union",
+                   "local_aggregate")
+STATEFUL_OPERATORS = {"window_aggregate": WindowOperator, "keyed_process": KeyedProcessOperator, **SQL_OPERATORS}
 STATEFUL_KINDS = tuple(STATEFUL_OPERATORS)
 
 

@@ -151,6 +151,10 @@ class SparkRunner:
                 return self._map_python(df, fn, params)
             if kind == "window_combine":
                 return window_combine(df, params)
+            if kind == "local_aggregate":
+                from runtime.taskmanager.spark_aggregates import local_aggregate
+
+                return local_aggregate(df, params)
             if kind in ("watermark", "union"):
                 return df
         except Exception as err:  # noqa: BLE001 - AnalysisException and friends

@@ -1,0 +1,171 @@
+"""The Table API, with PyFlink's names: a StreamTableEnvironment over a StreamExecutionEnvironment.
+
+``StreamTableEnvironment.create(env)`` shares the environment's in-memory catalog, so SQL and
+DataStream code working on one environment (one notebook kernel) see the same tables and views.
+``execute_sql`` runs any statement (runtime.sql.executor); ``sql_query`` plans a query into a Table
+that can be executed, explained, registered as a view or turned back into a DataStream.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable
+
+from runtime.api.datastream import DataStream
+from runtime.api.table_result import Row, RowKind, TableResult
+from runtime.sql import statements
+from runtime.sql.catalog import Catalog, Column, FunctionDef, StreamTable, ViewDef
+from runtime.sql.errors import SqlValidationError
+from runtime.sql.executor import SqlExecutor
+
+__all__ = ["StreamTableEnvironment", "Table", "TableResult", "Row", "RowKind"]
+_unnamed = itertools.count()
+
+
+def catalog_of(env) -> Catalog:
+    """The environment's catalog, made on first use (one per environment, shared by SQL and DataStreams)."""
+    catalog = getattr(env, "table_catalog", None)
+    if catalog is None:
+        catalog = Catalog()
+        env.table_catalog = catalog
+    return catalog
+
+
+class TableConfig:
+    """``t_env.get_config()``: the same settings SET changes."""
+
+    def __init__(self, t_env: "StreamTableEnvironment"):
+        self._t_env = t_env
+
+    def set(self, key: str, value: str) -> "TableConfig":
+        self._t_env.execute_sql(f"SET '{key}' = '{value}'")
+        return self
+
+    def get(self, key: str, default: Any = None) -> Any:
+        executor = self._t_env.executor
+        return executor.client_settings.get(key, executor.env.config.get(key, default))
+
+
+class StreamTableEnvironment:
+    def __init__(self, env, catalog: Catalog | None = None):
+        self.env = env
+        self.catalog = catalog or catalog_of(env)
+        self.executor = SqlExecutor(self.catalog, env)
+
+    @classmethod
+    def create(cls, stream_execution_environment=None, environment_settings=None) -> "StreamTableEnvironment":
+        from runtime.api.environment import StreamExecutionEnvironment
+
+        env = stream_execution_environment or StreamExecutionEnvironment()
+        t_env = cls(env)
+        mode = getattr(environment_settings, "runtime_mode", None)
+        if mode:
+            env.set_runtime_mode(mode)
+        return t_env
+
+    def get_config(self) -> TableConfig:
+        return TableConfig(self)
+
+    # -- statements ---------------------------------------------------------------------------
+    def execute_sql(self, statement: str) -> TableResult:
+        """Run one statement (a query, INSERT, DDL, SET, SHOW, EXPLAIN, ...); SqlError names line and column."""
+        parsed = statements.parse_script(statement)
+        if len(parsed) != 1:
+            raise SqlValidationError(f"execute_sql takes one statement, got {len(parsed)}")
+        return TableResult(self.executor.execute(parsed[0]))
+
+    def sql_query(self, query: str) -> "Table":
+        parsed = statements.parse_script(query)
+        if len(parsed) != 1 or parsed[0].kind != "query":
+            raise SqlValidationError("sql_query takes one SELECT query")
+        stmt = parsed[0]
+        plan = self.executor.converter(stmt).query(stmt.ast.copy())  # validates now, as Flink does
+        return Table(self, stmt, plan)
+
+    def explain_sql(self, statement: str) -> str:
+        return self.execute_sql(f"EXPLAIN {statement}").result.text
+
+    # -- catalog ------------------------------------------------------------------------------
+    def create_temporary_view(self, name: str, table: "Table | DataStream", schema: str | None = None) -> None:
+        if isinstance(table, DataStream):
+            table = self.from_data_stream(table, schema)
+        view = ViewDef(name, table.stmt.ast.copy(), table.stmt.text, [Column(f.name, f.type) for f in table.plan.fields],
+                       temporary=True)
+        self.catalog.add(view)
+
+    def from_data_stream(self, stream: DataStream, schema: str | None = None) -> "Table":
+        """A Table of a DataStream's rows; ``schema`` (DDL) when the stream's columns cannot be told from its source."""
+        from runtime.sql.streams import stream_columns
+
+        columns = stream_columns(stream, schema)
+        name = f"UnnamedTable${next(_unnamed)}"
+        self.catalog.add(StreamTable(name, stream, columns, rowtime=stream.timestamp_column))
+        return self.sql_query(f"SELECT * FROM `{name}`")
+
+    def from_path(self, path: str) -> "Table":
+        return self.sql_query(f"SELECT * FROM {path}")
+
+    def create_temporary_function(self, name: str, fn: Callable, result_type: str = "STRING") -> None:
+        """A Python scalar function callable from SQL by ``name`` (vectorised: pandas Series in and out)."""
+        if not callable(fn):
+            raise TypeError(f"create_temporary_function takes a Python function, got {fn!r}")
+        self.catalog.add_function(FunctionDef(name, fn, result_type))
+
+    def list_tables(self) -> list[str]:
+        return self.catalog.table_names()
+
+    def list_views(self) -> list[str]:
+        return self.catalog.view_names()
+
+    def drop_temporary_view(self, name: str) -> bool:
+        return self.catalog.drop(name, "VIEW", if_exists=True)
+
+    # -- back to DataStreams ------------------------------------------------------------------
+    def to_data_stream(self, table: "Table") -> DataStream:
+        if table.plan.updating:
+            raise SqlValidationError("to_data_stream takes an insert-only table; this one is updating "
+                                     "(use to_changelog_stream)")
+        return self._stream_of(table)
+
+    def to_changelog_stream(self, table: "Table") -> DataStream:
+        """The table's changelog as a DataStream: rows carry column ``__op`` (0 +I, 1 -U, 2 +U, 3 -D)."""
+        return self._stream_of(table)
+
+    def _stream_of(self, table: "Table") -> DataStream:
+        from runtime.sql.translator import Translator
+
+        return Translator(self.env, self.executor.runtime_mode).translate(table.plan)
+
+
+class Table:
+    """A planned query: ``execute()``, ``explain()``, or use it by name in SQL (``f"SELECT * FROM {table}"``)."""
+
+    def __init__(self, t_env: StreamTableEnvironment, stmt, plan):
+        self.t_env, self.stmt, self.plan = t_env, stmt, plan
+        self._name: str | None = None
+
+    def __str__(self) -> str:
+        if self._name is None:
+            self._name = f"UnnamedTable${next(_unnamed)}"
+            self.t_env.create_temporary_view(self._name, self)
+        return f"`{self._name}`"
+
+    def get_schema(self) -> list[tuple[str, str]]:
+        return [(f.name, f.type) for f in self.plan.fields if not f.name.startswith("__")]
+
+    def execute(self) -> TableResult:
+        return TableResult(self.t_env.executor.execute(self.stmt))
+
+    def execute_insert(self, table_path: str) -> TableResult:
+        return self.t_env.execute_sql(f"INSERT INTO {table_path} {self.stmt.text}")
+
+    def explain(self) -> str:
+        return self.t_env.explain_sql(self.stmt.text)
+
+    def to_pandas(self):
+        """Run the query to its end and return the final table (the changelog applied) as pandas."""
+        import pandas as pd
+
+        from runtime.sql.display import materialize
+
+        rows = materialize(list(self.execute().collect()))
+        return pd.DataFrame([r.as_dict() for r in rows], columns=[f for f, _ in self.get_schema()])

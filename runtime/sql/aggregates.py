@@ -1,0 +1,162 @@
+"""GROUP BY and aggregate functions: windowed (over a window TVF) or updating (non-windowed).
+
+Plan: a Calc computes the group keys and the aggregates' arguments, then a WindowAggregate (the
+window operator, fired by watermarks; append-only) or a GroupAggregate (keyed accumulators; a
+changelog of +I/-U/+U/-D), then HAVING and the SELECT list over keys and aggregate results.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from runtime.sql.errors import UnsupportedSqlError
+from runtime.sql.logical import Aggregate, Calc, Field, GroupAggregate, WindowAggregate, WindowTVF
+from runtime.sql.scope import Entry, Scope, quoted
+from runtime.sql.typing import infer_type, is_integral
+
+FUNCTIONS = {exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg"}
+WINDOW_KEYS = ("window_start", "window_end")
+
+
+def has_aggregation(select: exp.Select) -> bool:
+    if select.args.get("group") is not None or select.args.get("having") is not None:
+        return True
+    return any(_aggregate_calls(e) for e in select.expressions)
+
+
+def _aggregate_calls(expr: exp.Expr) -> list[exp.AggFunc]:
+    return [a for a in expr.find_all(exp.AggFunc) if not isinstance(a.parent, exp.Window)
+            and not a.find_ancestor(exp.Window)]
+
+
+def plan(converter, select: exp.Select, scope: Scope) -> tuple[Scope, list[exp.Expr]]:
+    """The aggregation of ``select`` over ``scope``: the scope after it and the SELECT list to project."""
+    group = select.args.get("group")
+    group_exprs = list(group.expressions) if group is not None else []
+    having = select.args.get("having")
+    calls = [c for e in select.expressions + ([having.this] if having is not None else []) for c in _aggregate_calls(e)]
+    windowed = isinstance(scope.node, WindowTVF)
+    if windowed:
+        window_keys = [g for g in group_exprs if isinstance(g, exp.Column) and g.name in WINDOW_KEYS + ("window_time",)]
+        if {g.name for g in window_keys} < set(WINDOW_KEYS):
+            raise converter.error(select, "GROUP BY over a window table function must include window_start and "
+                                          "window_end", UnsupportedSqlError)
+        group_exprs = [g for g in group_exprs if g not in window_keys]
+        source = Scope(scope.node.input, [e for e in scope.entries if e.name not in ("window_start", "window_end",
+                                                                                       "window_time")], scope.position)
+    else:
+        source = scope
+    pre, keys, specs = _pre_projection(converter, source, group_exprs, calls, windowed)
+    if windowed:
+        node = _window_aggregate(converter, scope.node, pre, keys, specs)
+    else:
+        if not keys:  # a global aggregate: one key for all rows
+            pre.exprs.append(("__global", "0"))
+            pre.fields.append(Field("__global", "INT"))
+            keys = ["__global"]
+        fields = [Field(k, pre.type_of(k)) for k in keys] + [Field(a.name, a.type) for a in specs]
+        node = GroupAggregate(fields, pre, keys, specs, emit_final=converter.batch)
+    post = _post_scope(source, node, keys, windowed)
+    replacements = _replacements(group_exprs, keys, calls, specs)
+    projections = [_named(e, _replace(e, replacements), i) for i, e in enumerate(select.expressions)]
+    if having is not None:
+        post = converter.filter(post, _replace(having.this, replacements))
+    return post, projections
+
+
+def _pre_projection(converter, source: Scope, group_exprs, calls, windowed: bool):
+    types = {f.name: f.type for f in source.node.fields}
+    exprs: list[tuple[str, str]] = []
+    fields: list[Field] = []
+    keys: list[str] = []
+
+    def add(name: str, sql: str, type_: str) -> str:
+        if name not in [n for n, _ in exprs]:
+            exprs.append((name, sql))
+            fields.append(Field(name, type_))
+        return name
+
+    for i, g in enumerate(group_exprs):
+        field = source.field_of(g)
+        keys.append(add(field, quoted(field), types[field]) if field else
+                    add(f"__g{i}", source.sql(g), infer_type(source.rewrite(g), types)))
+    specs = []
+    for i, call in enumerate(calls):
+        specs.append(_aggregate_spec(converter, source, call, i, add, types))
+    if windowed:
+        rowtime = source.node.rowtime
+        add(rowtime, quoted(rowtime), "TIMESTAMP")
+    return Calc(fields, source.node, exprs, keeps_rowtime=source.node.rowtime if windowed else None), keys, specs
+
+
+def _aggregate_spec(converter, source: Scope, call: exp.AggFunc, i: int, add, types) -> Aggregate:
+    fn = FUNCTIONS.get(type(call))
+    if fn is None:
+        raise converter.error(call, f"aggregate function {call.sql(dialect='spark').split('(')[0]} is not supported "
+                                    "(COUNT, SUM, MIN, MAX, AVG)", UnsupportedSqlError)
+    arg = call.this
+    distinct = isinstance(arg, exp.Distinct)
+    if distinct:
+        if fn != "count" or len(arg.expressions) != 1:
+            raise converter.error(call, "DISTINCT is supported in COUNT(DISTINCT x) only", UnsupportedSqlError)
+        fn, arg = "count_distinct", arg.expressions[0]
+    if isinstance(arg, exp.Star) or arg is None:
+        return Aggregate(f"__agg{i}", "count", None, "BIGINT")
+    field = source.field_of(arg)
+    type_ = types[field] if field else infer_type(source.rewrite(arg), types)
+    column = add(field, quoted(field), type_) if field else add(f"__a{i}", source.sql(arg), type_)
+    result = {"count": "BIGINT", "count_distinct": "BIGINT", "min": type_, "max": type_}.get(fn)
+    if result is None:
+        result = ("BIGINT" if fn == "sum" else type_) if is_integral(type_) else \
+            ("DOUBLE" if type_ in ("DOUBLE", "FLOAT") else type_)
+    return Aggregate(f"__agg{i}", fn, column, result, integral=is_integral(type_))
+
+
+def _window_aggregate(converter, tvf: WindowTVF, pre: Calc, keys: list[str], specs: list[Aggregate]):
+    keys = [k for k in keys if k != tvf.time_column or k in [g for g in keys]]
+    fields = [Field(k, pre.type_of(k)) for k in keys] + [Field(n, "TIMESTAMP") for n in WINDOW_KEYS]
+    fields += [Field(a.name, a.type) for a in specs]
+    if tvf.window["type"] == "session" and tvf.partition and set(tvf.partition) - set(keys):
+        raise converter.error(exp.column(tvf.partition[0]), "a SESSION window's PARTITION BY columns must be "
+                                                            "among the GROUP BY keys", UnsupportedSqlError)
+    return WindowAggregate(fields, pre, tvf.window, keys, specs, tvf.time_column, emit_final=converter.batch)
+
+
+def _post_scope(source: Scope, node, keys: list[str], windowed: bool) -> Scope:
+    entries = [e for e in source.entries if e.field in keys]
+    entries += [Entry(None, k, k) for k in keys]
+    entries += [Entry(None, f.name, f.name) for f in node.fields if f.name.startswith("__agg")]
+    if windowed:
+        entries += [Entry(None, n, n) for n in WINDOW_KEYS]
+    post = Scope(node, entries, source.position)
+    post.ungrouped = source
+    return post
+
+
+def _replacements(group_exprs, keys, calls, specs) -> list[tuple[exp.Expr, exp.Expr]]:
+    pairs = [(call, _result_column(spec)) for call, spec in zip(calls, specs)]
+    pairs += [(g, exp.column(k, quoted=True)) for g, k in zip(group_exprs, keys) if not isinstance(g, exp.Column)]
+    return pairs
+
+
+def _result_column(spec: Aggregate) -> exp.Expr:
+    column = exp.column(spec.name, quoted=True)
+    if spec.fn == "avg" and spec.integral:  # Flink's AVG of an integer type is an integer (rounded to zero)
+        return exp.Cast(this=column, to=exp.DataType.build(spec.type, dialect="spark"))
+    return column
+
+
+def _replace(expr: exp.Expr, pairs) -> exp.Expr:
+    """``expr`` with aggregate calls and computed group expressions replaced by their result columns."""
+    def swap(node):
+        for original, replacement in pairs:
+            if type(node) is type(original) and node == original:
+                return replacement.copy()
+        return node
+    return expr.copy().transform(swap)
+
+
+def _named(original: exp.Expr, replaced: exp.Expr, index: int) -> exp.Expr:
+    """Keep Flink's name of an unaliased computed column (EXPR$n) once its calls became column references."""
+    if isinstance(original, (exp.Alias, exp.Column, exp.Star)):
+        return replaced
+    return exp.alias_(replaced, f"EXPR${index}", quoted=True)

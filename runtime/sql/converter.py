@@ -1,0 +1,217 @@
+"""SQL queries (sqlglot ASTs) into logical plans, names resolved against the catalog.
+
+One method per clause: FROM (tables, views, subqueries, window table functions, joins), WHERE,
+GROUP BY and aggregates (runtime.sql.aggregates), OVER and ROW_NUMBER (runtime.sql.ranking), the
+SELECT list, DISTINCT and UNION ALL. What Flink has but this planner cannot run faithfully is
+refused by name (UnsupportedSqlError) instead of being run with other semantics.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from runtime.sql import aggregates, joins, ranking, windows
+from runtime.sql.catalog import StreamTable, TableDef, ViewDef
+from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
+from runtime.sql.logical import Calc, Field, GroupAggregate, Node, Scan, Union, Values
+from runtime.sql.scope import Entry, Scope, quoted
+from runtime.sql.typing import infer_type
+
+
+class Converter:
+    def __init__(self, catalog, runtime_mode: str = "streaming", position=None):
+        self.catalog = catalog
+        self.batch = runtime_mode == "batch"
+        self.position = position
+        self.ctes: dict[str, exp.Expr] = {}
+        self.views_seen: list[str] = []
+
+    def error(self, node: exp.Expr, message: str, cls=SqlValidationError):
+        from runtime.sql.scope import position_of
+
+        line, column = position_of(node, self.position)
+        return cls(message, line, column)
+
+    # -- queries --------------------------------------------------------------------------------
+    def query(self, query: exp.Expr) -> Node:
+        """The plan of a SELECT, UNION ALL or VALUES; its fields are the query's columns."""
+        for cte in (query.args.get("with_") or exp.With()).expressions:
+            self.ctes[cte.alias] = cte.this
+        if isinstance(query, exp.Union):
+            return self.union(query)
+        if isinstance(query, (exp.Intersect, exp.Except)):
+            raise self.error(query, f"{type(query).__name__.upper()} is not supported", UnsupportedSqlError)
+        if isinstance(query, exp.Subquery):
+            return self.query(query.this)
+        if isinstance(query, exp.Values):
+            return self.values(query)
+        if not isinstance(query, exp.Select):
+            raise self.error(query, f"{query.key.upper()} is not a query", UnsupportedSqlError)
+        return self.select(query)
+
+    def union(self, query: exp.Union) -> Node:
+        if query.args.get("distinct"):
+            left, right = self.query(query.this), self.query(query.expression)
+            union = self._union_all(query, left, right)
+            return GroupAggregate(list(union.fields), union, union.names, [], emit_final=self.batch)
+        return self._union_all(query, self.query(query.this), self.query(query.expression))
+
+    def _union_all(self, query, left: Node, right: Node) -> Node:
+        if len(left.fields) != len(right.fields):
+            raise self.error(query, f"UNION ALL of {len(left.fields)} and {len(right.fields)} columns: "
+                                    "both sides need the same number of columns")
+        if right.names != left.names:  # the right side takes the left side's names, by position
+            right = Calc(list(left.fields), right, [(l, quoted(r)) for l, r in zip(left.names, right.names)])
+        branches = [*(left.branches if isinstance(left, Union) else [left]),
+                    *(right.branches if isinstance(right, Union) else [right])]
+        return Union(list(left.fields), branches)
+
+    def values(self, query: exp.Values) -> Node:
+        rows = []
+        names = [c.name for c in query.args["alias"].columns] if query.args.get("alias") else []
+        for tuple_ in query.expressions:
+            values = [_literal(v, self) for v in tuple_.expressions]
+            names = names or [f"EXPR${i}" for i in range(len(values))]
+            rows.append(dict(zip(names, values)))
+        fields = [Field(n, infer_type(v, {})) for n, v in zip(names, query.expressions[0].expressions)]
+        return Values(fields, rows)
+
+    def select(self, select: exp.Select) -> Node:
+        for cte in (select.args.get("with_") or exp.With()).expressions:
+            self.ctes[cte.alias] = cte.this
+        ranked = ranking.top_n(self, select)
+        if ranked is not None:
+            scope, where = ranked
+        else:
+            scope, where = self.from_clause(select), select.args.get("where")
+        if where is not None:
+            scope = self.filter(scope, where.this)
+        if aggregates.has_aggregation(select):
+            scope, projections = aggregates.plan(self, select, scope)
+        elif ranking.has_over(select):
+            scope, projections = ranking.plan_over(self, select, scope)
+        else:
+            scope, projections = windows.plain_tvf(self, scope), select.expressions
+        node = self.project(scope, projections).node
+        if select.args.get("distinct"):
+            node = GroupAggregate(list(node.fields), node, node.names, [], emit_final=self.batch)
+        for clause in ("order", "limit", "offset"):
+            if select.args.get(clause) is not None:
+                raise self.error(select.args[clause], f"{clause.upper()} BY is not supported in a query here; "
+                                 "use ROW_NUMBER() OVER (...) <= N for Top-N" if clause == "order" else
+                                 f"{clause.upper()} is not supported; use ROW_NUMBER() OVER (...) <= N for Top-N",
+                                 UnsupportedSqlError)
+        return node
+
+    # -- FROM -----------------------------------------------------------------------------------
+    def from_clause(self, select: exp.Select) -> Scope:
+        source = select.args.get("from_")
+        if source is None:
+            values = Values([Field("EXPR$dummy", "INT")], [{"EXPR$dummy": 0}])
+            return Scope.of(values, None, self.position)
+        scope = self.relation(source.this)
+        for join in select.args.get("joins") or []:
+            scope = joins.plan(self, scope, join)
+        return scope
+
+    def relation(self, node: exp.Expr) -> Scope:
+        """The scope of one item of FROM: a table, view, CTE, subquery or table function."""
+        alias = node.alias or None
+        if isinstance(node, exp.Subquery):
+            return Scope.of(self.query(node.this), alias, self.position)
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous):
+            return windows.table_function(self, node, alias)
+        if not isinstance(node, exp.Table):
+            raise self.error(node, f"{node.sql(dialect='spark')} is not supported in FROM", UnsupportedSqlError)
+        name = ".".join(p.name for p in node.parts)
+        qualifier = alias or node.name
+        if name in self.ctes:
+            return Scope.of(self.query(self.ctes[name]), qualifier, self.position)
+        item = self.catalog.get(name)
+        if item is None:
+            known = ", ".join(sorted(self.catalog.tables)) or "none"
+            raise self.error(node, f"table or view {name!r} does not exist (known: {known})")
+        if isinstance(item, ViewDef):
+            if name in self.views_seen:
+                raise self.error(node, f"view {name!r} refers to itself")
+            self.views_seen.append(name)
+            plan = self.query(item.query.copy())
+            self.views_seen.pop()
+            return Scope.of(plan, qualifier, self.position)
+        return Scope.of(self.scan(item), qualifier, self.position)
+
+    def scan(self, item: TableDef | StreamTable) -> Scan:
+        if isinstance(item, TableDef):
+            from runtime.sql import connectors
+
+            connectors.connector_of(item)
+            rowtime = item.watermark.column if item.watermark else None
+        else:
+            rowtime = item.rowtime
+        return Scan([Field(c.name, c.type) for c in item.columns], item, rowtime)
+
+    # -- WHERE and SELECT -------------------------------------------------------------------------
+    def filter(self, scope: Scope, condition: exp.Expr) -> Scope:
+        node = scope.node
+        calc = Calc(list(node.fields), node, [(n, quoted(n)) for n in node.names], scope.sql(condition),
+                    keeps_rowtime=node.rowtime)
+        return Scope(calc, scope.entries, scope.position)
+
+    def project(self, scope: Scope, projections: list[exp.Expr]) -> Scope:
+        """The SELECT list as a Calc; names from aliases, columns, or Flink's EXPR$n."""
+        exprs, fields, entries, rowtime = [], [], [], None
+        types = {f.name: f.type for f in scope.node.fields}
+        for i, item in enumerate(projections):
+            for name, expr in self._expand(scope, item, i):
+                name = _unique(name, [n for n, _ in exprs])
+                field = scope.field_of(expr)
+                sql = quoted(field) if field else scope.sql(expr)
+                if field is not None and field == scope.node.rowtime and rowtime is None:
+                    rowtime = name
+                exprs.append((name, sql))
+                fields.append(Field(name, types[field] if field else infer_type(scope.rewrite(expr), types)))
+                entries.append(Entry(None, name, name))
+        if [s for _, s in exprs] == [quoted(n) for n in scope.node.names] and \
+                [n for n, _ in exprs] == scope.node.names:
+            return Scope(scope.node, entries, scope.position)
+        return Scope(Calc(fields, scope.node, exprs, keeps_rowtime=rowtime), entries, scope.position)
+
+    def _expand(self, scope: Scope, item: exp.Expr, index: int) -> list[tuple[str, exp.Expr]]:
+        if isinstance(item, exp.Star) or (isinstance(item, exp.Column) and isinstance(item.this, exp.Star)):
+            qualifier = item.table if isinstance(item, exp.Column) else None
+            if qualifier and qualifier not in scope.qualifiers():
+                raise scope.error(item, f"table or alias {qualifier!r} is not in the FROM clause")
+            return [(e.name, exp.column(e.name, table=e.qualifier) if e.qualifier else exp.column(e.name))
+                    for e in scope.entries if not e.name.startswith("__") and (not qualifier or e.qualifier == qualifier)
+                    and not (qualifier is None and _shadowed(scope, e))]
+        if isinstance(item, exp.Alias):
+            return [(item.alias, item.this)]
+        if isinstance(item, exp.Column):
+            return [(item.name, item)]
+        return [(f"EXPR${index}", item)]
+
+
+def _shadowed(scope: Scope, entry: Entry) -> bool:
+    """In ``SELECT *`` over a join, a field appears once even when both sides name it (USING columns)."""
+    first = next(e for e in scope.entries if e.field == entry.field)
+    return first is not entry
+
+
+def _unique(name: str, taken: list[str]) -> str:
+    if name not in taken:
+        return name
+    n = 0
+    while f"{name}{n}" in taken:
+        n += 1
+    return f"{name}{n}"
+
+
+def _literal(value: exp.Expr, converter: Converter):
+    if isinstance(value, exp.Literal):
+        return value.this if value.is_string else (float(value.this) if "." in value.this else int(value.this))
+    if isinstance(value, exp.Boolean):
+        return value.this
+    if isinstance(value, exp.Null):
+        return None
+    if isinstance(value, exp.Neg) and isinstance(value.this, exp.Literal):
+        return -_literal(value.this, converter)
+    raise converter.error(value, f"VALUES takes literals here, not {value.sql(dialect='spark')}", UnsupportedSqlError)

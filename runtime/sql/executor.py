@@ -1,0 +1,200 @@
+"""Running statements: DDL against the catalog, settings, SHOW/DESCRIBE, and queries and INSERTs as jobs.
+
+One SqlExecutor per TableEnvironment. Queries and INSERTs are planned (runtime.sql.converter),
+translated into a fresh StreamExecutionEnvironment that carries the session's settings
+(runtime.sql.translator) and submitted; a query's rows come back through the collect sink, with
+their row kinds when the result is updating.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from runtime.config import ConfigError
+from runtime.sql import explain, statements, tables
+from runtime.sql.catalog import CATALOG, DATABASE, describe_rows
+from runtime.sql.errors import SqlError, SqlValidationError, UnsupportedSqlError
+from runtime.sql.logical import Field, Node
+
+RESULT_MODES = ("table", "changelog", "tableau")
+CLIENT_KEYS = {"sql-client.execution.result-mode": RESULT_MODES, "table.dml-sync": ("true", "false")}
+
+
+@dataclass
+class StatementResult:
+    """What one statement produced: a message, rows to show, a job, or an explanation."""
+    kind: str  # "ok", "rows", "job", "explain"
+    columns: list[str] = field(default_factory=list)
+    rows: list[tuple] = field(default_factory=list)
+    job: Any = None  # runtime.client.JobClient
+    fields: list[Field] = field(default_factory=list)
+    updating: bool = False
+    text: str = ""
+    statement: str = ""
+
+
+class SqlExecutor:
+    def __init__(self, catalog, env):
+        self.catalog = catalog
+        self.env = env
+        self.client_settings: dict[str, str] = {}
+
+    @property
+    def runtime_mode(self) -> str:
+        return self.env.config.get("execution.runtime-mode", "streaming")
+
+    @property
+    def result_mode(self) -> str:
+        return self.client_settings.get("sql-client.execution.result-mode", "table")
+
+    def execute_script(self, script: str) -> list[StatementResult]:
+        """Every statement of ``script`` in order; stops at the first error (SqlError with position)."""
+        return [self.execute(s) for s in statements.parse_script(script)]
+
+    def execute(self, stmt: statements.Statement) -> StatementResult:
+        handler = getattr(self, f"_{stmt.kind}")
+        try:
+            result = handler(stmt)
+        except SqlError as err:
+            raise err.at(*stmt.position()) from None
+        result.statement = stmt.text
+        return result
+
+    # -- settings ---------------------------------------------------------------------------------
+    def _set(self, stmt) -> StatementResult:
+        key, value = stmt.args.get("key"), stmt.args.get("value")
+        if key is None:
+            settings = {**self.env.config, **self.client_settings}
+            return StatementResult("rows", ["key", "value"], sorted(settings.items()))
+        if key in CLIENT_KEYS:
+            if value not in CLIENT_KEYS[key]:
+                raise stmt.error(SqlValidationError, f"{key} must be one of {', '.join(CLIENT_KEYS[key])}, got {value!r}")
+            self.client_settings[key] = value
+        else:
+            try:
+                self.env.set(key, value)
+            except (ConfigError, ValueError) as err:
+                raise stmt.error(SqlValidationError, str(err)) from None
+        return StatementResult("ok", text="[INFO] Execute statement succeeded.")
+
+    def _reset(self, stmt) -> StatementResult:
+        key = stmt.args.get("key")
+        if key is None:
+            self.client_settings.clear()
+            self.env.config.clear()
+        else:
+            self.client_settings.pop(key, None)
+            self.env.config.pop(key, None)
+        return StatementResult("ok", text="[INFO] Execute statement succeeded.")
+
+    # -- catalog ----------------------------------------------------------------------------------
+    def _show(self, stmt) -> StatementResult:
+        what = " ".join(stmt.args["what"].upper().split())
+        if what == "TABLES":
+            return StatementResult("rows", ["table name"], [(n,) for n in self.catalog.table_names()])
+        if what == "VIEWS":
+            return StatementResult("rows", ["view name"], [(n,) for n in self.catalog.view_names()])
+        if what in ("FUNCTIONS", "USER FUNCTIONS"):
+            from runtime.sql.functions import builtin_names
+
+            names = sorted(self.catalog.functions) + ([] if what == "USER FUNCTIONS" else builtin_names())
+            return StatementResult("rows", ["function name"], [(n,) for n in names])
+        if what in ("CATALOGS", "CURRENT CATALOG"):
+            return StatementResult("rows", ["catalog name"], [(CATALOG,)])
+        if what in ("DATABASES", "CURRENT DATABASE"):
+            return StatementResult("rows", ["database name"], [(DATABASE,)])
+        if what.startswith("CREATE TABLE"):
+            item = self.catalog.require(stmt.args["table"].strip("`"))
+            return StatementResult("rows", ["result"], [(getattr(item, "text", ""),)])
+        raise stmt.error(UnsupportedSqlError, f"SHOW {what} is not supported")
+
+    def _describe(self, stmt) -> StatementResult:
+        name = stmt.args.get("name") or stmt.ast.this.name
+        rows = describe_rows(self.catalog.require(name.strip("`")))
+        columns = ["name", "type", "null", "key", "extras", "watermark"]
+        return StatementResult("rows", columns, [tuple(r[c] for c in columns) for r in rows])
+
+    def _create_table(self, stmt) -> StatementResult:
+        table = tables.table_def(stmt.ast, stmt.text)
+        self.catalog.add(table, if_not_exists=bool(stmt.ast.args.get("exists")))
+        return StatementResult("ok", text="[INFO] Execute statement succeeded.")
+
+    def _create_view(self, stmt) -> StatementResult:
+        from runtime.sql.catalog import Column
+
+        plan = self.converter(stmt).query(stmt.ast.expression.copy())
+        view = tables.view_def(stmt.ast, stmt.text, [Column(f.name, f.type) for f in plan.fields])
+        self.catalog.add(view, if_not_exists=bool(stmt.ast.args.get("exists")), replace=bool(stmt.ast.args.get("replace")))
+        return StatementResult("ok", text="[INFO] Execute statement succeeded.")
+
+    def _create_function(self, stmt) -> StatementResult:
+        raise stmt.error(UnsupportedSqlError, "CREATE FUNCTION is not supported: register a Python function with "
+                                              "t_env.create_temporary_function(name, fn)")
+
+    def _drop(self, stmt) -> StatementResult:
+        kind = (stmt.ast.args.get("kind") or "TABLE").upper()
+        if kind not in ("TABLE", "VIEW"):
+            raise stmt.error(UnsupportedSqlError, f"DROP {kind} is not supported")
+        self.catalog.drop(stmt.ast.this.sql(dialect="spark").replace("`", ""), kind, bool(stmt.ast.args.get("exists")))
+        return StatementResult("ok", text="[INFO] Execute statement succeeded.")
+
+    # -- jobs -------------------------------------------------------------------------------------
+    def converter(self, stmt):
+        from runtime.sql.converter import Converter
+
+        return Converter(self.catalog, self.runtime_mode, stmt.position)
+
+    def plan(self, stmt) -> Node:
+        """The logical plan of a query or INSERT, ending in its sink."""
+        from runtime.sql import planning
+
+        return planning.plan_statement(self, stmt)
+
+    def _query(self, stmt) -> StatementResult:
+        sink = self.plan(stmt)
+        job = self.submit([sink], stmt.text)
+        return StatementResult("job", [f.name for f in sink.input.fields], job=job, fields=list(sink.input.fields),
+                               updating=sink.input.updating)
+
+    def _insert(self, stmt) -> StatementResult:
+        sink = self.plan(stmt)
+        job = self.submit([sink], stmt.text)
+        return StatementResult("job", ["job id"], [(job.job_id,)], job=job, text=f"[INFO] Submitted job {job.job_id}")
+
+    def _statement_set(self, stmt) -> StatementResult:
+        sinks = [self.plan(s) for s in stmt.inner]
+        job = self.submit(sinks, stmt.text)
+        return StatementResult("job", ["job id"], [(job.job_id,)], job=job, text=f"[INFO] Submitted job {job.job_id}")
+
+    def _explain(self, stmt) -> StatementResult:
+        inner = stmt.inner[0]
+        if inner.kind not in ("query", "insert", "statement_set"):
+            raise inner.error(UnsupportedSqlError, "EXPLAIN takes a query, an INSERT or a statement set")
+        sinks = [self.plan(s) for s in (inner.inner if inner.kind == "statement_set" else [inner])]
+        env = self.job_environment(sinks)
+        return StatementResult("explain", ["plan"], text=explain.explain(sinks, env, inner.text))
+
+    def job_environment(self, sinks: list[Node]):
+        """A fresh environment with the session's settings holding the operators of ``sinks``."""
+        from runtime.api.environment import StreamExecutionEnvironment
+        from runtime.sql.translator import Translator
+
+        env = StreamExecutionEnvironment(self.env._client, dict(self.env.config))
+        env.restore_from = self.env.restore_from
+        translator = Translator(env, self.runtime_mode)
+        for sink in sinks:
+            translator.translate(sink)
+        return env
+
+    def submit(self, sinks: list[Node], text: str):
+        env = self.job_environment(sinks)
+        name = self.env.config.get("pipeline.name") or _job_name(text)
+        job = env.execute_async(name)
+        job.statement = text
+        self.env.last_job = job
+        return job
+
+
+def _job_name(text: str) -> str:
+    words = " ".join(text.split())
+    return ("SQL: " + words)[:80]

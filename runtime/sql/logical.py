@@ -1,0 +1,295 @@
+"""The logical plan: small relational nodes, each printable, produced by runtime.sql.converter.
+
+Every node has its output ``fields`` (unique names with Spark types), the event-time attribute it
+keeps (``rowtime``, a field name or None) and whether it emits a changelog (``updating``). The
+translator (runtime.sql.translator) turns each node kind into operators of a JobGraph.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Field:
+    name: str
+    type: str
+
+
+@dataclass
+class Node:
+    fields: list[Field]
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    def type_of(self, name: str) -> str:
+        return next(f.type for f in self.fields if f.name == name)
+
+    @property
+    def inputs(self) -> list["Node"]:
+        return []
+
+    @property
+    def rowtime(self) -> str | None:
+        return None
+
+    @property
+    def updating(self) -> bool:
+        return any(i.updating for i in self.inputs)
+
+    def describe(self) -> str:
+        return type(self).__name__
+
+
+@dataclass
+class Scan(Node):
+    table: Any  # catalog TableDef or StreamTable
+    time_attribute: str | None = None
+
+    @property
+    def rowtime(self) -> str | None:
+        return self.time_attribute
+
+    @property
+    def updating(self) -> bool:
+        return False
+
+    def describe(self) -> str:
+        wm = getattr(self.table, "watermark", None)
+        extra = f", watermark={wm.column} - {wm.delay_us // 1000} ms" if wm is not None else ""
+        return f"TableSourceScan(table=[{self.table.name}], fields=[{', '.join(self.names)}]{extra})"
+
+
+@dataclass
+class Values(Node):
+    rows: list[dict]
+
+    def describe(self) -> str:
+        return f"Values(rows={len(self.rows)}, fields=[{', '.join(self.names)}])"
+
+
+@dataclass
+class Calc(Node):
+    input: Node
+    exprs: list[tuple[str, str]]  # (output name, Spark SQL)
+    condition: str | None = None
+    keeps_rowtime: str | None = None
+
+    @property
+    def inputs(self):
+        return [self.input]
+
+    @property
+    def rowtime(self):
+        return self.keeps_rowtime
+
+    def describe(self) -> str:
+        select = ", ".join(sql if sql == f"`{name}`" else f"{sql} AS {name}" for name, sql in self.exprs)
+        where = f", where=[{self.condition}]" if self.condition else ""
+        return f"Calc(select=[{select}]{where})"
+
+
+@dataclass
+class Aggregate:
+    name: str
+    fn: str  # count, sum, min, max, avg, count_distinct
+    column: str | None  # input field (None: COUNT(*))
+    type: str  # result type (Spark DDL)
+    integral: bool = False  # AVG of an integer type is an integer in Flink
+
+
+@dataclass
+class WindowAggregate(Node):
+    input: Node
+    window: dict  # runtime window params: tumbling/sliding/cumulate/session with sizes in microseconds
+    keys: list[str]
+    aggregates: list[Aggregate]
+    time_column: str
+    emit_final: bool = False
+
+    @property
+    def inputs(self):
+        return [self.input]
+
+    @property
+    def updating(self) -> bool:
+        return False
+
+    def describe(self) -> str:
+        aggs = ", ".join(f"{a.fn}({a.column or '*'}) AS {a.name}" for a in self.aggregates)
+        return f"WindowAggregate(groupBy=[{', '.join(self.keys)}], window=[{_window(self.window)}], " \
+               f"time=[{self.time_column}], select=[{aggs}])"
+
+
+@dataclass
+class GroupAggregate(Node):
+    input: Node
+    keys: list[str]
+    aggregates: list[Aggregate]
+    emit_final: bool = False
+
+    @property
+    def inputs(self):
+        return [self.input]
+
+    @property
+    def updating(self) -> bool:
+        return not self.emit_final
+
+    def describe(self) -> str:
+        aggs = ", ".join(f"{a.fn}({a.column or '*'}) AS {a.name}" for a in self.aggregates)
+        return f"GroupAggregate(groupBy=[{', '.join(self.keys)}], select=[{aggs}])"
+
+
+@dataclass
+class Rank(Node):
+    """Top-N (and deduplication, N = 1) per partition key: ROW_NUMBER() OVER (...) <= N."""
+    input: Node
+    partition: list[str]
+    order: list[tuple[str, bool]]  # (field, ascending)
+    limit: int
+    number_field: str | None  # the row number column when the query keeps it
+    emit_final: bool = False
+
+    @property
+    def inputs(self):
+        return [self.input]
+
+    @property
+    def updating(self) -> bool:
+        return not self.emit_final
+
+    def describe(self) -> str:
+        order = ", ".join(f"{c} {'ASC' if asc else 'DESC'}" for c, asc in self.order)
+        return f"Rank(partitionBy=[{', '.join(self.partition)}], orderBy=[{order}], rankRange=[1..{self.limit}])"
+
+
+@dataclass
+class Over(Node):
+    """Aggregates over a time-ordered frame per partition: OVER (PARTITION BY ... ORDER BY rowtime ...)."""
+    input: Node
+    partition: list[str]
+    time_column: str
+    frame: dict  # {"rows": n} or {"range_us": n}
+    aggregates: list[Aggregate]
+
+    @property
+    def inputs(self):
+        return [self.input]
+
+    @property
+    def rowtime(self):
+        return self.time_column
+
+    def describe(self) -> str:
+        aggs = ", ".join(f"{a.fn}({a.column or '*'}) AS {a.name}" for a in self.aggregates)
+        frame = f"ROWS {self.frame['rows']} PRECEDING" if "rows" in self.frame else \
+            f"RANGE {self.frame['range_us'] // 1000} ms PRECEDING"
+        return f"OverAggregate(partitionBy=[{', '.join(self.partition)}], orderBy=[{self.time_column}], " \
+               f"{frame}, select=[{aggs}])"
+
+
+@dataclass
+class Join(Node):
+    """Regular, interval and window joins on equality keys; ``kind`` inner/left/right/full."""
+    left: Node
+    right: Node
+    kind: str
+    left_keys: list[str]
+    right_keys: list[str]
+    condition: str | None = None  # residual, over the joined fields
+    interval: dict | None = None  # interval join: {"left_time", "right_time", "lower_us", "upper_us"}
+    window: bool = False  # window join: keys include window_start and window_end of both sides
+    emit_final: bool = False
+
+    @property
+    def inputs(self):
+        return [self.left, self.right]
+
+    @property
+    def updating(self) -> bool:
+        if self.interval is not None or self.window or self.emit_final:
+            return False
+        return self.kind != "inner" or super().updating
+
+    @property
+    def rowtime(self):
+        return self.interval["left_time"] if self.interval else None
+
+    def describe(self) -> str:
+        on = " AND ".join(f"{a} = {b}" for a, b in zip(self.left_keys, self.right_keys))
+        kind = "IntervalJoin" if self.interval else "WindowJoin" if self.window else "Join"
+        extra = f", between=[{self.interval['lower_us'] // 1000} ms, {self.interval['upper_us'] // 1000} ms]" \
+            if self.interval else ""
+        residual = f", where=[{self.condition}]" if self.condition else ""
+        return f"{kind}(joinType=[{self.kind.upper()}], on=[{on}]{extra}{residual})"
+
+
+@dataclass
+class Union(Node):
+    branches: list[Node] = field(default_factory=list)
+
+    @property
+    def inputs(self):
+        return self.branches
+
+    @property
+    def rowtime(self):
+        times = {b.rowtime for b in self.branches}
+        return times.pop() if len(times) == 1 else None
+
+    def describe(self) -> str:
+        return f"Union(all=[true], fields=[{', '.join(self.names)}])"
+
+
+@dataclass
+class Sink(Node):
+    input: Node
+    target: str  # table name, or "collect"
+    params: dict = field(default_factory=dict)
+
+    @property
+    def inputs(self):
+        return [self.input]
+
+    def describe(self) -> str:
+        return f"Sink(table=[{self.target}], fields=[{', '.join(self.input.names)}])"
+
+
+def explain_tree(node: Node, depth: int = 0) -> list[str]:
+    lines = [("   " * depth) + ("+- " if depth else "") + node.describe()]
+    for child in node.inputs:
+        lines += explain_tree(child, depth + 1)
+    return lines
+
+
+def _window(window: dict) -> str:
+    ms = {k: v // 1000 for k, v in window.items() if k.endswith("_us")}
+    if window["type"] == "tumbling":
+        return f"TUMBLE(size=[{ms['size_us']} ms])"
+    if window["type"] == "sliding":
+        return f"HOP(slide=[{ms['slide_us']} ms], size=[{ms['size_us']} ms])"
+    if window["type"] == "cumulate":
+        return f"CUMULATE(step=[{ms['step_us']} ms], max_size=[{ms['size_us']} ms])"
+    return f"SESSION(gap=[{ms['gap_us']} ms])"
+
+
+@dataclass
+class WindowTVF(Node):
+    """TUMBLE/HOP/CUMULATE/SESSION(TABLE t, DESCRIPTOR(ts), ...): rows with window_start/end/time.
+
+    Only a window aggregate or a window join consumes it as a whole; a plain projection of a
+    tumbling window becomes a Calc (runtime.sql.windows.plain_tvf)."""
+    input: Node
+    window: dict
+    time_column: str
+    partition: list[str] = field(default_factory=list)
+
+    @property
+    def inputs(self):
+        return [self.input]
+
+    def describe(self) -> str:
+        return f"WindowTableFunction(window=[{_window(self.window)}], time=[{self.time_column}])"

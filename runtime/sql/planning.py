@@ -1,0 +1,80 @@
+"""A query or INSERT statement into a logical plan ending in its sink, checked against the target."""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from runtime.sql import connectors
+from runtime.sql.catalog import TableDef
+from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
+from runtime.sql.logical import Calc, Field, Node, Scan, Sink
+from runtime.sql.scope import quoted
+
+
+def plan_statement(executor, stmt) -> Sink:
+    converter = executor.converter(stmt)
+    if stmt.kind == "query":
+        plan = converter.query(stmt.ast.copy())
+        _check_bounded(executor, stmt, plan)
+        return Sink(list(plan.fields), _visible(plan), "collect")
+    if stmt.kind != "insert":
+        raise stmt.error(UnsupportedSqlError, f"{stmt.kind} is not a query or INSERT")
+    target_node = stmt.ast.this
+    if isinstance(target_node, exp.Schema):
+        raise stmt.error(UnsupportedSqlError, "INSERT INTO t (columns) is not supported: select every column in order")
+    name = ".".join(p.name for p in target_node.parts)
+    target = executor.catalog.require(name)
+    if not isinstance(target, TableDef):
+        raise stmt.error(SqlValidationError, f"{name!r} is a view: INSERT INTO needs a table")
+    if stmt.ast.args.get("overwrite"):
+        raise stmt.error(UnsupportedSqlError, "INSERT OVERWRITE is not supported")
+    plan = converter.query(stmt.ast.expression.copy())
+    _check_bounded(executor, stmt, plan)
+    params = connectors.sink_params(target)
+    if plan.updating and params["connector"] == "files":
+        raise stmt.error(UnsupportedSqlError, f"table sink {name!r} (filesystem) does not support consuming the update "
+                                              f"and delete changes produced by {_updating_node(plan).describe()}")
+    return Sink(list(plan.fields), _cast_to(stmt, plan, target), name, params)
+
+
+def _visible(plan: Node) -> Node:
+    """Internal columns (a global aggregate's constant key) do not reach the client."""
+    hidden = [f for f in plan.fields if f.name.startswith("__")]
+    if not hidden:
+        return plan
+    keep = [f for f in plan.fields if not f.name.startswith("__")]
+    return Calc(keep, plan, [(f.name, quoted(f.name)) for f in keep], keeps_rowtime=plan.rowtime)
+
+
+def _cast_to(stmt, plan: Node, target: TableDef) -> Node:
+    columns = target.physical
+    fields = [f for f in plan.fields if not f.name.startswith("__")]
+    if len(fields) != len(columns):
+        raise stmt.error(SqlValidationError, f"INSERT INTO {target.name}: the query has {len(fields)} columns, the "
+                                             f"table {len(columns)} ({', '.join(c.name for c in columns)})")
+    exprs = [(c.name, quoted(f.name) if f.type == c.type else f"CAST({quoted(f.name)} AS {c.type})")
+             for f, c in zip(fields, columns)]
+    return Calc([Field(c.name, c.type) for c in columns], plan, exprs)
+
+
+def _check_bounded(executor, stmt, plan: Node) -> None:
+    if executor.runtime_mode != "batch":
+        return
+    for scan in _scans(plan):
+        params = connectors.source_params(scan.table, "batch") if isinstance(scan.table, TableDef) else {}
+        if params.get("connector") == "datagen" and params.get("number_of_rows") is None:
+            raise stmt.error(UnsupportedSqlError, f"querying the unbounded table {scan.table.name!r} in batch mode is "
+                                                  "not allowed: give it 'number-of-rows' or use streaming mode")
+
+
+def _scans(node: Node) -> list[Scan]:
+    found = [node] if isinstance(node, Scan) else []
+    for child in node.inputs:
+        found += _scans(child)
+    return found
+
+
+def _updating_node(node: Node) -> Node:
+    for child in node.inputs:
+        if child.updating:
+            return _updating_node(child)
+    return node

@@ -1,0 +1,169 @@
+"""Logical plans into operators of a StreamExecutionEnvironment: the physical plan, one method per node.
+
+Scans become sources (plus computed columns and the watermark assigner), Calcs Spark selects and
+filters (chained into their producer's Spark plan), aggregations a local pre-aggregation in Spark
+followed by a keyed exchange and a stateful operator, and sinks the runtime's connectors. Every
+operator's uid is derived from the plan (the node's description and its inputs'), so the same query
+resumes from its own savepoints.
+"""
+from __future__ import annotations
+
+import hashlib
+
+from runtime.api.datastream import DataStream
+from runtime.connectors.collect import collect_params
+from runtime.jobgraph import pack_udf
+from runtime.sql import connectors
+from runtime.sql.catalog import StreamTable
+from runtime.sql.logical import (Calc, GroupAggregate, Join, Node, Over, Rank, Scan, Sink, Union, Values,
+                                 WindowAggregate, WindowTVF)
+from runtime.sql.scope import quoted
+from runtime.taskmanager.changelog import OP_COLUMN
+
+
+class Translator:
+    def __init__(self, env, runtime_mode: str = "streaming"):
+        self.env = env
+        self.mode = runtime_mode
+        self.digests: dict[int, str] = {}
+        self.named: set[int] = set()  # operators already given a uid (by the node that made them)
+
+    def translate(self, node: Node) -> DataStream:
+        method = getattr(self, f"_{type(node).__name__.lower()}", None)
+        if method is None:
+            raise NotImplementedError(f"no translation for {type(node).__name__}")
+        before = len(self.env.operators)
+        stream = method(node)
+        self._name_operators(node, before)
+        return stream
+
+    def _name_operators(self, node: Node, before: int) -> None:
+        """Give the operators this node added uids from the plan: the same query gets the same uids."""
+        digest = hashlib.sha1(("|".join([node.describe()] + [self.digests.get(id(i), "") for i in node.inputs]))
+                              .encode()).hexdigest()
+        self.digests[id(node)] = digest
+        mine = [op for op in self.env.operators[before:] if id(op) not in self.named]
+        for n, op in enumerate(mine):
+            self.named.add(id(op))
+            uid = f"sql-{op.kind}-{digest[:10]}-{n}"
+            if any(o.id == uid for o in self.env.operators if o is not op):
+                uid = f"{uid}-{self.env._counter}"
+            self.env._rename_operator(op, uid)
+
+    # -- sources ----------------------------------------------------------------------------------
+    def _scan(self, node: Scan) -> DataStream:
+        table = node.table
+        if isinstance(table, StreamTable):
+            from runtime.sql.streams import copy_into
+
+            return copy_into(table.stream, self.env)
+        stream = self.env.from_source(connectors.source_params(table, self.mode), name=f"Source: {table.name}")
+        for column in table.columns:
+            if column.expr is not None:
+                stream = stream._then("with_columns", f"Computed({column.name})", {"columns": {column.name: column.expr}})
+        if table.watermark is not None:
+            wm = table.watermark
+            stream = stream._then("watermark", f"WatermarkAssigner({wm.column})",
+                                  {"ts_column": wm.column, "lag_us": wm.delay_us, "idle_us": None})
+            stream.timestamp_column = wm.column
+        return stream
+
+    def _values(self, node: Values) -> DataStream:
+        return self.env.from_collection(node.rows, schema=", ".join(f"`{f.name}` {f.type}" for f in node.fields),
+                                        name="Source: Values")
+
+    # -- stateless --------------------------------------------------------------------------------
+    def _calc(self, node: Calc) -> DataStream:
+        stream = self.translate(node.input)
+        if node.condition:
+            stream = stream._then("filter", "Calc(where)", {"condition": node.condition})
+        identity = [sql for _, sql in node.exprs] == [quoted(n) for n in node.input.names] and \
+            [n for n, _ in node.exprs] == node.input.names
+        if not identity:
+            exprs = [sql if sql == quoted(name) else f"{sql} AS {quoted(name)}" for name, sql in node.exprs]
+            if node.input.updating:
+                exprs.append(quoted(OP_COLUMN))
+            stream = stream._then("select", "Calc(select)", {"exprs": exprs})
+        stream.timestamp_column = node.rowtime
+        return stream
+
+    def _union(self, node: Union) -> DataStream:
+        streams = []
+        for branch in node.branches:
+            stream = self.translate(branch)
+            if node.updating and not branch.updating:  # every row of an updating union carries its kind
+                stream = stream._then("with_columns", "Changelog(+I)", {"columns": {OP_COLUMN: "CAST(0 AS TINYINT)"}})
+            streams.append(stream)
+        out = streams[0].union(*streams[1:])
+        out.timestamp_column = node.rowtime
+        return out
+
+    def _windowtvf(self, node: WindowTVF) -> DataStream:
+        raise NotImplementedError("a window table function is planned into its aggregate or join")
+
+    # -- stateful ---------------------------------------------------------------------------------
+    def _windowaggregate(self, node: WindowAggregate) -> DataStream:
+        stream = self.translate(node.input)
+        counted = {a.name: f"__cnt_{a.name}" for a in node.aggregates if a.fn == "count" and a.column}
+        if counted:  # COUNT(x) counts the rows where x is not NULL
+            stream = stream._then("with_columns", "Calc(count)", {"columns": {
+                counted[a.name]: f"CASE WHEN {quoted(a.column)} IS NULL THEN 0 ELSE 1 END"
+                for a in node.aggregates if a.name in counted}})
+        specs, udfs = [], {}
+        for a in node.aggregates:
+            if a.name in counted:
+                specs.append({"name": a.name, "fn": "sum", "column": counted[a.name]})
+            elif a.fn == "count_distinct":
+                specs.append({"name": a.name, "fn": "udf", "column": a.column})
+                udfs[a.name] = _count_distinct
+            else:
+                specs.append({"name": a.name, "fn": a.fn, "column": a.column})
+        params = {"keys": node.keys, "window": node.window, "aggregates": specs, "ts_column": node.time_column,
+                  "allowed_lateness_us": 0}
+        combine = stream.forward()._then("window_combine", "LocalWindowAggregate", {**params, "follows_input": True})
+        out = combine._then("window_aggregate", "WindowAggregate", params, udfs or None, partitioning="hash",
+                            keys=node.keys)
+        out.timestamp_column = None
+        return out
+
+    def _groupaggregate(self, node: GroupAggregate) -> DataStream:
+        stream = self.translate(node.input)
+        aggs = [{"name": a.name, "fn": a.fn, "column": a.column, "integral": a.integral} for a in node.aggregates]
+        local = not node.input.updating and all(a.fn != "count_distinct" for a in node.aggregates)
+        if local:
+            stream = stream.forward()._then("local_aggregate", "LocalGroupAggregate",
+                                            {"keys": node.keys, "aggregates": aggs, "follows_input": True})
+        params = {"keys": node.keys, "aggregates": aggs, "preaggregated": local, "emit_final": node.emit_final,
+                  "agg_schema": _ddl([(a.name, a.type) for a in node.aggregates]) or "__none INT"}
+        if not node.aggregates:
+            params["agg_schema"] = None
+        out = stream._then("sql_group_aggregate", "GroupAggregate", params, partitioning="hash", keys=node.keys)
+        out.timestamp_column = None
+        return out
+
+    def _rank(self, node: Rank) -> DataStream:
+        raise NotImplementedError("Top-N")
+
+    def _over(self, node: Over) -> DataStream:
+        raise NotImplementedError("OVER")
+
+    def _join(self, node: Join) -> DataStream:
+        raise NotImplementedError("JOIN")
+
+    # -- sinks ------------------------------------------------------------------------------------
+    def _sink(self, node: Sink) -> DataStream:
+        stream = self.translate(node.input)
+        params = node.params or collect_params()
+        name = "Collect" if node.target == "collect" else f"Sink: {node.target}"
+        return stream._then("sink", name, params)
+
+
+def _ddl(columns: list[tuple[str, str]]) -> str:
+    return ", ".join(f"{quoted(n)} {t}" for n, t in columns)
+
+
+def _count_distinct(values):
+    return values.dropna().nunique()
+
+
+__all__ = ["Translator", "pack_udf"]

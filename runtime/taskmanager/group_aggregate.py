@@ -1,0 +1,177 @@
+"""The SQL group aggregate: the stateful half of a non-windowed ``GROUP BY`` (an updating result).
+
+Upstream, in the producer's Spark plan, rows are pre-aggregated per key and bundle
+(runtime.taskmanager.spark_aggregates); after the hash exchange this operator merges the partials
+into each key's accumulators (keyed state, checkpointed by key group) and emits, per key changed by
+the bundle, what changed: +I for a new key, -U old / +U new when the result changed, -D when the
+key's last row was retracted. Inputs that are changelogs themselves (an aggregate over an aggregate
+or a join) arrive raw with their row kinds and are added or retracted row by row.
+
+With ``emit_final`` (batch mode) nothing is emitted until the end of the input, then one +I per key.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pyarrow as pa
+
+from runtime.ddl import arrow_schema
+from runtime.keygroups import KEY_GROUP_COLUMN
+from runtime.taskmanager import changelog
+from runtime.taskmanager.keyed_state import KeyedStateBackend
+from runtime.taskmanager.window_operator import END_OF_TIME
+
+RECORDS = "__records"
+
+
+def partial_names(index: int, fn: str) -> list[str]:
+    """Columns of aggregate ``index``'s partial in a pre-aggregated bundle."""
+    return [f"__p{index}_s", f"__p{index}_c"] if fn in ("sum", "avg") else [f"__p{index}"]
+
+
+class Accumulator:
+    """One aggregate of one key: count, sum, min, max, avg or count distinct, retractable."""
+
+    def __init__(self, fn: str, integral: bool):
+        self.fn, self.integral = fn, integral
+        self.total, self.count = 0, 0
+        self.values: Counter | None = Counter() if fn in ("min", "max", "count_distinct") else None
+
+    def add(self, value: Any, sign: int) -> None:
+        if value is None:
+            return
+        self.count += sign
+        if self.fn in ("sum", "avg"):
+            self.total += value * sign
+        elif self.values is not None:
+            self.values[value] += sign
+            if self.values[value] <= 0:
+                del self.values[value]
+
+    def merge_partial(self, partial: list[Any]) -> None:
+        """Add a pre-aggregated partial (append-only input): see partial_names for its shape."""
+        if self.fn in ("sum", "avg"):
+            total, count = partial
+            if count:
+                self.total += total
+                self.count += count
+        elif self.fn == "count":
+            self.count += partial[0] or 0
+        elif partial[0] is not None:
+            self.add(partial[0], 1)
+
+    def result(self) -> Any:
+        if self.fn == "count":
+            return self.count
+        if self.fn == "count_distinct":
+            return len(self.values)
+        if self.fn in ("min", "max"):
+            return (min if self.fn == "min" else max)(self.values) if self.values else None
+        if self.count <= 0:
+            return None
+        if self.fn == "sum":
+            return self.total
+        return int(self.total / self.count) if self.integral else self.total / self.count
+
+
+class GroupAggregateOperator:
+    late_records = 0
+
+    def __init__(self, params: dict, _udf=None):
+        self.keys: list[str] = params["keys"]
+        self.aggs: list[dict] = params["aggregates"]  # {name, fn, column, integral}
+        self.agg_schema = arrow_schema(params["agg_schema"]) if params.get("agg_schema") else pa.schema([])  # the aggregates' types; keys keep the input's
+        self.schema: pa.Schema | None = None
+        self.preaggregated = bool(params.get("preaggregated"))
+        self.emit_final = bool(params.get("emit_final"))
+        self.backend = KeyedStateBackend()
+        self.dirty: dict[tuple[int, Any], None] = {}
+
+    def _new_state(self) -> dict:
+        return {"records": 0, "accs": [Accumulator(a["fn"], a.get("integral", False)) for a in self.aggs],
+                "prev": None}
+
+    def process(self, table: pa.Table) -> pa.Table | None:
+        if table.num_rows == 0:
+            return None
+        if self.schema is None:
+            self.schema = pa.schema([table.schema.field(k) for k in self.keys] + list(self.agg_schema))
+        keys = _key_tuples(table, self.keys)
+        groups = table.column(KEY_GROUP_COLUMN).to_pylist()
+        if self.preaggregated:
+            self._merge_partials(table, keys, groups)
+        else:
+            self._add_rows(table, keys, groups)
+        return None if self.emit_final else self._emit(list(self.dirty))
+
+    def _state(self, kg: int, key: tuple) -> dict:
+        self.backend.set_current_key(kg, key)
+        state = self.backend.read("agg", None)
+        if state is None:
+            state = self._new_state()
+            self.backend.write("agg", state)
+        self.dirty[(kg, key)] = None
+        return state
+
+    def _merge_partials(self, table: pa.Table, keys: list[tuple], groups: list[int]) -> None:
+        records = table.column(RECORDS).to_pylist()
+        partials = [[table.column(c).to_pylist() for c in partial_names(i, a["fn"])] for i, a in enumerate(self.aggs)]
+        for row, (kg, key) in enumerate(zip(groups, keys)):
+            state = self._state(kg, key)
+            state["records"] += records[row]
+            for acc, columns in zip(state["accs"], partials):
+                acc.merge_partial([c[row] for c in columns])
+
+    def _add_rows(self, table: pa.Table, keys: list[tuple], groups: list[int]) -> None:
+        signs = [1 if changelog.is_addition(op) else -1 for op in changelog.ops_of(table)]
+        values = [table.column(a["column"]).to_pylist() if a.get("column") else None for a in self.aggs]
+        for row, (kg, key) in enumerate(zip(groups, keys)):
+            state = self._state(kg, key)
+            state["records"] += signs[row]
+            for acc, column in zip(state["accs"], values):
+                acc.add(1 if column is None else column[row], signs[row])
+
+    def _emit(self, changed: list[tuple[int, Any]]) -> pa.Table | None:
+        rows, ops = [], []
+        for kg, key in changed:
+            self.backend.set_current_key(kg, key)
+            state = self.backend.read("agg", None)
+            new = None if state["records"] <= 0 else key + tuple(a.result() for a in state["accs"])
+            prev = state["prev"]
+            if new is None:
+                self.backend.clear("agg")
+                if prev is not None:
+                    rows.append(prev)
+                    ops.append(changelog.DELETE)
+                continue
+            if prev is None:
+                rows.append(new)
+                ops.append(changelog.INSERT)
+            elif new != prev:
+                rows += [prev, new]
+                ops += [changelog.UPDATE_BEFORE, changelog.UPDATE_AFTER]
+            state["prev"] = new
+            self.backend.write("agg", state)
+        self.dirty.clear()
+        return changelog.rows_table(rows, ops, self.schema)
+
+    def on_watermark(self, watermark: int) -> pa.Table | None:
+        if self.emit_final and watermark == END_OF_TIME:
+            return self._emit(sorted({kg_key for kg_key in self.backend.values}, key=repr))
+        return None
+
+    def snapshot(self) -> pa.Table | None:
+        return self.backend.snapshot()
+
+    def restore(self, tables: list[pa.Table], key_groups: range) -> None:
+        self.backend.restore(tables, key_groups)
+
+    @property
+    def state_rows(self) -> int:
+        return len(self.backend.values)
+
+
+def _key_tuples(table: pa.Table, keys: list[str]) -> list[tuple]:
+    columns = [table.column(k).to_pylist() for k in keys]
+    return list(zip(*columns)) if columns else [()] * table.num_rows
