@@ -210,6 +210,18 @@ class TaskMetrics:
     sent_to: dict[str, int] = field(default_factory=dict)
     late_records: int = 0
     state_rows: int = 0
+    # Flink's busyTimeMsPerSecond, idleTimeMsPerSecond (waiting for input) and backPressuredTimeMsPerSecond
+    # (waiting for output credit) over the last report interval; the three add up to about 1000.
+    busy_time_ms_per_s: float = 0.0
+    idle_time_ms_per_s: float = 0.0
+    backpressured_time_ms_per_s: float = 0.0
+    accumulated_busy_ms: int = 0
+    accumulated_idle_ms: int = 0
+    accumulated_backpressured_ms: int = 0
+    # this subtask's part of its latest acknowledged checkpoint: trigger to acknowledgement, bytes written
+    last_checkpoint_id: int | None = None
+    last_checkpoint_duration_s: float | None = None
+    last_checkpoint_size: int | None = None
 
 
 @wire

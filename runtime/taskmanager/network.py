@@ -22,13 +22,11 @@ import struct
 import time
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from runtime.arrow_ipc import table_from_ipc, table_to_ipc
 from runtime.codec import WireError, decode, encode
 from runtime.ids import ExecutionAttemptId
-from runtime.keygroups import KEY_GROUP_COLUMN, channels_for_key_groups
 from runtime.messages import (AddCredit, CheckpointBarrier, DataBuffer, EndOfPartition, PartitionRequest,
                               PartitionRequestRejected, ProducerLocation, Watermark)
 from runtime.security import tokens_match
@@ -102,6 +100,7 @@ class ResultPartition:
         self._blocked_spans: collections.deque[tuple[float, float]] = collections.deque()
         self.created = time.monotonic()
         self._waiting_since: float | None = None
+        self.blocked_s = 0.0  # every wait for credit since creation (backpressured time)
         self.round_robin = itertools.count()
 
     async def emit(self, subpartition: int, table: pa.Table) -> None:
@@ -115,7 +114,8 @@ class ResultPartition:
                     await sub.changed.wait()
             finally:
                 self._waiting_since = None
-            self._blocked_spans.append((started, time.monotonic()))
+            self.blocked_s += (waited := time.monotonic() - started)
+            self._blocked_spans.append((started, started + waited))
         payload = table_to_ipc(table)
         sub.queue.append((DataBuffer(table.num_rows, len(payload)), payload, table.num_rows))
         sub.buffered += 1
@@ -151,6 +151,10 @@ class ResultPartition:
         blocked += self._current_block(now, window_start)
         span = now - window_start
         return min(1.0, blocked / span) if span > 0 else 0.0
+
+    def blocked_seconds(self) -> float:
+        """Seconds spent waiting for consumers since creation, the wait under way included."""
+        return self.blocked_s + self._current_block(time.monotonic(), self.created)
 
     def _current_block(self, now: float, window_start: float) -> float:
         if self._waiting_since is None:
@@ -399,29 +403,3 @@ class InputGate:
         for ch in self.channels:
             if ch.writer is not None:
                 ch.writer.close()
-
-
-# ---------------------------------------------------------------------------------------------
-# Partitioning
-# ---------------------------------------------------------------------------------------------
-def split_for_output(table: pa.Table, partitioning: str, num_consumers: int, own_index: int,
-                     max_parallelism: int, partition: ResultPartition | None = None) -> dict[int, pa.Table]:
-    """Which consumer subtask gets which rows of ``table``."""
-    if table.num_rows == 0:
-        return {}
-    if partitioning == "forward":
-        return {own_index: table}
-    if partitioning == "broadcast":
-        return {i: table for i in range(num_consumers)}
-    if partitioning == "rebalance":
-        counter = partition.round_robin if partition is not None else itertools.count()
-        return {next(counter) % num_consumers: table}
-    if partitioning == "hash":
-        if KEY_GROUP_COLUMN not in table.column_names:
-            raise ValueError(f"hash partitioning needs the {KEY_GROUP_COLUMN} column")
-        channels = channels_for_key_groups(table.column(KEY_GROUP_COLUMN).to_numpy(), max_parallelism, num_consumers)
-        out = {}
-        for channel in np.unique(channels):
-            out[int(channel)] = table.filter(pa.array(channels == channel))
-        return out
-    raise ValueError(f"unknown partitioning {partitioning!r}")

@@ -34,9 +34,11 @@ from runtime.connectors.base import ConnectorContext, ConnectorError, source_rea
 from runtime.errors import format_traceback
 from runtime.keygroups import KEY_GROUP_COLUMN, KeyGroupRange
 from runtime.messages import (AcknowledgeCheckpoint, CheckpointBarrier, DeclineCheckpoint, EndOfPartition,
-                              TaskDeploymentDescriptor, TaskMetrics, TaskStateChanged, TriggerCheckpoint, Watermark)
+                              TaskDeploymentDescriptor, TaskStateChanged, TriggerCheckpoint, Watermark)
 from runtime.taskmanager.chain import OperatorChain, OperatorError
-from runtime.taskmanager.network import InputGate, ResultPartition, split_for_output
+from runtime.taskmanager.metrics import TaskMetricsTracker
+from runtime.taskmanager.network import InputGate, ResultPartition
+from runtime.taskmanager.partitioning import split_for_output
 from runtime.taskmanager.watermarks import WatermarkValve, from_wire, to_wire
 from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME
 
@@ -44,26 +46,6 @@ log = logging.getLogger(__name__)
 
 METRICS_INTERVAL_S = 1.0
 SINK_STAGING = "__sink_staging__"  # the snapshot table of what a sink staged (not an operator id)
-
-
-class TaskMetricsTracker:
-    """Counters for one task, reported to the JobManager about once a second."""
-
-    def __init__(self):
-        self.records_in = self.records_out = self.bytes_in = self.bytes_out = self.bundles = 0
-        self.bundle_time_s = 0.0
-        self.watermark: float | None = None
-        self._last = (time.monotonic(), 0, 0)
-        self.sent_to: dict[str, int] = {}
-
-    def snapshot(self, job_id, attempt_id, backpressure: float, late: int, state_rows: int) -> TaskMetrics:
-        now = time.monotonic()
-        then, rin, rout = self._last
-        span = max(now - then, 1e-6)
-        self._last = (now, self.records_in, self.records_out)
-        return TaskMetrics(job_id, attempt_id, self.records_in, self.records_out, self.bytes_in, self.bytes_out,
-                           (self.records_in - rin) / span, (self.records_out - rout) / span, backpressure,
-                           self.watermark, self.bundle_time_s, self.bundles, dict(self.sent_to), late, state_rows)
 
 
 class BarrierAligner:
@@ -122,6 +104,7 @@ class Task:
         try:
             self._report("INITIALIZING")
             await self._prepare()
+            self.metrics.start()
             self._report("RUNNING")
             if self.is_source:
                 await self._run_source()
@@ -226,7 +209,8 @@ class Task:
             want = size if allowed is None else min(size, allowed - emitted)
             if want <= 0:
                 await self._maybe_idle()
-                await asyncio.sleep(min(target, 0.05))
+                with self.metrics.idle():
+                    await asyncio.sleep(min(target, 0.05))
                 continue
             t0 = time.monotonic()
             table, finished, rows_read = await self.run_blocking(self._source_bundle, want)
@@ -236,7 +220,8 @@ class Task:
             self.metrics.records_in += rows_read
             if rows_read == 0 and not finished:
                 await self._maybe_idle()
-                await asyncio.sleep(min(target, 0.1))  # nothing new yet (a watched directory, a push source)
+                with self.metrics.idle():
+                    await asyncio.sleep(min(target, 0.1))  # nothing new yet (a watched directory, a push source)
                 continue
             await self._emit(table)
             await self._advance_watermark(self.chain.assigner.current if self.chain.assigner else None)
@@ -317,10 +302,12 @@ class Task:
         while True:
             delay = self.chain.processing_timer_delay()
             if delay is None:
-                return await self.gate.next()
+                with self.metrics.idle():
+                    return await self.gate.next()
             if delay > 0:
                 try:
-                    return await asyncio.wait_for(self.gate.next(), delay)  # gate.next() is safe to cancel
+                    with self.metrics.idle():
+                        return await asyncio.wait_for(self.gate.next(), delay)  # gate.next() is safe to cancel
                 except asyncio.TimeoutError:
                     pass
             for table in await self.run_blocking(self.chain.on_processing_time, self.spark):
@@ -390,7 +377,7 @@ class Task:
         meta, tables = self._snapshot(barrier.checkpoint_id)
         for partition in self.partitions:
             await partition.broadcast_event(barrier)
-        asyncio.get_running_loop().create_task(self._upload(barrier.checkpoint_id, barrier.target, meta, tables))
+        asyncio.get_running_loop().create_task(self._upload(barrier, meta, tables))
 
     def _snapshot(self, checkpoint_id: int) -> tuple[dict, dict[str, pa.Table]]:
         meta = {"subtask": self.tdd.subtask_index, "parallelism": self.tdd.parallelism,
@@ -409,7 +396,8 @@ class Task:
                 tables[stage.op.id] = table
         return meta, tables
 
-    async def _upload(self, checkpoint_id: int, target: str, meta: dict, tables: dict) -> None:
+    async def _upload(self, barrier: CheckpointBarrier, meta: dict, tables: dict) -> None:
+        checkpoint_id, target = barrier.checkpoint_id, barrier.target
         name = f"{self.tdd.vertex_id}-{self.tdd.subtask_index}"
         try:
             pointer, size = await asyncio.get_running_loop().run_in_executor(
@@ -417,6 +405,7 @@ class Task:
         except storage.StorageError as err:
             self.tm.send(DeclineCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, str(err)))
             return
+        self.metrics.last_checkpoint = (checkpoint_id, max(0.0, time.time() - barrier.timestamp), size)
         self.tm.send(AcknowledgeCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, pointer, size))
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
@@ -480,7 +469,8 @@ class Task:
         chain = self.chain
         late = chain.late_records if chain else 0
         state_rows = sum(s.operator.state_rows for s in chain.stateful) if chain else 0
-        self.tm.send(self.metrics.snapshot(self.tdd.job_id, self.attempt_id, backpressure, late, state_rows))
+        blocked = sum(p.blocked_seconds() for p in self.partitions)
+        self.tm.send(self.metrics.snapshot(self.tdd.job_id, self.attempt_id, backpressure, late, state_rows, blocked))
 
     async def _report_metrics(self) -> None:
         while True:

@@ -10,6 +10,7 @@ import hashlib
 import time
 
 from runtime.errors import last_line
+from runtime.views.graph import JobGraphView, SubtaskFigures, job_graph
 from runtime.views.model import TERMINAL_TASK_STATES, ClusterModel
 
 NAN = float("nan")
@@ -141,6 +142,20 @@ def rate_columns(model: ClusterModel, job_id: str | None = None) -> dict[str, li
         points = [(ts, v[0], v[1]) for ts, v in sorted(merged.items())][-600:]
     return {"time": [p[0] * 1000.0 for p in points], "source_rate": [p[1] for p in points],
             "sink_rate": [p[2] for p in points]}
+
+
+# -- the job graph ----------------------------------------------------------------------------
+def graph_of(model: ClusterModel, job_id: str, now: float | None = None) -> JobGraphView | None:
+    """The job's graph with its subtasks' latest figures; None until the job's plan is known."""
+    job = model.jobs.get(job_id)
+    if job is None or not job.plan:
+        return None
+    subtasks: dict[str, list[SubtaskFigures]] = {}
+    for (jid, vid, index), sub in model.subtasks.items():
+        if jid == job_id:
+            subtasks.setdefault(vid, []).append(SubtaskFigures(index, sub.state, sub.attempt_number, sub.tm_id,
+                                                               sub.slot_index, sub.metrics))
+    return job_graph(job_id, job.plan, subtasks, now)
 
 
 # -- checkpoints ------------------------------------------------------------------------------

@@ -12,97 +12,19 @@ tell cheaply whether it has anything to redraw.
 """
 from __future__ import annotations
 
-import collections
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any
 from collections.abc import Callable
+from typing import Any
+
+from runtime.views.graph import PlanVertex, plan_from_json
+from runtime.views.records import (TERMINAL_JOB_STATES, TERMINAL_TASK_STATES, CheckpointInfo, JobInfo, RestartInfo,
+                                   SlotInfo, SubtaskInfo, TaskManagerInfo)
 
 log = logging.getLogger(__name__)
 
-TERMINAL_TASK_STATES = ("FINISHED", "CANCELED", "FAILED")
-TERMINAL_JOB_STATES = ("FINISHED", "CANCELED", "FAILED")
-RATE_HISTORY = 600  # points per job (half-second buckets: five minutes)
-RESTART_HISTORY = 50
-
-
-@dataclass
-class TaskManagerInfo:
-    id: str
-    host: str = ""
-    slots: int = 0
-    state: str = "REGISTERED"  # or LOST
-    reason: str | None = None
-    pid: int | None = None
-
-
-@dataclass
-class SlotInfo:
-    tm_id: str
-    index: int
-    job_id: str | None = None
-    job_name: str = ""
-    allocation_id: str | None = None
-    tasks: list[str] = field(default_factory=list)  # as the snapshot reported them
-
-
-@dataclass
-class SubtaskInfo:
-    job_id: str
-    vertex_id: str
-    task_name: str
-    subtask_index: int
-    state: str = "CREATED"
-    attempt_number: int = 0
-    tm_id: str | None = None
-    slot_index: int | None = None
-    error: str | None = None
-    metrics: dict = field(default_factory=dict)
-
-
-@dataclass
-class CheckpointInfo:
-    id: int
-    is_savepoint: bool = False
-    status: str = "IN_PROGRESS"  # COMPLETED, FAILED
-    triggered_ts: float = 0.0
-    ended_ts: float | None = None
-    duration_s: float | None = None
-    size: int | None = None
-    path: str = ""
-    reason: str = ""
-    restored_ts: float | None = None
-
-
-@dataclass
-class RestartInfo:
-    ts: float
-    attempt: int
-    cause: str
-    delay_s: float = 0.0
-
-
-@dataclass
-class JobInfo:
-    id: str
-    name: str = ""
-    state: str = "INITIALIZING"
-    attempt: int = 0
-    restarts: int = 0
-    start_ts: float | None = None
-    end_ts: float | None = None
-    cause: str | None = None
-    parallelism: int | None = None
-    vertex_order: list[str] = field(default_factory=list)
-    restart_log: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RESTART_HISTORY))
-    checkpoints: dict[int, CheckpointInfo] = field(default_factory=dict)
-    rates: collections.deque = field(default_factory=lambda: collections.deque(maxlen=RATE_HISTORY))
-
-    @property
-    def terminal(self) -> bool:
-        return self.state in TERMINAL_JOB_STATES
+__all__ = ["ClusterModel", "TERMINAL_JOB_STATES", "TERMINAL_TASK_STATES"]
 
 
 class ClusterModel:
@@ -159,7 +81,7 @@ class ClusterModel:
                 old = known_jobs.get(job.id)
                 if old is not None:  # keep history a reconnect cannot resend
                     job.restart_log, job.checkpoints, job.rates = old.restart_log, old.checkpoints, old.rates
-                    job.vertex_order = old.vertex_order
+                    job.vertex_order, job.plan = old.vertex_order, old.plan
                 self._apply_job_overview(job, entry)
             live = set(self.jobs)
             for key in [k for k in self.subtasks if k[0] not in live]:
@@ -195,6 +117,8 @@ class ClusterModel:
         with self.lock:
             job = self._job(details["jid"])
             self._apply_job_overview(job, details)
+            if details.get("plan"):
+                job.plan = plan_from_json(details["plan"])
             for vertex in details.get("vertices", []):
                 if vertex["id"] not in job.vertex_order:
                     job.vertex_order.append(vertex["id"])
@@ -205,6 +129,17 @@ class ClusterModel:
                     info.tm_id, info.slot_index = sub.get("taskmanager-id"), sub.get("slot")
                     info.error = sub.get("failure-cause")
                     info.metrics = dict(sub.get("metrics") or {})
+            self._changed()
+        self._notify()
+
+    def set_plan(self, job_id: str, plan: list[PlanVertex]) -> None:
+        """The job's tasks and how they exchange data, from wherever the front can read them."""
+        with self.lock:
+            job = self._job(job_id)
+            job.plan = list(plan)
+            for vertex in job.plan:
+                if vertex.id not in job.vertex_order:
+                    job.vertex_order.append(vertex.id)
             self._changed()
         self._notify()
 

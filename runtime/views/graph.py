@@ -1,0 +1,269 @@
+"""The job graph as every front draws it: tasks (chained operators) as nodes, exchanges as edges.
+
+A node carries what Flink's job graph shows: parallelism, records in and out per second, the busiest
+subtask's busy and backpressured time (as colour, on Flink's scale), the low watermark's lag, and
+its subtasks (TaskManager and slot, records, state size, last checkpoint duration) for hover and
+click. :func:`find_bottleneck` names the task that limits the job. Pure: no Bokeh, no I/O; built from
+a plan (:class:`PlanVertex`) and the latest metrics of each subtask, laid out by runtime.views.layout.
+The notebook and the dashboard draw :func:`graph_columns` with Bokeh; the side panel draws
+:meth:`JobGraphView.to_json` as SVG.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+
+from runtime.views.layout import Layout, layout
+
+BUSY_THRESHOLD = 0.75  # a task this busy (busiest subtask) is a bottleneck candidate
+BACKPRESSURE_OK = 0.10  # Flink's backpressure levels: OK up to 10 %, LOW up to 50 %, HIGH above
+LIVE_STATES = ("RUNNING",)
+
+# Flink's node colours: idle blue, blended towards red as the task gets busy, then towards grey as it
+# is backpressured (its outputs wait for credit); borders likewise, from blue through red to black.
+IDLE_FILL, BUSY_FILL, BACKPRESSURED_FILL = "#5db1ff", "#ee6464", "#888888"
+IDLE_BORDER, BUSY_BORDER, BACKPRESSURED_BORDER = "#1890ff", "#ee2222", "#000000"
+BOTTLENECK_BORDER = "#d4a017"
+
+
+@dataclass(frozen=True)
+class PlanInput:
+    source: str  # the producing task's vertex id
+    ship_strategy: str  # FORWARD, HASH, REBALANCE, BROADCAST
+    keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PlanVertex:
+    """One task of a job's plan: a chain of operators run together, and the exchanges feeding it."""
+    id: str
+    name: str
+    parallelism: int
+    operators: tuple[str, ...] = ()
+    inputs: tuple[PlanInput, ...] = ()
+
+
+@dataclass
+class SubtaskFigures:
+    index: int
+    state: str = "CREATED"
+    attempt: int = 0
+    tm_id: str | None = None
+    slot: int | None = None
+    metrics: dict = field(default_factory=dict)
+
+
+@dataclass
+class GraphNode:
+    id: str
+    name: str
+    operators: list[str]
+    parallelism: int
+    x: float
+    y: float
+    width: float
+    height: float
+    state: str
+    records_in: int
+    records_out: int
+    in_rate: float
+    out_rate: float
+    busy: float  # 0..1, the busiest live subtask's share of time busy
+    backpressure: float  # 0..1, the most backpressured live subtask's share of time waiting for credit
+    watermark: float | None  # low watermark (seconds since the epoch), None before the first
+    watermark_lag_s: float | None
+    state_size: int  # bytes of the subtasks' parts of their latest checkpoints
+    fill: str
+    border: str
+    subtasks: list[dict]
+
+
+@dataclass
+class GraphEdge:
+    source: str
+    target: str
+    ship_strategy: str
+    keys: list[str]
+    points: tuple[tuple[float, float], tuple[float, float]]
+
+    @property
+    def label(self) -> str:
+        return self.ship_strategy + (f" ({', '.join(self.keys)})" if self.keys else "")
+
+
+@dataclass
+class JobGraphView:
+    job_id: str
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    width: float
+    height: float
+    bottleneck: str | None = None  # the node id the hint names
+    hint: str = ""
+
+    def node(self, node_id: str) -> GraphNode:
+        return next(n for n in self.nodes if n.id == node_id)
+
+    def to_json(self) -> dict:
+        """Plain JSON for the side panel: the same positions, colours and figures the Bokeh views draw."""
+        out = asdict(self)
+        for edge, plain in zip(self.edges, out["edges"]):
+            plain["label"] = edge.label
+        return out
+
+
+# -- reading plans ----------------------------------------------------------------------------
+def plan_from_json(plan: dict) -> list[PlanVertex]:
+    """Flink's ``plan`` field (``GET /jobs/<id>``, ``/jobs/<id>/plan``), read leniently."""
+    vertices = []
+    for node in (plan or {}).get("nodes") or []:
+        names = node.get("operators") or []
+        operators = tuple(op.get("name", "") if isinstance(op, dict) else str(op) for op in names)
+        name = node.get("description") or node.get("operator") or " -> ".join(operators) or node["id"]
+        inputs = tuple(PlanInput(str(i["id"]), str(i.get("ship_strategy") or "FORWARD").upper(),
+                                 tuple(i.get("keys") or ())) for i in node.get("inputs") or [])
+        vertices.append(PlanVertex(str(node["id"]), name, int(node.get("parallelism") or 1),
+                                   operators or tuple(name.split(" -> ")), inputs))
+    return vertices
+
+
+def plan_from_nodes(nodes: Iterable) -> list[PlanVertex]:
+    """The Dispatcher's typed plan (runtime.jobmanager.snapshots.PlanNode)."""
+    return [PlanVertex(str(n.vertex_id), n.description, n.parallelism, tuple(op[1] for op in n.operators),
+                       tuple(PlanInput(str(i.vertex_id), i.ship_strategy.upper(), tuple(i.keys)) for i in n.inputs))
+            for n in nodes]
+
+
+def subtasks_from_details(details: dict) -> dict[str, list[SubtaskFigures]]:
+    """Subtasks per vertex from ``GET /jobs/<id>`` (Flink's field names)."""
+    return {str(v["id"]): [SubtaskFigures(int(s.get("subtask", 0)), s.get("status", "CREATED"),
+                                          int(s.get("attempt") or 0), s.get("taskmanager-id"), s.get("slot"),
+                                          dict(s.get("metrics") or {}))
+                           for s in v.get("subtasks") or []]
+            for v in details.get("vertices") or []}
+
+
+# -- figures ----------------------------------------------------------------------------------
+def busy_ratio(metrics: dict) -> float:
+    return _ratio(metrics.get("busy_time_ms_per_s"))
+
+
+def backpressure_ratio(metrics: dict) -> float:
+    """Backpressured time per second; older TaskManagers report only the windowed ratio."""
+    value = metrics.get("backpressured_time_ms_per_s")
+    return _ratio(value) if value is not None else min(1.0, max(0.0, float(metrics.get("backpressure_ratio") or 0.0)))
+
+
+def _ratio(ms_per_s) -> float:
+    return min(1.0, max(0.0, float(ms_per_s or 0.0) / 1000.0))
+
+
+def blend(start: str, end: str, share: float) -> str:
+    """The colour ``share`` (0..1) of the way from ``start`` to ``end`` (``#rrggbb``)."""
+    share = min(1.0, max(0.0, share))
+    a = [int(start[i:i + 2], 16) for i in (1, 3, 5)]
+    b = [int(end[i:i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(x + (y - x) * share):02x}" for x, y in zip(a, b))
+
+
+def node_colors(busy: float, backpressure: float) -> tuple[str, str]:
+    """Fill and border on Flink's scale: blue idle, red busy, grey (black border) backpressured."""
+    fill = blend(blend(IDLE_FILL, BUSY_FILL, busy), BACKPRESSURED_FILL, backpressure)
+    border = blend(blend(IDLE_BORDER, BUSY_BORDER, busy), BACKPRESSURED_BORDER, backpressure)
+    return fill, border
+
+
+def _subtask_row(sub: SubtaskFigures) -> dict:
+    m = sub.metrics
+    return {"subtask": sub.index, "state": sub.state, "attempt": sub.attempt, "taskmanager": sub.tm_id or "",
+            "slot": sub.slot, "records_in": int(m.get("records_in") or 0), "records_out": int(m.get("records_out") or 0),
+            "busy": busy_ratio(m), "backpressure": backpressure_ratio(m),
+            "state_size": m.get("last_checkpoint_size"), "state_rows": int(m.get("state_rows") or 0),
+            "last_checkpoint_id": m.get("last_checkpoint_id"),
+            "last_checkpoint_duration_s": m.get("last_checkpoint_duration_s")}
+
+
+def _node(vertex: PlanVertex, subtasks: Sequence[SubtaskFigures], box, now: float) -> GraphNode:
+    live = [s for s in subtasks if s.state in LIVE_STATES]
+    busy = max((busy_ratio(s.metrics) for s in live), default=0.0)
+    backpressure = max((backpressure_ratio(s.metrics) for s in live), default=0.0)
+    marks = [float(s.metrics["watermark"]) for s in subtasks if s.metrics.get("watermark") is not None]
+    watermark = min(marks) if marks and len(marks) == len(subtasks) else None
+    fill, border = node_colors(busy, backpressure)
+    return GraphNode(vertex.id, vertex.name, list(vertex.operators), vertex.parallelism, box.x, box.y, box.width,
+                     box.height, task_state(subtasks), int(_sum(subtasks, "records_in")),
+                     int(_sum(subtasks, "records_out")), _sum(live, "records_in_per_s"), _sum(live, "records_out_per_s"),
+                     busy, backpressure, watermark, None if watermark is None else max(0.0, now - watermark),
+                     int(_sum(subtasks, "last_checkpoint_size")), fill, border,
+                     [_subtask_row(s) for s in sorted(subtasks, key=lambda s: s.index)])
+
+
+def _sum(subtasks: Sequence[SubtaskFigures], key: str) -> float:
+    return sum(float(s.metrics.get(key) or 0.0) for s in subtasks)
+
+
+def task_state(subtasks: Sequence[SubtaskFigures]) -> str:
+    """One state for a task, the least advanced live one, as Flink's vertex status reads."""
+    states = {s.state for s in subtasks}
+    for state in ("FAILED", "CANCELING", "CANCELED", "CREATED", "SCHEDULED", "DEPLOYING", "INITIALIZING",
+                  "RUNNING"):
+        if state in states:
+            return state
+    return "FINISHED" if states else "CREATED"
+
+
+# -- the graph --------------------------------------------------------------------------------
+def job_graph(job_id: str, plan: Sequence[PlanVertex], subtasks: dict[str, list[SubtaskFigures]],
+              now: float | None = None) -> JobGraphView:
+    """The drawn graph of a job: positions from the plan, figures from its subtasks' metrics."""
+    now = time.time() if now is None else now
+    order = [v.id for v in plan]
+    pairs = [(i.source, v.id) for v in plan for i in v.inputs]
+    placed: Layout = layout(order, pairs)
+    nodes = [_node(v, subtasks.get(v.id, []), placed.boxes[v.id], now) for v in plan]
+    edges = [GraphEdge(i.source, v.id, i.ship_strategy, list(i.keys), placed.edge_points(i.source, v.id))
+             for v in plan for i in v.inputs]
+    graph = JobGraphView(job_id, nodes, edges, placed.width, placed.height)
+    graph.bottleneck = find_bottleneck(nodes, edges)
+    if graph.bottleneck is not None:
+        slow = graph.node(graph.bottleneck)
+        slow.border = BOTTLENECK_BORDER
+        graph.hint = bottleneck_hint(slow)
+    return graph
+
+
+def find_bottleneck(nodes: Sequence[GraphNode], edges: Sequence[GraphEdge]) -> str | None:
+    """The first task, walking from the sinks upstream, that is busy and not backpressured.
+
+    A busy task whose outputs are not held back is the one the job waits for: everything upstream of
+    it is backpressured by it, everything downstream idles. Tasks at the same distance from the sinks
+    are compared by how busy they are. None when no running task qualifies."""
+    by_id = {n.id: n for n in nodes}
+    producers: dict[str, list[str]] = {n.id: [] for n in nodes}
+    has_output = set()
+    for e in edges:
+        producers[e.target].append(e.source)
+        has_output.add(e.source)
+    frontier = [n.id for n in nodes if n.id not in has_output]
+    seen = set(frontier)
+    while frontier:
+        candidates = [by_id[i] for i in frontier if is_limiting(by_id[i])]
+        if candidates:
+            return max(candidates, key=lambda n: n.busy).id
+        upstream = [p for i in frontier for p in producers[i] if p not in seen]
+        frontier = list(dict.fromkeys(upstream))
+        seen.update(frontier)
+    return None
+
+
+def is_limiting(node: GraphNode) -> bool:
+    return node.state == "RUNNING" and node.busy >= BUSY_THRESHOLD and node.backpressure <= BACKPRESSURE_OK
+
+
+def bottleneck_hint(node: GraphNode) -> str:
+    return f"{short_name(node.name)} at {round(node.busy * 100)} % busy limits this job"
+
+
+def short_name(name: str, width: int = 60) -> str:
+    return name if len(name) <= width else name[: width - 1] + "\u2026"
