@@ -22,7 +22,7 @@ import pyarrow.ipc as ipc
 
 from runtime.arrow_ipc import table_to_b64
 from runtime.connectors.push import table_of
-from runtime.errors import ClusterError, JobFailed  # noqa: F401 - part of this module's API
+from runtime.errors import CheckpointError, ClusterError, JobFailed  # noqa: F401 - part of this module's API
 from runtime.security import read_token_file
 
 TERMINAL_STATES = ("FINISHED", "FAILED", "CANCELED")
@@ -128,6 +128,26 @@ class RestClient:
     def jobs(self) -> list[dict]:
         return self.get("/jobs/overview")["jobs"]
 
+    def dispose_savepoint(self, path: str, timeout: float = 300.0) -> None:
+        """Delete a savepoint (or retained checkpoint) through the JobManager, as ``flink savepoint -d`` does."""
+        request_id = self.post("/savepoint-disposal", {"savepoint-path": path})["request-id"]
+        self.await_operation(f"/savepoint-disposal/{request_id}", f"disposal of savepoint {path}", timeout)
+
+    def await_operation(self, status_path: str, what: str, timeout: float, poll: float = 0.2) -> dict:
+        """Poll an asynchronous operation (Flink's trigger/status pair) until COMPLETED and return its
+        ``operation`` part; CheckpointError with the failure cause, TimeoutError after ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            status = self.get(status_path)
+            if status["status"]["id"] == "COMPLETED":
+                operation = status.get("operation") or {}
+                cause = operation.get("failure-cause") or operation.get("failureCause")
+                if cause:
+                    raise CheckpointError(f"{what} failed: {cause.get('stack-trace', cause)}")
+                return operation
+            time.sleep(poll)
+        raise TimeoutError(f"{what} not complete after {timeout:g} s")
+
 
 class JobClient:
     """A handle on one submitted job (Flink's JobClient)."""
@@ -152,21 +172,22 @@ class JobClient:
     def cancel(self) -> None:
         self.rest.patch(f"/jobs/{self.job_id}?mode=cancel")
 
-    def savepoint(self, target: str | None = None, stop: bool = False, timeout: float = 300.0) -> str:
-        """Take a savepoint (and with ``stop`` end the job after it, Flink's stop); returns its location."""
-        path, body = ((f"/jobs/{self.job_id}/stop", {"targetDirectory": target}) if stop else
+    def savepoint(self, target: str | None = None, stop: bool = False, timeout: float = 300.0,
+                  drain: bool = False) -> str:
+        """Take a savepoint (and with ``stop`` end the job after it, Flink's stop; ``drain`` first fires
+        every window with a final watermark of +infinity); returns its location."""
+        path, body = ((f"/jobs/{self.job_id}/stop", {"targetDirectory": target, "drain": drain}) if stop else
                       (f"/jobs/{self.job_id}/savepoints", {"target-directory": target, "cancel-job": False}))
         request_id = self.rest.post(path, body)["request-id"]
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            status = self.rest.get(f"/jobs/{self.job_id}/savepoints/{request_id}")
-            if status["status"]["id"] == "COMPLETED":
-                operation = status["operation"]
-                if "location" in operation:
-                    return operation["location"]
-                raise ClusterError(f"savepoint of job {self.job_id} failed: {operation['failure-cause']['stack-trace']}")
-            time.sleep(0.2)
-        raise TimeoutError(f"savepoint of job {self.job_id} not complete after {timeout} s")
+        return self.rest.await_operation(f"/jobs/{self.job_id}/savepoints/{request_id}",
+                                         f"savepoint of job {self.job_id}", timeout)["location"]
+
+    def checkpoint(self, full: bool = False, timeout: float = 300.0) -> int:
+        """Take a checkpoint now, besides the periodic ones (Flink 1.19+); returns its id."""
+        request_id = self.rest.post(f"/jobs/{self.job_id}/checkpoints",
+                                    {"checkpointType": "FULL" if full else "CONFIGURED"})["request-id"]
+        return self.rest.await_operation(f"/jobs/{self.job_id}/checkpoints/{request_id}",
+                                         f"checkpoint of job {self.job_id}", timeout)["checkpointId"]
 
     # -- push sources (runtime.connectors.push) ----------------------------------------------
     def push(self, source: str, rows) -> dict:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from runtime.client import ClusterError, RestClient
+from runtime.java import check_java
 
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 15.0
@@ -65,16 +66,6 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except OSError:
         pass
-
-
-def _require_java() -> None:
-    """TaskManagers run Spark on a local JVM: fail in one line before starting anything without one."""
-    from runtime.java import JavaMissing, check_java
-
-    try:
-        check_java()
-    except JavaMissing as err:
-        raise ClusterError(str(err)) from None
 
 
 def _signal_group(popen: subprocess.Popen, sig: int) -> None:
@@ -121,7 +112,7 @@ class LocalCluster:
 
     def start(self) -> LocalCluster:
         if self.num_taskmanagers and not self.config.get("spark.remote"):
-            _require_java()
+            check_java()  # TaskManagers run Spark on a local JVM: say so in one line before starting anything
         for _ in range(self.num_jobmanagers):
             self.start_jobmanager()
         for _ in range(self.num_taskmanagers):

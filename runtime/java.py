@@ -5,7 +5,7 @@ fails deep inside a TaskManager's log; this check says it up front, in one line,
 PySpark runs ``$JAVA_HOME/bin/java`` when JAVA_HOME is set, else the ``java`` on PATH: so does this.
 
 ``python -m runtime.java`` runs the check (``make demo`` and ``make test`` do, before anything else):
-exit 0 and nothing printed when Java is fine, else the one line on stderr and exit 1. It imports
+exit 0 and nothing printed when Java is fine, else the one line on stderr and exit 1. It needs
 nothing outside the standard library, so it runs before the project's dependencies are installed.
 """
 from __future__ import annotations
@@ -17,14 +17,16 @@ import subprocess
 import sys
 from collections.abc import Mapping
 
+from runtime.errors import ClusterError
+
 MIN_MAJOR = 17
 INSTALL_HINT = ("install Java 17 or newer (Debian/Ubuntu: apt-get install openjdk-17-jre-headless, "
                 "or run scripts/install-system-deps.sh as root) or point JAVA_HOME at one")
 _VERSION_RE = re.compile(r'version "(\d+)(?:\.(\d+))?[^"]*"')
 
 
-class JavaMissing(RuntimeError):
-    """No usable Java 17+; the message is one line that says what was found and what to install."""
+class JavaMissing(ClusterError):
+    """No usable Java 17+ here; the message is one line that says what was found and what to install."""
 
 
 def major_version(version_output: str) -> int | None:

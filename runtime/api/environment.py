@@ -7,8 +7,9 @@ notebook magics set).
 """
 from __future__ import annotations
 
-import os
-
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.api.datastream import DataStream
@@ -23,15 +24,45 @@ from runtime.connectors.push import push_params
 from runtime.jobgraph import EdgeSpec, JobGraph, OperatorSpec
 
 
+@dataclass
+class ProgramContext:
+    """What ``flinkbench run`` hands the program it runs (Flink's context environment): job settings
+    from ``-p``/``-D`` that the program's own settings override, detached mode (``execute()`` returns
+    once the job is submitted), the savepoint to start from (``-s``), and the jobs the program
+    submitted, for the CLI to follow."""
+    config: dict[str, str] = field(default_factory=dict)
+    detached: bool = False
+    restore_from: str | None = None
+    on_submit: Callable[[JobClient], None] | None = None
+    submitted: list[JobClient] = field(default_factory=list)
+
+
+_program: ProgramContext | None = None
+
+
+@contextlib.contextmanager
+def program_context(context: ProgramContext) -> Iterator[ProgramContext]:
+    """Every environment made inside the block runs under ``context``."""
+    global _program
+    previous, _program = _program, context
+    try:
+        yield context
+    finally:
+        _program = previous
+
+
 class StreamExecutionEnvironment:
     def __init__(self, client: RestClient | None = None, config: dict[str, Any] | None = None):
         self._client = client
         self.config: dict[str, str] = {}
+        self._program = _program
+        if _program is not None:
+            config = {**_program.config, **(config or {})}
         self.operators: list[OperatorSpec] = []
         self.edges: list[EdgeSpec] = []
         self._pending_partitioning: dict[str, tuple[str, list[str]]] = {}
         self._counter = 0
-        self.restore_from: str | None = os.environ.get("FLINKBENCH_FROM_SAVEPOINT")  # flinkbench run -s
+        self.restore_from: str | None = _program.restore_from if _program else None  # flinkbench run -s
         self.last_job: JobClient | None = None
         for key, value in (config or {}).items():
             self.set(key, value)
@@ -162,10 +193,16 @@ class StreamExecutionEnvironment:
         plain = to_plain(graph)
         plain.pop("type", None)
         self.last_job = self.client.submit(plain)
+        if self._program is not None:
+            self._program.submitted.append(self.last_job)
+            if self._program.on_submit is not None:
+                self._program.on_submit(self.last_job)
         return self.last_job
 
     def execute(self, job_name: str = "Flinkbench Job", timeout: float | None = None) -> JobClient:
-        """Submit and wait for the job to end; raises JobFailed with the remote traceback on failure."""
+        """Submit and wait for the job to end; raises JobFailed with the remote traceback on failure.
+        Under ``flinkbench run --detached`` it returns as soon as the job is submitted."""
         job = self.execute_async(job_name)
-        job.wait(timeout)
+        if self._program is None or not self._program.detached:
+            job.wait(timeout)
         return job

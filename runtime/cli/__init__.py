@@ -1,0 +1,111 @@
+"""The ``flinkbench`` command, with Flink's CLI verbs and flags where Flink has them.
+
+    flinkbench jobmanager [-c conf.yaml] [-D key=value ...]
+    flinkbench taskmanager -m host:port --token-file F [--slots N]
+    flinkbench cluster start [--taskmanagers N] [--slots N] [--conf F] [-D ...] [--detach] | cluster stop
+    flinkbench run [-p N] [-D key=value] [-s SAVEPOINT] [--detached] job.py [args ...]
+    flinkbench list [-r] [-a] | cancel JOB | checkpoint JOB | stop [-p DIR] [--drain] JOB
+    flinkbench savepoint JOB [DIR] | savepoint --dispose PATH
+    flinkbench --version
+
+Commands that talk to a cluster find it from ``-m host:port`` (or ``--jobmanager URL``) and
+``--token-file``, else FLINKBENCH_JOBMANAGER_URL and FLINKBENCH_TOKEN_FILE, else the cluster that
+``flinkbench cluster start`` recorded. Errors are one line on stderr and exit code 2.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from runtime.cli import jobs, processes
+from runtime.errors import FlinkbenchError
+from runtime.version import version
+
+JOB_ID_HELP = "the job's id (32 hex digits; 'flinkbench list' shows them)"
+SAVEPOINT_DIR_HELP = "directory or URL to write it to (default: state.savepoints.dir)"
+
+
+def _with_conf(sp: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    sp.add_argument("-D", dest="dynamic", action="append", default=[], metavar="KEY=VALUE",
+                    help="set a config key (Flink's names), e.g. -D heartbeat.timeout='6 s'")
+    sp.add_argument("-c", "--conf", metavar="FILE", help="YAML config file (Flink's key names)")
+    return sp
+
+
+def _with_target(sp: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    sp.add_argument("-m", "--jobmanager", metavar="HOST:PORT|URL", help="the JobManager's address (REST)")
+    sp.add_argument("--token-file", metavar="FILE", help="file holding the cluster token")
+    return sp
+
+
+def _cluster_parsers(sub) -> None:
+    jm = _with_conf(sub.add_parser("jobmanager", help="run a JobManager process in the foreground"))
+    jm.add_argument("--ready-file", help=argparse.SUPPRESS)
+    tm = _with_conf(sub.add_parser("taskmanager", help="run a TaskManager process in the foreground"))
+    tm.add_argument("-m", "--jobmanager", required=True, metavar="HOST:PORT|URL", help="the JobManager to register with")
+    tm.add_argument("--token-file", required=True, metavar="FILE", help="file holding the cluster token")
+    tm.add_argument("--slots", type=int, help="slots to offer (default: taskmanager.numberOfTaskSlots)")
+    cluster = sub.add_parser("cluster", help="a local cluster: a JobManager and TaskManagers on this machine")
+    actions = cluster.add_subparsers(dest="action", required=True)
+    start = _with_conf(actions.add_parser("start", help="start a JobManager and TaskManagers (Ctrl-C stops them)"))
+    start.add_argument("--taskmanagers", type=int, default=2, metavar="N", help="TaskManager processes (default 2)")
+    start.add_argument("--slots", type=int, metavar="N",
+                       help="slots per TaskManager (default: taskmanager.numberOfTaskSlots, 2)")
+    start.add_argument("--detach", action="store_true", help="run it in the background; 'cluster stop' ends it")
+    actions.add_parser("stop", help="stop the cluster that 'cluster start' recorded")
+
+
+def _job_parsers(sub) -> None:
+    run = _with_target(sub.add_parser("run", help="run a Python program that builds and executes jobs"))
+    run.add_argument("-p", "--parallelism", type=int, metavar="N", help="default parallelism of the program's jobs")
+    run.add_argument("-D", dest="dynamic", action="append", default=[], metavar="KEY=VALUE",
+                     help="a job config key (Flink's names), below the program's own settings")
+    run.add_argument("-s", "--fromSavepoint", "--from-savepoint", dest="from_savepoint", metavar="PATH",
+                     help="start the program's jobs from this savepoint")
+    run.add_argument("-d", "--detached", action="store_true",
+                     help="return once the jobs are submitted (default: wait and print each job's final state)")
+    run.add_argument("file", help="the Python program (it calls env.execute() or env.execute_async())")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program as sys.argv[1:]")
+    listing = _with_target(sub.add_parser("list", help="list jobs (running and scheduled by default)"))
+    listing.add_argument("-r", "--running", action="store_true", help="only running jobs")
+    listing.add_argument("-a", "--all", action="store_true", help="all jobs, including finished ones")
+    cancel = _with_target(sub.add_parser("cancel", help="cancel a job"))
+    cancel.add_argument("job_id", help=JOB_ID_HELP)
+    savepoint = _with_target(sub.add_parser("savepoint", help="take a savepoint of a running job, or dispose of one"))
+    savepoint.add_argument("job_id", nargs="?", help=JOB_ID_HELP)
+    savepoint.add_argument("target", nargs="?", help=SAVEPOINT_DIR_HELP)
+    savepoint.add_argument("-d", "--dispose", metavar="PATH", help="delete the savepoint at PATH instead")
+    checkpoint = _with_target(sub.add_parser("checkpoint", help="take a checkpoint of a running job now"))
+    checkpoint.add_argument("job_id", help=JOB_ID_HELP)
+    checkpoint.add_argument("--full", action="store_true", help="a full checkpoint (every checkpoint is full here)")
+    stop = _with_target(sub.add_parser("stop", help="stop a job with a savepoint (resume with run -s PATH)"))
+    stop.add_argument("job_id", help=JOB_ID_HELP)
+    stop.add_argument("-p", "--savepointPath", dest="target", metavar="DIR", help=SAVEPOINT_DIR_HELP)
+    stop.add_argument("-d", "--drain", action="store_true",
+                      help="first send a watermark of +infinity, so every event-time window fires")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="flinkbench", description="Flinkbench: a Flink-style streaming runtime on PySpark")
+    p.add_argument("--version", action="version", version=f"flinkbench {version()}")
+    sub = p.add_subparsers(dest="command", required=True)
+    _cluster_parsers(sub)
+    _job_parsers(sub)
+    return p
+
+
+COMMANDS = {"jobmanager": processes.jobmanager, "taskmanager": processes.taskmanager, "cluster": processes.cluster,
+            "run": jobs.run, "list": jobs.list_jobs, "cancel": jobs.cancel, "savepoint": jobs.savepoint,
+            "checkpoint": jobs.checkpoint, "stop": jobs.stop}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = parser()
+    args = p.parse_args(argv)
+    if args.command == "savepoint" and bool(args.dispose) == bool(args.job_id):
+        p.error("savepoint: give a JOB (and optionally a DIR), or --dispose PATH")
+    try:
+        return COMMANDS[args.command](args)
+    except (FlinkbenchError, TimeoutError) as err:
+        print(f"flinkbench: {err}", file=sys.stderr)
+        return 2

@@ -1,0 +1,133 @@
+"""Job commands of ``flinkbench``, as Flink's CLI has them: run, list, cancel, savepoint, checkpoint, stop.
+
+Each finds its cluster with :func:`target` and talks to it through runtime.client's REST client.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import runpy
+import sys
+
+from runtime.cli.processes import jobmanager_url, recorded
+from runtime.client import JobClient, RestClient
+from runtime.config import Configuration, parse_dynamic_properties
+from runtime.errors import ClusterError, JobFailed, SubmissionError
+
+RUNNING = ("RUNNING", "RESTARTING", "FAILING", "CANCELLING")
+SCHEDULED = ("INITIALIZING", "CREATED", "SUSPENDED")
+TERMINATED = ("FINISHED", "FAILED", "CANCELED")
+
+
+def target(args) -> tuple[str, str | None]:
+    """The JobManager URL(s) and token file: flags, else FLINKBENCH_* variables, else the recorded cluster."""
+    url = args.jobmanager or os.environ.get("FLINKBENCH_JOBMANAGER_URL")
+    token_file = args.token_file or os.environ.get("FLINKBENCH_TOKEN_FILE")
+    if not url and (current := recorded()):
+        url, token_file = current["url"], token_file or current["token_file"]
+    if not url:
+        raise ClusterError("no cluster given: pass -m HOST:PORT --token-file F, or start one with "
+                           "'flinkbench cluster start'")
+    return jobmanager_url(url), token_file
+
+
+def client(args) -> RestClient:
+    url, token_file = target(args)
+    return RestClient(url, token=None if token_file else os.environ.get("FLINKBENCH_TOKEN"), token_file=token_file)
+
+
+# -- run --------------------------------------------------------------------------------------
+def run(args) -> int:
+    """Run the program with this cluster as its environment's; unless detached, wait for its jobs."""
+    from runtime.api.environment import ProgramContext, program_context
+
+    url, token_file = target(args)
+    config = parse_dynamic_properties(args.dynamic)
+    if args.parallelism is not None:
+        config["parallelism.default"] = str(args.parallelism)
+    Configuration(config)  # a bad key or value stops here, naming it
+    os.environ["FLINKBENCH_JOBMANAGER_URL"] = url
+    if token_file:
+        os.environ["FLINKBENCH_TOKEN_FILE"] = token_file
+    context = ProgramContext(config, args.detached, args.from_savepoint,
+                             on_submit=lambda job: print(f"Job has been submitted with JobID {job.job_id}", flush=True))
+    sys.argv = [args.file, *args.args]
+    with program_context(context):
+        runpy.run_path(args.file, run_name="__main__")
+    if not context.submitted:
+        raise SubmissionError(f"{args.file} submitted no job: it should call env.execute() or env.execute_async()")
+    if args.detached:
+        return 0
+    return 0 if all(_await_end(job) == "FINISHED" for job in context.submitted) else 1
+
+
+def _await_end(job: JobClient) -> str:
+    """Wait for the job to end and print how it ended (Flink's attached mode); Ctrl-C stops waiting only."""
+    try:
+        state = job.wait()
+    except JobFailed as err:
+        print(f"Job {job.job_id} FAILED: {err.cause.strip()}", file=sys.stderr)
+        return "FAILED"
+    except KeyboardInterrupt:
+        print(f"\nstopped waiting; job {job.job_id} goes on ('flinkbench cancel {job.job_id}' cancels it)")
+        raise SystemExit(130) from None
+    details = job.details()
+    print(f"Job {job.job_id} ({details.get('name', '?')}) {state} after {details.get('duration', 0) / 1000:.1f} s")
+    return state
+
+
+# -- list -------------------------------------------------------------------------------------
+def list_jobs(args) -> int:
+    jobs = sorted(client(args).jobs(), key=lambda j: j.get("start-time", 0))
+    sections = [("Running/Restarting Jobs", "running", RUNNING)]
+    if not args.running:
+        sections.append(("Scheduled Jobs", "scheduled", SCHEDULED))
+    if args.all:
+        sections.append(("Terminated Jobs", "terminated", TERMINATED))
+    for title, word, states in sections:
+        chosen = [j for j in jobs if j["state"] in states]
+        if not chosen:
+            print(f"No {word} jobs.")
+            continue
+        print(f" {title} ".center(62, "-"))
+        for job in chosen:
+            print(f"{_when(job.get('start-time'))} : {job['jid']} : {job['name']} ({job['state']})")
+        print("-" * 62)
+    return 0
+
+
+def _when(millis: int | None) -> str:
+    if not millis or millis < 0:
+        return "--.--.---- --:--:--"
+    return datetime.datetime.fromtimestamp(millis / 1000).strftime("%d.%m.%Y %H:%M:%S")
+
+
+# -- one job ----------------------------------------------------------------------------------
+def cancel(args) -> int:
+    client(args).job(args.job_id).cancel()
+    print(f"Cancelled job {args.job_id}.")
+    return 0
+
+
+def savepoint(args) -> int:
+    rest = client(args)
+    if args.dispose:
+        rest.dispose_savepoint(args.dispose)
+        print(f"Savepoint '{args.dispose}' disposed.")
+        return 0
+    location = rest.job(args.job_id).savepoint(args.target)
+    print(f"savepoint of {args.job_id} completed: {location}")
+    return 0
+
+
+def checkpoint(args) -> int:
+    checkpoint_id = client(args).job(args.job_id).checkpoint(full=args.full)
+    print(f"Checkpoint {checkpoint_id} for job {args.job_id} completed.")
+    return 0
+
+
+def stop(args) -> int:
+    location = client(args).job(args.job_id).savepoint(args.target, stop=True, drain=args.drain)
+    print(f"savepoint of {args.job_id} completed: {location}")
+    print(f"Job {args.job_id} stopped{' after draining' if args.drain else ''}.")
+    return 0
