@@ -75,6 +75,15 @@ def _parse_bool(value: Any) -> bool:
     raise ValueError("true or false")
 
 
+def _parse_ports(value: Any) -> str:
+    """A port ("9249"), a range of ports ("9250-9260"), or "" for none."""
+    text = str(value).strip()
+    match = re.fullmatch(r"(\d{1,5})(?:\s*-\s*(\d{1,5}))?", text)
+    if text and not (match and 0 < int(match.group(1)) <= int(match.group(2) or match.group(1)) <= 65535):
+        raise ValueError("a port or a range of ports such as 9250-9260")
+    return text.replace(" ", "")
+
+
 def _parse_str(value: Any) -> str:
     if isinstance(value, (dict, list)):
         raise ValueError("a string")
@@ -179,6 +188,8 @@ OPTIONS: dict[str, Option] = _options(
     Option("high-availability.zookeeper.quorum", S, "", "ZooKeeper connect string, e.g. 127.0.0.1:2181."),
     Option("high-availability.zookeeper.path.root", S, "/flinkbench", "Root znode for this installation."),
     Option("high-availability.lease-duration", D, 3.0, "How long a leader's lease lasts without renewal (file HA)."),
+    # Metrics
+    Option("metrics.reporter.prom.port", _parse_ports, "", "Port or range (9250-9260) of the Prometheus endpoint each JobManager and TaskManager serves (token-protected); empty: none."),
 )
 
 

@@ -25,6 +25,7 @@ class TaskMetricsTracker:
         self._idle_since: float | None = None
         self._last_times = (0.0, 0.0)  # idle and backpressured seconds at the last report
         self.last_checkpoint: tuple[int | None, float | None, int | None] = (None, None, None)
+        self.last_report: TaskMetrics | None = None  # what the TaskManager's Prometheus endpoint shows
 
     def start(self) -> None:
         self.started = time.monotonic()
@@ -56,6 +57,7 @@ class TaskMetricsTracker:
             self.last_checkpoint
         if self.started is not None:
             self._fill_times(metrics, now, span, blocked_s)
+        self.last_report = metrics
         return metrics
 
     def _fill_times(self, metrics: TaskMetrics, now: float, span: float, blocked_s: float) -> None:

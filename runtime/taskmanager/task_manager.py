@@ -32,6 +32,8 @@ from runtime.messages import (CancelTask, DeployTask, Disconnect, Envelope, Free
                               NotifyCheckpointAborted, NotifyCheckpointComplete, PushedRows, RegisterTaskManager,
                               RegistrationAccepted, RegistrationRejected, RequestSlot, SlotOffer, TaskStateChanged,
                               TriggerCheckpoint)
+from runtime.metrics.endpoint import PrometheusEndpoint, start_endpoint
+from runtime.metrics.families import taskmanager_families
 from runtime.taskmanager.network import DataServer
 from runtime.taskmanager.slots import SlotError, TaskSlotTable
 from runtime.taskmanager.spark import SparkRunner
@@ -51,6 +53,7 @@ class TaskManager:
             conf, _default_working_dir(conf))
         self.token = token
         self.tm_id = TaskManagerId.new()
+        self.metrics_endpoint: PrometheusEndpoint | None = None
         self.num_slots = slots or conf.get("taskmanager.numberOfTaskSlots")
         self.slots = TaskSlotTable(self.num_slots)
         self.spark = SparkRunner(conf, self.num_slots, app_name=f"flinkbench-{self.tm_id}")
@@ -71,6 +74,8 @@ class TaskManager:
     # -- lifecycle ----------------------------------------------------------------------------
     async def run(self) -> None:
         await self.data_server.start()
+        self.metrics_endpoint = start_endpoint(self.conf, self._metric_families, self.token,
+                                               self.conf.get("taskmanager.host"))
         loop = self.loop = asyncio.get_running_loop()
         self.spark_ready = loop.run_in_executor(self.executor, lambda: self.spark.session)
         while not self._stopping.is_set():
@@ -92,8 +97,15 @@ class TaskManager:
         if self._ws:
             self._ws.close()
         await self.data_server.stop()
+        if self.metrics_endpoint is not None:
+            self.metrics_endpoint.stop()
         await asyncio.get_running_loop().run_in_executor(None, self.spark.stop)
         self.executor.shutdown(wait=False, cancel_futures=True)
+
+    def _metric_families(self):
+        """Flink's task metrics of every running task, as each last reported them (for Prometheus)."""
+        return taskmanager_families(self.conf.get("taskmanager.host"), str(self.tm_id),
+                                    [(task.tdd, task.metrics.last_report) for task in self.tasks.values()])
 
     # -- control connection -------------------------------------------------------------------
     async def _connect_and_serve(self) -> None:

@@ -1,0 +1,84 @@
+"""The Prometheus endpoint (metrics.reporter.prom.port) of a live cluster: scraped during a job, with the
+cluster token, it shows Flink's metric names and the job's record counts rising."""
+from __future__ import annotations
+
+import socket
+import urllib.error
+import urllib.request
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from runtime.security import read_token_file
+from tests.helpers.clusters import wait_until
+
+
+def free_port_range(width: int) -> int:
+    """The first of ``width`` consecutive free ports on 127.0.0.1."""
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            first = probe.getsockname()[1]
+        if first + width > 65535:
+            continue
+        try:
+            held = []
+            for port in range(first, first + width):
+                s = socket.socket()
+                held.append(s)
+                s.bind(("127.0.0.1", port))
+            return first
+        except OSError:
+            continue
+        finally:
+            for s in held:
+                s.close()
+    raise AssertionError("no run of free ports found")
+
+
+def scrape(port: int, token: str | None) -> dict[tuple[str, frozenset], float]:
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/metrics",
+                                     headers={"Authorization": f"Bearer {token}"} if token else {})
+    text = urllib.request.urlopen(request, timeout=10).read().decode()
+    return {(s.name, frozenset(s.labels.items())): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def total(samples, name: str, job_id: str) -> float:
+    return sum(v for (n, labels), v in samples.items() if n == name and ("job_id", job_id) in labels)
+
+
+def test_scraping_during_a_job_shows_its_record_counts_rising(fresh_cluster):
+    first = free_port_range(4)
+    cluster = fresh_cluster(taskmanagers=1, slots=1, **{"metrics.reporter.prom.port": f"{first}-{first + 3}"})
+    token = read_token_file(cluster.token_file)
+    env = cluster.environment()
+    env.enable_checkpointing("1 s")
+    env.datagen("seq BIGINT", rows_per_second=2_000, fields={"seq": {"kind": "sequence"}}).blackhole()
+    job = env.execute_async("scraped")
+
+    def taskmanager_port():
+        for port in range(first, first + 4):
+            try:
+                if total(scrape(port, token), "flink_taskmanager_job_task_numRecordsOut", job.job_id) > 0:
+                    return port
+            except OSError:
+                continue
+        return None
+
+    port = wait_until(taskmanager_port, 120, "a TaskManager endpoint that reports the job's records")
+    before = total(scrape(port, token), "flink_taskmanager_job_task_numRecordsOut", job.job_id)
+    wait_until(lambda: total(scrape(port, token), "flink_taskmanager_job_task_numRecordsOut", job.job_id) > before,
+               30, "the job's numRecordsOut to rise")
+    samples = scrape(port, token)
+    assert total(samples, "flink_taskmanager_job_task_numRecordsIn", job.job_id) > 0
+    assert [labels for (n, labels) in samples if n == "flink_taskmanager_job_task_numRecordsOut"
+            and ("job_name", "scraped") in labels and ("subtask_index", "0") in labels]
+
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        scrape(port, None)
+    assert refused.value.code == 401
+    with pytest.raises(urllib.error.HTTPError) as wrong:
+        scrape(port, "x" * 43)
+    assert wrong.value.code == 401
+    job.cancel()
