@@ -35,7 +35,8 @@ def help_text() -> str:
     lines = ["%flink SUBCOMMAND [options]   ('%flink help SUBCOMMAND' for its options)", ""]
     lines += [f"  {name:<{width}}{summary(fn)}" for name, fn in commands.items()]
     lines += ["  " + "help".ljust(width) + "this list, or one subcommand's options", "",
-              "%%flink [options] - a cell of DataStream code, run as a job:", "", cell_options.__doc__]
+              "%%flink [options] - a cell of DataStream code, run as a job:", "", cell_options.__doc__,
+              "%%flink sql [options] - a cell of SQL statements ('%flink help sql' lists the options)"]
     return "\n".join(lines)
 
 
@@ -50,6 +51,10 @@ class FlinkMagics(Magics):
     def flink(self, line: str, cell: str | None = None):
         if cell is not None:
             from kernel_magics.commands.submit import submit_cell
+
+            words = line.split(None, 1)
+            if words and words[0] == "sql":  # %%flink sql: a cell of SQL statements
+                return SUBCOMMANDS["sql"](self.session, words[1] if len(words) > 1 else "", cell)
 
             return submit_cell(self.session, parse_argstring(cell_options, line), cell)
         name, _, rest = line.strip().partition(" ")

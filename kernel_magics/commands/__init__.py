@@ -31,6 +31,6 @@ def summary(fn: Callable) -> str:
 
 
 def load_all() -> dict[str, Callable]:
-    from kernel_magics.commands import cluster, faults, jobs, views  # noqa: F401 - registration
+    from kernel_magics.commands import cluster, faults, jobs, sql, views  # noqa: F401 - registration
 
     return SUBCOMMANDS

@@ -41,6 +41,11 @@ def make_environment(session, args):
     from runtime.api.environment import StreamExecutionEnvironment
 
     env = StreamExecutionEnvironment(session.client)
+    from kernel_magics.commands.sql import shared_catalog
+    from runtime.api.table import StreamTableEnvironment
+
+    env.table_catalog = shared_catalog(session)  # SQL and DataStream cells see the same tables
+    env.table_env = StreamTableEnvironment.create(env)
     try:
         if args.parallelism is not None:
             env.set_parallelism(args.parallelism)
@@ -96,7 +101,7 @@ def submit_cell(session, args, cell: str):
     env = make_environment(session, args)
     for name, value in cell_names().items():
         shell.user_ns.setdefault(name, value)
-    shell.user_ns["env"] = env
+    shell.user_ns.update(env=env, t_env=env.table_env)  # t_env: the Table API over the kernel's catalog
     try:
         run_cell_code(shell, cell)
     except ClusterError as err:  # the cell called env.execute...() itself

@@ -8,7 +8,8 @@ that can be executed, explained, registered as a view or turned back into a Data
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from runtime.api.datastream import DataStream
 from runtime.api.table_result import Row, RowKind, TableResult
@@ -33,10 +34,10 @@ def catalog_of(env) -> Catalog:
 class TableConfig:
     """``t_env.get_config()``: the same settings SET changes."""
 
-    def __init__(self, t_env: "StreamTableEnvironment"):
+    def __init__(self, t_env: StreamTableEnvironment):
         self._t_env = t_env
 
-    def set(self, key: str, value: str) -> "TableConfig":
+    def set(self, key: str, value: str) -> TableConfig:
         self._t_env.execute_sql(f"SET '{key}' = '{value}'")
         return self
 
@@ -52,7 +53,7 @@ class StreamTableEnvironment:
         self.executor = SqlExecutor(self.catalog, env)
 
     @classmethod
-    def create(cls, stream_execution_environment=None, environment_settings=None) -> "StreamTableEnvironment":
+    def create(cls, stream_execution_environment=None, environment_settings=None) -> StreamTableEnvironment:
         from runtime.api.environment import StreamExecutionEnvironment
 
         env = stream_execution_environment or StreamExecutionEnvironment()
@@ -73,7 +74,7 @@ class StreamTableEnvironment:
             raise SqlValidationError(f"execute_sql takes one statement, got {len(parsed)}")
         return TableResult(self.executor.execute(parsed[0]))
 
-    def sql_query(self, query: str) -> "Table":
+    def sql_query(self, query: str) -> Table:
         parsed = statements.parse_script(query)
         if len(parsed) != 1 or parsed[0].kind != "query":
             raise SqlValidationError("sql_query takes one SELECT query")
@@ -85,14 +86,14 @@ class StreamTableEnvironment:
         return self.execute_sql(f"EXPLAIN {statement}").result.text
 
     # -- catalog ------------------------------------------------------------------------------
-    def create_temporary_view(self, name: str, table: "Table | DataStream", schema: str | None = None) -> None:
+    def create_temporary_view(self, name: str, table: Table | DataStream, schema: str | None = None) -> None:
         if isinstance(table, DataStream):
             table = self.from_data_stream(table, schema)
         view = ViewDef(name, table.stmt.ast.copy(), table.stmt.text, [Column(f.name, f.type) for f in table.plan.fields],
                        temporary=True)
         self.catalog.add(view)
 
-    def from_data_stream(self, stream: DataStream, schema: str | None = None) -> "Table":
+    def from_data_stream(self, stream: DataStream, schema: str | None = None) -> Table:
         """A Table of a DataStream's rows; ``schema`` (DDL) when the stream's columns cannot be told from its source."""
         from runtime.sql.streams import stream_columns
 
@@ -101,7 +102,7 @@ class StreamTableEnvironment:
         self.catalog.add(StreamTable(name, stream, columns, rowtime=stream.timestamp_column))
         return self.sql_query(f"SELECT * FROM `{name}`")
 
-    def from_path(self, path: str) -> "Table":
+    def from_path(self, path: str) -> Table:
         return self.sql_query(f"SELECT * FROM {path}")
 
     def create_temporary_function(self, name: str, fn: Callable, result_type: str = "STRING") -> None:
@@ -120,17 +121,17 @@ class StreamTableEnvironment:
         return self.catalog.drop(name, "VIEW", if_exists=True)
 
     # -- back to DataStreams ------------------------------------------------------------------
-    def to_data_stream(self, table: "Table") -> DataStream:
+    def to_data_stream(self, table: Table) -> DataStream:
         if table.plan.updating:
             raise SqlValidationError("to_data_stream takes an insert-only table; this one is updating "
                                      "(use to_changelog_stream)")
         return self._stream_of(table)
 
-    def to_changelog_stream(self, table: "Table") -> DataStream:
+    def to_changelog_stream(self, table: Table) -> DataStream:
         """The table's changelog as a DataStream: rows carry column ``__op`` (0 +I, 1 -U, 2 +U, 3 -D)."""
         return self._stream_of(table)
 
-    def _stream_of(self, table: "Table") -> DataStream:
+    def _stream_of(self, table: Table) -> DataStream:
         from runtime.sql.translator import Translator
 
         return Translator(self.env, self.executor.runtime_mode).translate(table.plan)

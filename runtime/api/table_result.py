@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import enum
-from typing import Any, Iterator
+from typing import Any
 
 from runtime.taskmanager.changelog import OP_COLUMN
 
@@ -74,7 +74,7 @@ class CloseableIterator:
         self._buffer: list[Row] = []
         self._closed = False
 
-    def __iter__(self) -> "CloseableIterator":
+    def __iter__(self) -> CloseableIterator:
         return self
 
     def __next__(self) -> Row:
@@ -91,7 +91,7 @@ class CloseableIterator:
         if self._job is not None and self._job.status() not in ("FINISHED", "FAILED", "CANCELED"):
             self._job.cancel()
 
-    def __enter__(self) -> "CloseableIterator":
+    def __enter__(self) -> CloseableIterator:
         return self
 
     def __exit__(self, *exc) -> None:

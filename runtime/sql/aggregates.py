@@ -46,13 +46,13 @@ def plan(converter, select: exp.Select, scope: Scope) -> tuple[Scope, list[exp.E
     else:
         source = scope
     pre, keys, specs = _pre_projection(converter, source, group_exprs, calls, windowed)
+    if not keys:  # a global aggregate: one key for all rows
+        pre.exprs.append(("__global", "0"))
+        pre.fields.append(Field("__global", "INT"))
+        keys = ["__global"]
     if windowed:
         node = _window_aggregate(converter, scope.node, pre, keys, specs)
     else:
-        if not keys:  # a global aggregate: one key for all rows
-            pre.exprs.append(("__global", "0"))
-            pre.fields.append(Field("__global", "INT"))
-            keys = ["__global"]
         fields = [Field(k, pre.type_of(k)) for k in keys] + [Field(a.name, a.type) for a in specs]
         node = GroupAggregate(fields, pre, keys, specs, emit_final=converter.batch)
     post = _post_scope(source, node, keys, windowed)

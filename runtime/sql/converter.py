@@ -60,7 +60,7 @@ class Converter:
             raise self.error(query, f"UNION ALL of {len(left.fields)} and {len(right.fields)} columns: "
                                     "both sides need the same number of columns")
         if right.names != left.names:  # the right side takes the left side's names, by position
-            right = Calc(list(left.fields), right, [(l, quoted(r)) for l, r in zip(left.names, right.names)])
+            right = Calc(list(left.fields), right, [(a, quoted(b)) for a, b in zip(left.names, right.names)])
         branches = [*(left.branches if isinstance(left, Union) else [left]),
                     *(right.branches if isinstance(right, Union) else [right])]
         return Union(list(left.fields), branches)
@@ -158,7 +158,10 @@ class Converter:
 
     def project(self, scope: Scope, projections: list[exp.Expr]) -> Scope:
         """The SELECT list as a Calc; names from aliases, columns, or Flink's EXPR$n."""
-        exprs, fields, entries, rowtime = [], [], [], None
+        exprs: list[tuple[str, str]] = []
+        fields: list[Field] = []
+        entries: list[Entry] = []
+        rowtime = None
         types = {f.name: f.type for f in scope.node.fields}
         for i, item in enumerate(projections):
             for name, expr in self._expand(scope, item, i):

@@ -38,10 +38,11 @@ class SqlExecutor:
         self.catalog = catalog
         self.env = env
         self.client_settings: dict[str, str] = {}
+        self.overrides: dict[str, str] = {}  # settings of one notebook cell (its magic's options), over SET's
 
     @property
     def runtime_mode(self) -> str:
-        return self.env.config.get("execution.runtime-mode", "streaming")
+        return self.overrides.get("execution.runtime-mode", self.env.config.get("execution.runtime-mode", "streaming"))
 
     @property
     def result_mode(self) -> str:
@@ -179,7 +180,7 @@ class SqlExecutor:
         from runtime.api.environment import StreamExecutionEnvironment
         from runtime.sql.translator import Translator
 
-        env = StreamExecutionEnvironment(self.env._client, dict(self.env.config))
+        env = StreamExecutionEnvironment(self.env._client, {**self.env.config, **self.overrides})
         env.restore_from = self.env.restore_from
         translator = Translator(env, self.runtime_mode)
         for sink in sinks:

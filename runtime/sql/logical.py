@@ -28,7 +28,7 @@ class Node:
         return next(f.type for f in self.fields if f.name == name)
 
     @property
-    def inputs(self) -> list["Node"]:
+    def inputs(self) -> list[Node]:
         return []
 
     @property

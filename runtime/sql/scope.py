@@ -27,13 +27,13 @@ class Scope:
         self.node = node
         self.entries = entries
         self.position = position  # Statement.position-like callable: offset -> (line, column)
-        self.ungrouped: "Scope | None" = None  # after GROUP BY: the scope before it, to tell why a column is gone
+        self.ungrouped: Scope | None = None  # after GROUP BY: the scope before it, to tell why a column is gone
 
     @classmethod
-    def of(cls, node: Node, qualifier: str | None, position=None) -> "Scope":
+    def of(cls, node: Node, qualifier: str | None, position=None) -> Scope:
         return cls(node, [Entry(qualifier, f, f) for f in node.names], position)
 
-    def merged(self, other: "Scope", node: Node, renames: dict[str, str]) -> "Scope":
+    def merged(self, other: Scope, node: Node, renames: dict[str, str]) -> Scope:
         """The scope of a join: both sides' entries, the right side's fields renamed as in ``renames``."""
         right = [Entry(e.qualifier, e.name, renames.get(e.field, e.field)) for e in other.entries]
         return Scope(node, self.entries + right, self.position)

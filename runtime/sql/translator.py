@@ -109,7 +109,8 @@ class Translator:
             stream = stream._then("with_columns", "Calc(count)", {"columns": {
                 counted[a.name]: f"CASE WHEN {quoted(a.column)} IS NULL THEN 0 ELSE 1 END"
                 for a in node.aggregates if a.name in counted}})
-        specs, udfs = [], {}
+        specs: list[dict] = []
+        udfs = {}
         for a in node.aggregates:
             if a.name in counted:
                 specs.append({"name": a.name, "fn": "sum", "column": counted[a.name]})
@@ -133,10 +134,8 @@ class Translator:
         if local:
             stream = stream.forward()._then("local_aggregate", "LocalGroupAggregate",
                                             {"keys": node.keys, "aggregates": aggs, "follows_input": True})
-        params = {"keys": node.keys, "aggregates": aggs, "preaggregated": local, "emit_final": node.emit_final,
-                  "agg_schema": _ddl([(a.name, a.type) for a in node.aggregates]) or "__none INT"}
-        if not node.aggregates:
-            params["agg_schema"] = None
+        params: dict = {"keys": node.keys, "aggregates": aggs, "preaggregated": local, "emit_final": node.emit_final,
+                        "agg_schema": _ddl([(a.name, a.type) for a in node.aggregates]) or None}
         out = stream._then("sql_group_aggregate", "GroupAggregate", params, partitioning="hash", keys=node.keys)
         out.timestamp_column = None
         return out

@@ -8,7 +8,8 @@ RowKind — through exchanges, collect and sinks. Applying the changelog in orde
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import pyarrow as pa
 

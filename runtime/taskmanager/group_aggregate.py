@@ -81,7 +81,8 @@ class GroupAggregateOperator:
     def __init__(self, params: dict, _udf=None):
         self.keys: list[str] = params["keys"]
         self.aggs: list[dict] = params["aggregates"]  # {name, fn, column, integral}
-        self.agg_schema = arrow_schema(params["agg_schema"]) if params.get("agg_schema") else pa.schema([])  # the aggregates' types; keys keep the input's
+        # the aggregates' types; the keys keep the input's
+        self.agg_schema = arrow_schema(params["agg_schema"]) if params.get("agg_schema") else pa.schema([])
         self.schema: pa.Schema | None = None
         self.preaggregated = bool(params.get("preaggregated"))
         self.emit_final = bool(params.get("emit_final"))

@@ -84,3 +84,14 @@ class ResultsTable:
         data = self.source.data
         names = list(data)
         return [dict(zip(names, values)) for values in zip(*(data[n] for n in names))] if names else []
+
+
+def replace_rows(results: ResultsTable, table: pa.Table) -> None:
+    """Show exactly ``table`` (its last ``max_rows`` rows): a materialised result redrawn in place."""
+    if results.schema is None or table.schema.names != results.schema.names:
+        results._reset(table.schema)
+    tail = table.slice(max(0, table.num_rows - results.max_rows))
+    results._tail = tail
+    results.rows_seen = table.num_rows
+    results.source.data = bokeh_columns(tail) if tail.num_rows else {n: [] for n in table.schema.names}
+    redraw(results.table)

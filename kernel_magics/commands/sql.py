@@ -1,0 +1,169 @@
+"""``%%flink sql``: a cell of Flink SQL statements, run in order on the connected cluster.
+
+DDL, SET/RESET, SHOW and DESCRIBE act on the kernel's catalog and settings (shared with ``%%flink``
+cells through ``t_env``); a query becomes a job whose results appear under the cell in the chosen
+result mode (``--result-mode table|changelog|tableau``, or ``SET 'sql-client.execution.result-mode'``);
+INSERT INTO and statement sets are submitted and shown with their live views. An error names the
+statement's line and column in the cell and stops the cell there.
+"""
+from __future__ import annotations
+
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import display
+
+from kernel_magics import api_hints
+from kernel_magics.commands import subcommand
+from kernel_magics.commands.jobs import CANCEL_WAIT_S, wait_terminal
+from kernel_magics.errors import FlinkError, cluster_error, one_line
+from runtime.errors import ClusterError, ConfigurationError
+from runtime.sql.errors import SqlError
+
+
+class SqlCellError(FlinkError):
+    """A statement of the cell that cannot run: where it is and what is wrong, one line."""
+
+
+@subcommand("sql")
+@magic_arguments(name="%%flink sql")
+@argument("--name", help="job name (default: the statement)")
+@argument("--parallelism", type=int, metavar="N", help="default parallelism of the jobs' operators")
+@argument("--checkpoint-interval", metavar="DURATION", help="checkpoint every DURATION, e.g. 5s")
+@argument("--mode", choices=["streaming", "batch"], help="execution mode (batch implies --wait)")
+@argument("--from-savepoint", metavar="PATH", help="start the jobs from this savepoint or retained checkpoint")
+@argument("--wait", action="store_true", help="block until each job ends; interrupting cancels it")
+@argument("--max-rows", type=int, default=100, metavar="N", help="rows the live results keep (default 100)")
+@argument("--result-mode", choices=["table", "changelog", "tableau"],
+          help="table (materialised, updated in place), changelog (+I/-U/+U/-D rows) or tableau (printed rows)")
+@argument("-o", dest="output", metavar="VAR", help="the last query's final table as a pandas DataFrame named VAR")
+@argument("--show-api", action="store_true", help="also print the equivalent REST call")
+def sql(session, line: str, cell: str | None = None):
+    """Run Flink SQL: %%flink sql [options], then statements separated by ';' (a cell magic)."""
+    args = parse_argstring(sql, line)
+    if cell is None or not cell.strip():
+        raise FlinkError("%%flink sql is a cell magic: put SQL statements in the cell below it")
+    if args.max_rows < 1:
+        raise FlinkError("--max-rows must be at least 1")
+    t_env = session_table_env(session)
+    executor = t_env.executor
+    executor.overrides = cell_overrides(args)
+    try:
+        run_statements(session, executor, args, cell)
+    finally:
+        executor.overrides = {}
+
+
+def shared_catalog(session):
+    """The kernel's catalog (Flink's in-memory catalog): %%flink sql cells and %%flink cells share it."""
+    from runtime.sql.catalog import Catalog
+
+    if getattr(session, "catalog", None) is None:
+        session.catalog = Catalog()
+    return session.catalog
+
+
+def session_table_env(session):
+    """The kernel's StreamTableEnvironment: one catalog and one set of settings for all its cells."""
+    from runtime.api.environment import StreamExecutionEnvironment
+    from runtime.api.table import StreamTableEnvironment
+
+    if getattr(session, "table_env", None) is None:
+        env = StreamExecutionEnvironment(session.client)
+        env.table_catalog = shared_catalog(session)
+        session.table_env = StreamTableEnvironment.create(env)
+    session.table_env.env._client = session.require_client()
+    return session.table_env
+
+
+def cell_overrides(args) -> dict[str, str]:
+    from runtime.api.environment import StreamExecutionEnvironment
+
+    env = StreamExecutionEnvironment()
+    try:
+        if args.parallelism is not None:
+            env.set_parallelism(args.parallelism)
+        if args.checkpoint_interval:
+            env.enable_checkpointing(args.checkpoint_interval)
+        if args.mode:
+            env.set_runtime_mode(args.mode)
+    except (ConfigurationError, ValueError) as err:
+        raise FlinkError(f"%%flink sql options: {err}") from None
+    return dict(env.config)
+
+
+def run_statements(session, executor, args, cell: str) -> None:
+    from runtime.sql import statements
+
+    try:
+        parsed = statements.parse_script(cell)
+    except SqlError as err:
+        raise SqlCellError(f"{type(err).__name__}: {err}") from None
+    if args.from_savepoint:
+        executor.env.restore_from = args.from_savepoint
+    try:
+        for stmt in parsed:
+            show_result(session, executor, args, stmt)
+    finally:
+        executor.env.restore_from = None
+
+
+def show_result(session, executor, args, stmt) -> None:
+    try:
+        result = executor.execute(stmt)
+    except SqlError as err:
+        raise SqlCellError(f"{type(err).__name__}: {err}") from None
+    except ClusterError as err:
+        raise cluster_error(err, "the statement's job was not accepted") from None
+    if result.kind == "ok":
+        print(result.text)
+    elif result.kind == "rows":
+        display(_frame(result.columns, result.rows))
+    elif result.kind == "explain":
+        print(result.text)
+    else:
+        show_job(session, executor, args, stmt, result)
+
+
+def show_job(session, executor, args, stmt, result) -> None:
+    from kernel_magics.widgets.job_view import JobView
+    from kernel_magics.widgets.sql_view import SqlJobView
+
+    job = session.client.job(result.job.job_id)
+    session.shell.user_ns["last_job"] = job
+    if args.show_api:
+        api_hints.show(session.client.url, session.token_file, "POST", "/jobs", {"job_graph": "<the statement's JobGraph>"})
+    name = args.name or " ".join(stmt.text.split())[:60]
+    if result.fields:
+        mode = args.result_mode or executor.result_mode
+        view = SqlJobView(session, job, name, args.max_rows, args.output, mode, result.columns, stmt.text)
+    else:
+        print(result.text)
+        view = JobView(session, job, name, args.max_rows)
+    session.show_job(view)
+    display(view)
+    wait = args.wait or executor.runtime_mode == "batch"
+    if wait:
+        _wait(session, view, job)
+
+
+def _wait(session, view, job) -> None:
+    try:
+        view.wait()
+    except KeyboardInterrupt as interrupt:
+        job.cancel()
+        state = wait_terminal(session.client, job.job_id, CANCEL_WAIT_S)
+        raise one_line(interrupt, f"KeyboardInterrupt: job {job.job_id} cancelled ({state})") from None
+    session.updater.flush()
+    view.raise_if_failed()
+
+
+def _frame(columns: list[str], rows: list[tuple]):
+    import pandas as pd
+
+    return pd.DataFrame([list(r) for r in rows], columns=columns)
+
+
+def help_text() -> str:
+    return sql.__doc__ or ""
+
+
+__all__ = ["sql", "parse_argstring"]

@@ -1,0 +1,106 @@
+"""SqlJobView: the live view of a SQL query in the three result modes of Flink's SQL client.
+
+``table`` shows the materialised result, updated in place (retractions applied); ``changelog`` appends
+every row with its kind in an ``op`` column (+I/-U/+U/-D); ``tableau`` appends rows to a bordered text
+table as the SQL client prints them. ``-o VAR`` is always the final materialised table. The rest (header,
+task/checkpoint/failover views, the reader thread) is JobView's.
+"""
+from __future__ import annotations
+
+import html
+
+import ipywidgets
+import pyarrow as pa
+
+from runtime.api.table_result import rows_of
+from runtime.sql.display import materialize, tableau
+from runtime.taskmanager.changelog import OP_COLUMN, SHORT
+from runtime.views.results import replace_rows
+
+from kernel_magics.widgets.job_view import LINGER_S, JobView
+
+MODES = ("table", "changelog", "tableau")
+
+
+class SqlJobView(JobView):
+    def __init__(self, session, job, name: str, max_rows: int, output_var: str | None, mode: str,
+                 columns: list[str], statement: str):
+        super().__init__(session, job, name, max_rows, None)
+        self.sql_output_var = output_var
+        self.mode = mode
+        self.columns = columns
+        self.statement = statement
+        self.changelog_rows: list = []
+        self.text = ipywidgets.HTML()
+        statement_html = f"<pre style='font-size:11px;margin:2px 0'>{html.escape(statement)}</pre>"
+        children = [self.header, ipywidgets.HTML(statement_html)]
+        children += [self.text] if mode == "tableau" else []
+        self.widget.children = children + [self.bokeh.widget]
+
+    def _queue(self, table: pa.Table) -> None:
+        with self._lock:
+            self.changelog_rows += rows_of(table)
+            self.rows_total += table.num_rows
+            self._pending.append(table)
+        self.session.updater.poke()
+
+    def materialized(self) -> list:
+        with self._lock:
+            rows = list(self.changelog_rows)
+        return materialize(rows)
+
+    def dataframe(self):
+        import pandas as pd
+
+        return pd.DataFrame([r.as_dict() for r in self.materialized()], columns=self.columns)
+
+    def _publish(self, force: bool = False) -> None:
+        """Rebind ``-o VAR`` to the materialised table so far (at most once a second while running)."""
+        import time
+
+        if not self.sql_output_var or not (force or time.monotonic() - self._published_at >= 1.0):
+            return
+        self._published_at = time.monotonic()
+        self.session.shell.user_ns[self.sql_output_var] = self.dataframe()
+
+    def refresh(self) -> bool:
+        """Updater thread: JobView's refresh, with the results drawn for the result mode."""
+        import time
+
+        self.bokeh.resync_if_needed()
+        self.views.refresh(self.session.model)
+        with self._lock:
+            pending, self._pending = self._pending, []
+        if pending:
+            self._redraw()
+        text = self._header_html()
+        if self.header.value != text:
+            self.header.value = text
+        return self._finished_at is None or time.monotonic() - self._finished_at < LINGER_S
+
+    def _redraw(self) -> None:
+        if self.mode == "table":
+            rows = self.materialized()
+            replace_rows(self.results, _arrow(self.columns, [tuple(r) for r in rows]))
+            return
+        with self._lock:
+            rows = self.changelog_rows[-self.results.max_rows:]
+        if self.mode == "changelog":
+            data = [(SHORT[r.get_row_kind().value], *r) for r in rows]
+            replace_rows(self.results, _arrow(["op", *self.columns], data))
+        else:
+            self.text.value = f"<pre style='font-size:12px'>{html.escape(tableau(self.columns, rows, changelog=True))}</pre>"
+
+    def rows_shown(self) -> list[dict]:
+        """What the results table shows now (for tests and for a reader of the notebook)."""
+        return self.results.rows()
+
+
+def _arrow(columns: list[str], rows: list[tuple]) -> pa.Table:
+    if not rows:
+        return pa.table({c: pa.array([], pa.string()) for c in columns})
+    values = list(zip(*rows))
+    return pa.table({c: pa.array(list(v)) for c, v in zip(columns, values)})
+
+
+__all__ = ["SqlJobView", "MODES", "OP_COLUMN"]
