@@ -114,7 +114,7 @@ def advance(state: Leadership, event: Event) -> tuple[Leadership, list[Action]]:
     if isinstance(event, LeaseConfirmed):
         if held == event.session:
             return Leadership(Role.LEADING, held), [StartServing(held, new=False)]
-        revoke = [StopServing(), RevokeJobs(held)] if held is not None else []
+        revoke: list[Action] = [StopServing(), RevokeJobs(held)] if held is not None else []
         return Leadership(Role.LEADING, event.session), [*revoke, StartServing(event.session, new=True),
                                                          RecoverJobs(event.session)]
     if isinstance(event, LeaseHeldByOther):

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from runtime.errors import ClusterError
 from runtime.config import ConfigError, Configuration
@@ -98,6 +98,7 @@ class HaServices(ABC):
     def watch_connection(self, listener: Callable[[ConnectionSuspended | Reconnected | SessionLost], None]) -> None:
         """Call ``listener`` (from any thread) when the store's connection is suspended, comes back with the
         session alive, or loses the session. Stores without a connection of their own never call it."""
+        return None
 
     def close(self) -> None:
         """Release connections; the default has none."""

@@ -27,6 +27,7 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (ConnectionLoss, NodeExistsError, NoNodeError, OperationTimeoutError,
                               SessionExpiredError)
 from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.retry import KazooRetry
 
 from runtime.ha.leadership import ConnectionSuspended, Reconnected, SessionLost
 from runtime.ha.services import HaServices, HaStoreUnavailable, LeaderInfo, LeadershipLost
@@ -51,7 +52,10 @@ class ZooKeeperHaServices(HaServices):
         self.root = root
         self.lease_duration = lease_duration
         self.call_timeout = max(lease_duration, 2.0)
-        self.zk = KazooClient(hosts=quorum, timeout=max(lease_duration, 2.0))
+        # Reconnect within a second of ZooKeeper coming back, however long it was away (kazoo's own
+        # backoff grows to an hour); the session timeout is the lease duration.
+        self.zk = KazooClient(hosts=quorum, timeout=max(lease_duration, 2.0),
+                              connection_retry=KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=1.0))
         self.zk.start(timeout=15)
         for sub in ("jobmanagers", "jobgraphs", "checkpoints"):
             self.zk.ensure_path(f"{root}/{sub}")

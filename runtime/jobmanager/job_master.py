@@ -333,17 +333,14 @@ class JobMaster:
                                      "did not confirm cancellation in time")
 
     def suspend(self, reason: str) -> None:
-        """This JobManager lost the leadership: stop acting for the job at once (no deployments,
-        checkpoints or HA writes) without ending it; the leader resumes it from the HA store."""
-        if self.status.is_globally_terminal or self.status == JobStatus.SUSPENDED:
-            return
-        self._set_status(JobStatus.SUSPENDED, reason)
-        self.checkpoints.stop()
-        self.checkpoints.abort_all(reason)
-        if self._run_task is not None:
-            self._run_task.cancel()
-        if not self._terminal.done():
-            self._terminal.set_result(JobStatus.SUSPENDED)
+        """Leadership lost: stop acting for the job at once (no deployments, checkpoints or HA writes)."""
+        if not (self.status.is_globally_terminal or self.status == JobStatus.SUSPENDED):
+            self._set_status(JobStatus.SUSPENDED, reason)
+            self.checkpoints.stop()
+            self.checkpoints.abort_all(reason)
+            for pending in (self._run_task, self._terminal):  # the schedule, and whoever awaits the end
+                if pending is not None:
+                    pending.cancel()
 
     def _finish(self, status: JobStatus, cause: str | None = None) -> None:
         if self.status.is_globally_terminal or self.status == JobStatus.SUSPENDED:

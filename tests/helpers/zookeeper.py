@@ -1,7 +1,9 @@
 """A standalone ZooKeeper server for tests: a free 127.0.0.1 port, a temp data dir, stopped after.
 
 ``pause()`` and ``resume()`` SIGSTOP and SIGCONT it: its clients' connections drop once their pings
-go unanswered, and their sessions expire if the pause outlasts the session timeout.
+go unanswered. Their sessions are not sure to expire however long the pause: on resume the server may
+take a reconnect before it expires the session. :class:`ConnectionCutter` cuts clients off while the
+server runs, so their sessions expire for certain.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 from dataclasses import dataclass
 
 from tests.helpers.clusters import wait_until
@@ -62,3 +65,68 @@ def zookeeper_server(directory):
     finally:
         proc.kill()
         proc.wait()
+
+
+class ConnectionCutter:
+    """A TCP proxy in front of ZooKeeper that can cut its clients off while the server keeps running,
+    so that their sessions expire on the server's clock (a paused server may revive them on resume).
+
+    ``cut()`` closes every proxied connection and refuses new ones until ``restore()``.
+    """
+
+    def __init__(self, upstream: str):
+        host, port = upstream.rsplit(":", 1)
+        self.upstream = (host, int(port))
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.quorum = f"127.0.0.1:{self.listener.getsockname()[1]}"
+        self.cutting = threading.Event()
+        self._lock = threading.Lock()
+        self._open: list[socket.socket] = []
+        threading.Thread(target=self._accept, name="zk-proxy", daemon=True).start()
+
+    def cut(self) -> None:
+        self.cutting.set()
+        with self._lock:
+            for sock in self._open:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                sock.close()
+            self._open.clear()
+
+    def restore(self) -> None:
+        self.cutting.clear()
+
+    def close(self) -> None:
+        self.cut()
+        self.listener.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            if self.cutting.is_set():
+                client.close()
+                continue
+            try:
+                server = socket.create_connection(self.upstream, timeout=5)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                self._open += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)

@@ -1,6 +1,7 @@
 """ZooKeeper HA against a real standalone ZooKeeper: fencing in-process; leader takeover between two
-JobManager processes that the TaskManagers follow; and ZooKeeper outages (the server paused with
-SIGSTOP) after which exactly one JobManager leads and serves and a running job ends exact."""
+JobManager processes that the TaskManagers follow; and ZooKeeper outages after which exactly one
+JobManager leads and serves and a running job ends exact: the server paused (SIGSTOP) until the leader's
+connection drops, and the cluster cut off from it past the session timeout (the sessions expire)."""
 from __future__ import annotations
 
 import time
@@ -14,8 +15,8 @@ from runtime.ha.services import LeadershipLost
 from runtime.ha.zookeeper import ZooKeeperHaServices
 from runtime.ids import JobId
 from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, wait_until
-from tests.helpers.ha import own_role, serving, with_standby
-from tests.helpers.zookeeper import zookeeper_server
+from tests.helpers.ha import own_role, raw_call, serving, with_standby
+from tests.helpers.zookeeper import ConnectionCutter, zookeeper_server
 from tests.integration.test_checkpoints import wait_for_new_checkpoint, window_rows
 
 LEASE_S = 2.0  # also the ZooKeeper session timeout
@@ -28,9 +29,17 @@ def zookeeper(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def zk_cluster(zookeeper, tmp_path_factory):
+def zk_link(zookeeper):
+    """The cluster's way to ZooKeeper, which a test can cut."""
+    link = ConnectionCutter(zookeeper.quorum)
+    yield link
+    link.close()
+
+
+@pytest.fixture(scope="module")
+def zk_cluster(zk_link, tmp_path_factory):
     config = {**FAST_FAILURE_CONFIG, "high-availability.type": "zookeeper", "spark.driver.memory": "512m",
-              "high-availability.zookeeper.quorum": zookeeper.quorum,
+              "high-availability.zookeeper.quorum": zk_link.quorum,
               "high-availability.lease-duration": f"{LEASE_S:g} s", "restart-strategy.fixed-delay.delay": "200 ms"}
     with LocalCluster(taskmanagers=1, slots=2, jobmanagers=2, config=config,
                       working_dir=str(tmp_path_factory.mktemp("zk-cluster"))) as cluster:
@@ -58,8 +67,9 @@ def test_a_closed_leader_session_hands_over_and_fences_its_writes(zookeeper):
         b.close()
 
 
-def leader_session(cluster) -> str:
-    return cluster.client.get("/jobmanagers")["leader"]["session-id"]
+def leader_session(cluster, leader: str) -> str:
+    """The leader session id as the leader itself reports it."""
+    return raw_call(leader, cluster.token, "GET", "/jobmanagers")[1]["leader"]["session-id"]
 
 
 def start_clicks(cluster, out, rows: int, event_rate: float):
@@ -86,31 +96,32 @@ def interrupt_connection(cluster, zookeeper, leader: str) -> None:
         zookeeper.resume()
 
 
-def expire_sessions(zookeeper) -> None:
-    """Pause ZooKeeper well past the session timeout: every client's session expires."""
-    zookeeper.pause()
+def expire_sessions(zk_link) -> None:
+    """Cut the cluster off from ZooKeeper well past the session timeout: every session expires."""
+    zk_link.cut()
     try:
         time.sleep(LEASE_S + 2.0)  # the length of the outage is the fault being injected
     finally:
-        zookeeper.resume()
+        zk_link.restore()
 
 
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("outage", ["connection", "session"])
 def test_after_a_zookeeper_outage_exactly_one_jobmanager_serves_and_the_job_ends_exact(
-        zk_cluster, zookeeper, spark, tmp_path, outage):
+        zk_cluster, zookeeper, zk_link, spark, tmp_path, outage):
     with_standby(zk_cluster)
     rows, event_rate = 50_000, 2_000.0
     job = start_clicks(zk_cluster, tmp_path / "out", rows, event_rate)
     wait_for_new_checkpoint(zk_cluster, job.job_id)
     assert job_state(zk_cluster.client, job.job_id) == "RUNNING"
-    leader, session = zk_cluster.leader_url(), leader_session(zk_cluster)
+    leader = zk_cluster.leader_url()
+    session = leader_session(zk_cluster, leader)
     assert serving(zk_cluster, f"/jobs/{job.job_id}") == [leader]
 
     if outage == "connection":
         interrupt_connection(zk_cluster, zookeeper, leader)
     else:
-        expire_sessions(zookeeper)
+        expire_sessions(zk_link)
     resumed_at = time.monotonic()
     now_serving = wait_until(lambda: (s := serving(zk_cluster, f"/jobs/{job.job_id}")) and len(s) == 1 and s, 20,
                              "exactly one JobManager to serve the job")
@@ -118,9 +129,9 @@ def test_after_a_zookeeper_outage_exactly_one_jobmanager_serves_and_the_job_ends
     roles = [own_role(zk_cluster, url) for url in zk_cluster.urls]
     assert roles.count("leader") == 1, roles
     if outage == "connection":  # confirmed: the same leader and session, nothing re-elected
-        assert now_serving == [leader] and leader_session(zk_cluster) == session
+        assert now_serving == [leader] and leader_session(zk_cluster, leader) == session
     else:  # the session expired with its leader znode: a leader elected anew
-        assert leader_session(zk_cluster) != session
+        assert leader_session(zk_cluster, now_serving[0]) != session
     print(f"{outage} outage: one JobManager serving {took:.1f} s after ZooKeeper resumed")
 
     assert job.wait(600) == "FINISHED"
