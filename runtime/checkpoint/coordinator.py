@@ -22,6 +22,8 @@ from runtime.checkpoint import storage
 from runtime.checkpoint.context import CheckpointContext
 from runtime.ids import ExecutionAttemptId
 from runtime.jobmanager.gateways import TaskManagerGone
+from runtime.jobmanager.snapshots import (CheckpointConfigSnapshot, CheckpointRecord, CheckpointStatsSnapshot,
+                                          RestoredCheckpoint)
 from runtime.messages import (AcknowledgeCheckpoint, DeclineCheckpoint, NotifyCheckpointAborted,
                               NotifyCheckpointComplete, TriggerCheckpoint)
 
@@ -116,10 +118,10 @@ class CheckpointCoordinator:
         self.initial: CompletedCheckpoint | None = None  # the savepoint/checkpoint the job was started from
         self.restored: CompletedCheckpoint | None = None  # the last one restored (start or failover)
         self.restored_at: float | None = None
-        self.history: list[dict] = []
+        self.history: list[CheckpointRecord] = []  # newest first
         self.counts = {"triggered": 0, "completed": 0, "failed": 0, "in_progress": 0, "restored": 0}
         self.consecutive_failures = 0
-        self.last_failure: dict | None = None
+        self.last_failure: CheckpointRecord | None = None
         self._last_end = 0.0
         self._loop_task: asyncio.Task | None = None
 
@@ -221,7 +223,8 @@ class CheckpointCoordinator:
         if not done.is_savepoint:
             self.completed.append(done)
             await self._drop_beyond_retained()
-        self._record(done.checkpoint_id, "COMPLETED", done.is_savepoint, pending.timestamp, done.duration_s, done.size)
+        self._record(done.checkpoint_id, "COMPLETED", done.is_savepoint, pending.timestamp, done.duration_s, done.size,
+                     path=done.directory)
         self.bus.publish(events.CheckpointCompleted(self.job.job_id, done.checkpoint_id, done.is_savepoint,
                                                     done.duration_s, done.size, done.directory))
         for attempt in pending.expected:
@@ -249,9 +252,9 @@ class CheckpointCoordinator:
         pending.timer.cancel()
         self._last_end = time.time()
         self.counts["failed"] += 1
-        self.last_failure = {"id": checkpoint_id, "failure_timestamp": int(time.time() * 1000), "failure_message": reason}
-        self._record(checkpoint_id, "FAILED", pending.is_savepoint, pending.timestamp,
-                     time.time() - pending.timestamp, sum(a.size for a in pending.acks.values()), reason)
+        self.last_failure = self._record(checkpoint_id, "FAILED", pending.is_savepoint, pending.timestamp,
+                                         time.time() - pending.timestamp, sum(a.size for a in pending.acks.values()),
+                                         reason, len(pending.acks))
         self.bus.publish(events.CheckpointFailed(self.job.job_id, checkpoint_id, pending.is_savepoint, reason))
         for attempt in pending.expected:
             aborted = NotifyCheckpointAborted(self.job.job_id, attempt, checkpoint_id)
@@ -330,54 +333,28 @@ class CheckpointCoordinator:
         self.counts["restored"] += 1
         self.bus.publish(events.CheckpointRestored(self.job.job_id, checkpoint.checkpoint_id, checkpoint.directory))
 
-    # -- views (Flink's /jobs/<id>/checkpoints shapes) ----------------------------------------
-    def _record(self, checkpoint_id, status, is_savepoint, started, duration_s, size, reason=None) -> None:
-        entry = {"id": checkpoint_id, "status": status, "is_savepoint": is_savepoint,
-                 "trigger_timestamp": int(started * 1000), "latest_ack_timestamp": int(time.time() * 1000),
-                 "end_to_end_duration": int(duration_s * 1000), "state_size": size, "checkpointed_size": size,
-                 "num_subtasks": len(self.job.all_attempts()), "failure_message": reason}
+    # -- snapshots (the REST layer shows them in Flink's shapes) -------------------------------
+    def _record(self, checkpoint_id, status, is_savepoint, started, duration_s, size, reason=None,
+                acknowledged=None, path=None) -> CheckpointRecord:
+        subtasks = len(self.job.all_attempts())
+        entry = CheckpointRecord(checkpoint_id, status, is_savepoint, started, time.time(), duration_s, size, subtasks,
+                                 subtasks if acknowledged is None else acknowledged, reason, path)
         self.history.insert(0, entry)
         del self.history[HISTORY:]
+        return entry
 
-    def stats(self) -> dict:
-        done = [h for h in self.history if h["status"] == "COMPLETED"]
-        latest_completed = next((h for h in self.history if h["status"] == "COMPLETED"), None)
-        latest_savepoint = next((h for h in done if h["is_savepoint"]), None)
-        return {
-            "counts": {**self.counts, "in_progress": len(self.pending), "total": self.counts["triggered"]},
-            "summary": {"end_to_end_duration": _summary([h["end_to_end_duration"] for h in done]),
-                        "state_size": _summary([h["state_size"] for h in done]),
-                        "checkpointed_size": _summary([h["checkpointed_size"] for h in done])},
-            "latest": {"completed": {**latest_completed, "external_path": self._path_of(latest_completed["id"])}
-                       if latest_completed else None,
-                       "savepoint": latest_savepoint, "failed": self.last_failure,
-                       "restored": {"id": self.restored.checkpoint_id, "external_path": self.restored.directory,
-                                    "is_savepoint": self.restored.is_savepoint,
-                                    "restore_timestamp": int(self.restored_at * 1000)} if self.restored else None},
-            "history": self.history,
-        }
+    def stats(self) -> CheckpointStatsSnapshot:
+        restored = self.restored
+        return CheckpointStatsSnapshot(
+            self.counts["triggered"], self.counts["completed"], self.counts["failed"], len(self.pending),
+            self.counts["restored"], tuple(self.history),
+            RestoredCheckpoint(restored.checkpoint_id, restored.directory, restored.is_savepoint,
+                               self.restored_at or 0.0) if restored else None,
+            self.last_failure, {c.checkpoint_id: c.directory for c in self.completed})
 
-    def _path_of(self, checkpoint_id: int) -> str | None:
-        for c in self.completed:
-            if c.checkpoint_id == checkpoint_id:
-                return c.directory
-        return None
-
-    def config_view(self) -> dict:
-        return {"mode": "exactly_once", "interval": int(self.interval * 1000) if self.periodic else 0x7FFFFFFFFFFFFFFF,
-                "timeout": int(self.timeout * 1000), "min_pause": int(self.min_pause * 1000),
-                "max_concurrent": self.max_concurrent, "tolerable_failed_checkpoints": self.tolerable,
-                "checkpoint_storage": self.base, "savepoints_dir": self.savepoint_base,
-                "externalization": {"enabled": True, "delete_on_cancellation": False},
-                "state_backend": "KeyGroupedArrowStateBackend", "unaligned_checkpoints": False}
-
-
-def _summary(values: list[int]) -> dict:
-    if not values:
-        return {"min": 0, "max": 0, "avg": 0, "p50": 0, "p99": 0}
-    ordered = sorted(values)
-    pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))]  # noqa: E731
-    return {"min": ordered[0], "max": ordered[-1], "avg": sum(ordered) // len(ordered), "p50": pick(0.5), "p99": pick(0.99)}
+    def config(self) -> CheckpointConfigSnapshot:
+        return CheckpointConfigSnapshot(self.interval if self.periodic else 0.0, self.timeout, self.min_pause,
+                                        self.max_concurrent, self.tolerable, self.base, self.savepoint_base)
 
 
 def _remove_quietly(directory: str) -> None:

@@ -1,36 +1,35 @@
 """Dispatcher: accepts jobs, gives each its own JobMaster, and answers for the cluster as a whole.
 
-The REST layer (runtime.jobmanager.rest) talks to this class only; it never reaches into a JobMaster's
-execution graph itself. Runs on the JobManager's loop.
+The REST layer (runtime.jobmanager.rest) talks to this class only, through its DispatcherGateway
+(runtime.jobmanager.gateways): everything it answers is a typed snapshot, never a JobMaster or the
+ResourceManager's tables. Runs on the JobManager's loop.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from runtime import events
+from runtime.checkpoint import storage
 from runtime.checkpoint.coordinator import load_checkpoint
 from runtime.codec import WireError, from_plain
 from runtime.config import ConfigError, Configuration
 from runtime.connectors.base import ConnectorError
 from runtime.errors import CheckpointError, SubmissionError
 from runtime.ha.services import HaServices, LeadershipLost, NoHaServices
-from runtime.ids import JobId, LeaderSessionId
+from runtime.ids import JobId, LeaderSessionId, TriggerId
 from runtime.jobgraph import JobGraph, JobGraphError
+from runtime.jobmanager.gateways import OperationRefused, UnknownJob, UnknownTaskManager
 from runtime.jobmanager.job_master import JobMaster
+from runtime.jobmanager.operations import OperationCache
+from runtime.jobmanager.push import SourceRefused
 from runtime.jobmanager.resource_manager import ResourceManager
+from runtime.jobmanager.snapshots import (CheckpointConfigSnapshot, CheckpointStatsSnapshot, ClusterOverview,
+                                          FailureRecord, JobSnapshot, JobSummary, OperationStatus, PushAccepted,
+                                          PushSourceSnapshot, ResultsPage, TaskManagerSnapshot)
 from runtime.states import JobStatus
-from runtime.version import version
 
 log = logging.getLogger(__name__)
-
-
-class UnknownJob(KeyError):
-    def __init__(self, job_id: str):
-        super().__init__(job_id)
-        self.job_id = job_id
-
-    def __str__(self) -> str:
-        return f"Job {self.job_id} not found"
 
 
 class Dispatcher:
@@ -43,6 +42,7 @@ class Dispatcher:
         self.ha = ha or NoHaServices()
         self.leader_session_id: LeaderSessionId | None = None  # set by the JobManager while it leads
         self.jobs: dict[JobId, JobMaster] = {}
+        self.disposals = OperationCache()
         rm.on_task_manager_lost(self._task_manager_lost)
 
     # -- submission and control ---------------------------------------------------------------
@@ -147,35 +147,105 @@ class Dispatcher:
             if not master.status.is_globally_terminal:
                 await master.cancel()
 
-    # -- views --------------------------------------------------------------------------------
-    def overview(self) -> dict:
-        counts = {s: 0 for s in JobStatus}
-        for master in self.jobs.values():
-            counts[master.status] += 1
-        running = len(self.jobs) - counts[JobStatus.FINISHED] - counts[JobStatus.CANCELED] - counts[JobStatus.FAILED]
-        return {
-            "taskmanagers": len(self.rm.task_managers),
-            "slots-total": self.rm.total_slots,
-            "slots-available": self.rm.free_slot_count,
-            "jobs-running": running,
-            "jobs-finished": counts[JobStatus.FINISHED],
-            "jobs-cancelled": counts[JobStatus.CANCELED],
-            "jobs-failed": counts[JobStatus.FAILED],
-            "flink-version": version(),
-            "flinkbench-version": version(),
-        }
+    # -- RestfulGateway: what the REST layer may ask -------------------------------------------
+    def cluster_overview(self) -> ClusterOverview:
+        states = [m.status for m in self.jobs.values()]
+        running = sum(1 for s in states if not s.is_globally_terminal)
+        tms = self.rm.snapshots()
+        live = [tm for tm in tms if tm.lost_reason is None]
+        return ClusterOverview(len(live), sum(tm.slots_number for tm in live), sum(tm.free_slots for tm in live),
+                               running, states.count(JobStatus.FINISHED), states.count(JobStatus.CANCELED),
+                               states.count(JobStatus.FAILED))
 
-    def jobs_overview(self) -> list[dict]:
-        return [m.overview() for m in self.jobs.values()]
+    def list_jobs(self) -> list[JobSummary]:
+        return [m.summary() for m in self.jobs.values()]
 
-    def taskmanagers(self) -> list[dict]:
-        live = [self.rm.describe(r) for r in self.rm.task_managers.values()]
-        return live + [self.rm.describe_lost(info) for info in self.rm.lost.values()]
+    def request_job(self, job_id: str) -> JobSnapshot:
+        return self.job(job_id).snapshot()
 
-    def taskmanager(self, tm_id: str) -> dict:
-        record = self.rm.task_managers.get(tm_id)  # type: ignore[call-overload]
-        if record is not None:
-            return self.rm.describe(record)
-        if tm_id in self.rm.lost:
-            return self.rm.describe_lost(self.rm.lost[tm_id])  # type: ignore[index]
-        raise KeyError(tm_id)
+    def job_status(self, job_id: str) -> JobStatus:
+        return self.job(job_id).status
+
+    def job_exceptions(self, job_id: str) -> list[FailureRecord]:
+        return list(self.job(job_id).exceptions)
+
+    def checkpoint_stats(self, job_id: str) -> CheckpointStatsSnapshot:
+        return self.job(job_id).checkpoints.stats()
+
+    def checkpoint_config(self, job_id: str) -> CheckpointConfigSnapshot:
+        return self.job(job_id).checkpoints.config()
+
+    def task_managers(self) -> list[TaskManagerSnapshot]:
+        return self.rm.snapshots()
+
+    def task_manager(self, tm_id: str) -> TaskManagerSnapshot:
+        found = self.rm.snapshot(tm_id)
+        if found is None:
+            raise UnknownTaskManager(tm_id)
+        return found
+
+    def cancel_job(self, job_id: str) -> None:
+        """Start cancelling; the job reaches CANCELED on its own (poll its status)."""
+        asyncio.get_running_loop().create_task(self.job(job_id).cancel())
+
+    def trigger_savepoint(self, job_id: str, target: str | None, cancel_job: bool) -> TriggerId:
+        return self._running(job_id, "savepoints").trigger_savepoint(target, stop=cancel_job)
+
+    def stop_with_savepoint(self, job_id: str, target: str | None, drain: bool) -> TriggerId:
+        return self._running(job_id, "stop-with-savepoint").trigger_savepoint(target, stop=True, drain=drain)
+
+    def savepoint_status(self, job_id: str, trigger_id: str) -> OperationStatus | None:
+        return self.job(job_id).savepoint_operations.status(trigger_id)
+
+    def trigger_checkpoint(self, job_id: str) -> TriggerId:
+        return self._running(job_id, "checkpoints").trigger_checkpoint()
+
+    def checkpoint_status(self, job_id: str, trigger_id: str) -> OperationStatus | None:
+        return self.job(job_id).checkpoint_operations.status(trigger_id)
+
+    def dispose_savepoint(self, path: str) -> TriggerId:
+        """Delete a savepoint (or retained checkpoint) directory, after checking that it is one."""
+        def dispose() -> None:
+            load_checkpoint(path)  # raises unless the directory holds _metadata
+            storage.remove(storage.normalise(path))
+        return self.disposals.track(asyncio.get_running_loop().run_in_executor(None, dispose), lambda _: None)
+
+    def disposal_status(self, trigger_id: str) -> OperationStatus | None:
+        return self.disposals.status(trigger_id)
+
+    def job_results(self, job_id: str, offset: int, limit: int) -> ResultsPage:
+        master = self.job(job_id)
+        buffer = master.results
+        table, next_offset = buffer.read(offset, limit)
+        done = master.status.is_globally_terminal and next_offset >= buffer.total_rows
+        return ResultsPage(offset, next_offset, buffer.total_rows, buffer.dropped_rows, done, master.status,
+                           table, buffer.schema)
+
+    def push_sources(self, job_id: str) -> list[PushSourceSnapshot]:
+        return self.job(job_id).push_sources.snapshots()
+
+    def push_rows(self, job_id: str, source: str, rows) -> PushAccepted:
+        """Append rows to a push source, all or none (PushError names what does not fit)."""
+        master = self.job(job_id)
+        log = master.push_sources.find(source)
+        if master.status.is_globally_terminal:
+            raise OperationRefused(f"job {job_id} is {master.status.value}: its sources take no more rows")
+        try:
+            first, end = log.append(rows)
+        except SourceRefused as err:
+            raise OperationRefused(str(err)) from None
+        return PushAccepted(log.snapshot(), first, end)
+
+    def close_push_source(self, job_id: str, source: str) -> PushSourceSnapshot:
+        log = self.job(job_id).push_sources.find(source)
+        log.close()
+        return log.snapshot()
+
+    def subscribe_events(self):
+        return self.bus.subscribe()
+
+    def _running(self, job_id: str, what: str) -> JobMaster:
+        master = self.job(job_id)
+        if master.status != JobStatus.RUNNING:
+            raise OperationRefused(f"job {job_id} is {master.status.value}; {what} need a RUNNING job")
+        return master

@@ -23,6 +23,7 @@ HISTORY = 2_000
 class Subscription:
     def __init__(self, bus: EventBus):
         self._bus = bus
+        self.seq = bus.seq  # the last event published before this subscription: it sees every later one
         self.queue: asyncio.Queue[dict | None] = asyncio.Queue(SUBSCRIBER_QUEUE)
 
     async def next(self) -> dict | None:
@@ -57,6 +58,10 @@ class EventBus:
         for listener in self._listeners:
             listener(record)
         return record
+
+    @property
+    def seq(self) -> int:
+        return self._seq
 
     def subscribe(self) -> Subscription:
         sub = Subscription(self)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from runtime.ids import AllocationId, ExecutionAttemptId, JobVertexId, TaskManagerId
 from runtime.jobgraph import EdgeSpec, JobGraph, OperatorSpec
 from runtime.jobmanager.gateways import AllocatedSlot
+from runtime.jobmanager.snapshots import PlanInput, PlanNode
+from runtime.messages import TaskMetrics
 from runtime.states import ExecutionState, advance
 
 
@@ -26,7 +28,7 @@ class Execution:
     slot: AllocatedSlot | None = None
     error: str | None = None
     state_times: dict[str, float] = field(default_factory=dict)
-    metrics: dict = field(default_factory=dict)
+    metrics: TaskMetrics | None = None  # the latest the TaskManager reported
 
     @property
     def tm_id(self) -> TaskManagerId | None:
@@ -179,17 +181,11 @@ class ExecutionGraph:
     def all_in(self, *states: ExecutionState) -> bool:
         return all(ex.state in states for _, ex in self.executions())
 
-    def plan(self) -> dict:
-        """Flink's ``plan`` field: one node per task with its inputs and ship strategy."""
-        nodes = []
-        for v in self.vertices:
-            nodes.append({
-                "id": v.id, "description": v.name, "parallelism": v.parallelism,
-                "operators": [{"id": op.id, "name": op.name, "kind": op.kind} for op in v.operators],
-                "inputs": [{"id": self.op_to_vertex[e.source], "ship_strategy": e.partitioning.upper(),
-                            "keys": e.keys} for e in v.inputs],
-            })
-        return {"jid": None, "name": self.job_graph.name, "nodes": nodes}
+    def plan(self) -> tuple[PlanNode, ...]:
+        """The dataflow plan: one node per task with its operators, inputs and ship strategy."""
+        return tuple(PlanNode(v.id, v.name, v.parallelism, tuple((op.id, op.name, op.kind) for op in v.operators),
+                              tuple(PlanInput(self.op_to_vertex[e.source], e.partitioning.upper(), tuple(e.keys))
+                                    for e in v.inputs)) for v in self.vertices)
 
     def explain(self) -> str:
         lines = [f"ExecutionGraph of '{self.job_graph.name}': {len(self.vertices)} tasks, "

@@ -57,6 +57,8 @@ class OperationRefused(ClusterError, ValueError):
 
 
 class EventSubscription(Protocol):
+    seq: int  # the last event before the subscription began
+
     async def next(self) -> dict | None: ...
 
     def close(self) -> None: ...

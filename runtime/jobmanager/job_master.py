@@ -19,10 +19,12 @@ from runtime.ids import ExecutionAttemptId, JobId, JobVertexId, TaskManagerId, T
 from runtime.jobgraph import JobGraph
 from runtime.jobmanager.collect import CollectBuffer
 from runtime.jobmanager.execution_graph import Execution, ExecutionGraph, ExecutionJobVertex
+from runtime.jobmanager.operations import OperationCache
 from runtime.jobmanager.push import PushLogs
 from runtime.jobmanager.gateways import AllocatedSlot, ResourceManagerGateway, TaskExecutorGateway, TaskManagerGone
 from runtime.jobmanager.resource_manager import NoResourceAvailable
 from runtime.jobmanager.restart import restart_strategy
+from runtime.jobmanager.snapshots import FailureRecord, JobSnapshot, JobSummary, SubtaskSnapshot, VertexSnapshot
 from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, FetchPushedRows,
                               InputGateDescriptor, OutputDescriptor, ProducerLocation, PushedRows,
                               TaskDeploymentDescriptor, TaskMetrics, TaskStateChanged)
@@ -55,7 +57,7 @@ class JobMaster:
         self.eg = ExecutionGraph(graph)
         self.restart_strategy = restart_strategy(conf)
         self.restarts = 0
-        self.exceptions: list[dict] = []
+        self.exceptions: list[FailureRecord] = []  # newest first
         self.results = CollectBuffer(persist_dir=ha.results_dir if ha is not None else None)
         self.push_sources = PushLogs(graph)  # rows clients push while the job runs
         self.slots: list[AllocatedSlot] = []
@@ -64,7 +66,8 @@ class JobMaster:
         self._run_task: asyncio.Task | None = None
         self.checkpoints = CheckpointCoordinator(self, conf, bus, self._checkpoints_failing,
                                                  ha.publish_checkpoint if ha is not None else None, working_dir)
-        self.savepoint_operations: dict[TriggerId, dict] = {}
+        self.savepoint_operations = OperationCache()
+        self.checkpoint_operations = OperationCache()
         if restore is not None:
             self.checkpoints.start_from(restore)
 
@@ -174,7 +177,7 @@ class JobMaster:
         vertex, execution = self.eg.find(msg.attempt_id)
         if execution is None:
             return
-        execution.metrics = {k: v for k, v in msg.__dict__.items() if k not in ("job_id", "attempt_id")}
+        execution.metrics = msg
         self.bus.publish(events.TaskMetricsReported(self.job_id, vertex.id, vertex.name,
                                                     self._subtask_of(vertex, execution), msg))
 
@@ -221,35 +224,23 @@ class JobMaster:
         _, execution = self.eg.find(attempt_id)
         return execution.slot.gateway if execution is not None and execution.slot is not None else None
 
-    # -- savepoints ---------------------------------------------------------------------------
-    def trigger_savepoint(self, target: str | None, stop: bool) -> TriggerId:
-        """Start a savepoint (and, with ``stop``, end the job after it); poll the trigger id for the outcome."""
-        trigger_id = TriggerId.new()
+    # -- savepoints and manual checkpoints -----------------------------------------------------
+    def trigger_savepoint(self, target: str | None, stop: bool, drain: bool = False) -> TriggerId:
+        """Start a savepoint (and, with ``stop``, end the job after it; with ``drain``, fire every window
+        first); poll the trigger id for its location."""
         try:
             future = self.checkpoints.trigger(is_savepoint=True, target=target, stop=stop)
         except CheckpointFailure as err:
-            self.savepoint_operations[trigger_id] = {"status": "COMPLETED", "failure": str(err)}
-            return trigger_id
-        self.savepoint_operations[trigger_id] = {"status": "IN_PROGRESS"}
+            return self.savepoint_operations.failed(str(err))
+        return self.savepoint_operations.track(future, lambda done: done.directory)
 
-        def settled(fut: asyncio.Future) -> None:
-            if fut.exception() is not None:
-                self.savepoint_operations[trigger_id] = {"status": "COMPLETED", "failure": str(fut.exception())}
-            else:
-                self.savepoint_operations[trigger_id] = {"status": "COMPLETED", "location": fut.result().directory}
-        future.add_done_callback(settled)
-        return trigger_id
-
-    def savepoint_status(self, trigger_id: str) -> dict | None:
-        op = self.savepoint_operations.get(trigger_id)  # type: ignore[call-overload]
-        if op is None:
-            return None
-        if op["status"] == "IN_PROGRESS":
-            return {"status": {"id": "IN_PROGRESS"}}
-        if "failure" in op:
-            return {"status": {"id": "COMPLETED"}, "operation": {"failure-cause": {
-                "class": "CheckpointException", "stack-trace": op["failure"], "serialized-throwable": None}}}
-        return {"status": {"id": "COMPLETED"}, "operation": {"location": op["location"]}}
+    def trigger_checkpoint(self) -> TriggerId:
+        """A checkpoint now, besides the periodic ones; poll the trigger id for its checkpoint id."""
+        try:
+            future = self.checkpoints.trigger(is_savepoint=False)
+        except CheckpointFailure as err:
+            return self.checkpoint_operations.failed(str(err))
+        return self.checkpoint_operations.track(future, lambda done: done.checkpoint_id)
 
     # -- failures, restarts, cancel -----------------------------------------------------------
     def _task_failed(self, vertex: ExecutionJobVertex, execution: Execution, error: str) -> None:
@@ -386,67 +377,32 @@ class JobMaster:
         self._changed.set()
 
     def _record_exception(self, error: str, name: str, vertex, execution) -> None:
-        entry = {
-            "exceptionName": name, "stacktrace": error, "timestamp": int(time.time() * 1000),
-            "taskName": f"{vertex.name} ({self._subtask_of(vertex, execution) + 1}/{vertex.parallelism})" if vertex else None,
-            "endpoint": execution.host if execution else None,
-            "taskManagerId": execution.tm_id if execution else None,
-            "attempt": self.eg.attempt,
-        }
+        task = f"{vertex.name} ({self._subtask_of(vertex, execution) + 1}/{vertex.parallelism})" if vertex else None
+        entry = FailureRecord(name, error, time.time(), task, execution.host if execution else None,
+                              execution.tm_id if execution else None, self.eg.attempt)
         self.exceptions.insert(0, entry)
         del self.exceptions[MAX_EXCEPTIONS:]
 
-    # -- views (Flink's REST shapes) ----------------------------------------------------------
-    def duration_ms(self) -> int:
-        return int(((self.end_time or time.time()) - self.start_time) * 1000)
-
-    def task_counts(self) -> dict[str, int]:
-        counts = {s.value: 0 for s in ExecutionState}
+    # -- snapshots (the REST layer shows them in Flink's shapes) -------------------------------
+    def summary(self) -> JobSummary:
+        counts = {s: 0 for s in ExecutionState}
         for _, ex in self.eg.executions():
-            counts[ex.state.value] += 1
-        return counts
+            counts[ex.state] += 1
+        out_rate = sum(ex.metrics.records_out_per_s for v, ex in self.eg.executions() if not v.outputs and ex.metrics)
+        return JobSummary(self.job_id, self.name, self.status, self.start_time, self.end_time,
+                          max(self.status_times.values()), self.eg.max_parallelism, self.restarts, counts, out_rate,
+                          self.conf.get("execution.runtime-mode") == "batch")
 
-    def overview(self) -> dict:
-        out_rate = sum(ex.metrics.get("records_out_per_s", 0.0) for v, ex in self.eg.executions()
-                       if not v.outputs)
-        return {
-            "jid": self.job_id, "name": self.name, "state": self.status.value,
-            "start-time": int(self.start_time * 1000),
-            "end-time": int(self.end_time * 1000) if self.end_time else -1,
-            "duration": self.duration_ms(), "last-modification": int(max(self.status_times.values()) * 1000),
-            "parallelism": self.eg.max_parallelism, "tasks": self.task_counts(), "restarts": self.restarts,
-            "records-out-per-s": out_rate,
-        }
-
-    def details(self) -> dict:
-        vertices = []
-        for v in self.eg.vertices:
-            subtasks = []
-            for sub in v.subtasks:
-                ex = sub.current
-                subtasks.append({
-                    "subtask": sub.subtask_index, "status": ex.state.value, "attempt": ex.attempt_number,
-                    "attempt-id": ex.attempt_id, "taskmanager-id": ex.tm_id, "host": ex.host,
-                    "slot": ex.slot_index, "start-time": int(ex.state_times.get("DEPLOYING", 0) * 1000),
-                    "metrics": ex.metrics, "failure-cause": ex.error,
-                })
-            vertices.append({"id": v.id, "name": v.name, "parallelism": v.parallelism,
-                             "status": v.status().value, "operators": [op.name for op in v.operators],
-                             "tasks": {s.value: sum(1 for x in v.subtasks if x.current.state == s)
-                                       for s in ExecutionState},
-                             "subtasks": subtasks})
-        plan = self.eg.plan()
-        plan["jid"] = self.job_id
-        return {**self.overview(), "isStoppable": self.checkpoints is not None, "now": int(time.time() * 1000),
-                "timestamps": {k: int(t * 1000) for k, t in self.status_times.items()},
-                "vertices": vertices, "plan": plan, "status-counts": self.task_counts()}
-
-    def exceptions_view(self) -> dict:
-        root = self.exceptions[0] if self.exceptions else None
-        return {"root-exception": root["stacktrace"] if root else None,
-                "timestamp": root["timestamp"] if root else None,
-                "all-exceptions": self.exceptions, "truncated": False,
-                "exceptionHistory": {"entries": self.exceptions, "truncated": False}}
+    def snapshot(self) -> JobSnapshot:
+        vertices = tuple(VertexSnapshot(
+            v.id, v.name, v.parallelism, self.max_parallelism, v.status(), tuple(op.name for op in v.operators),
+            tuple(SubtaskSnapshot(sub.subtask_index, sub.current.state, sub.current.attempt_number,
+                                  sub.current.attempt_id, sub.current.tm_id, sub.current.host, sub.current.slot_index,
+                                  {ExecutionState(k): t for k, t in sub.current.state_times.items()},
+                                  sub.current.metrics, sub.current.error) for sub in v.subtasks))
+            for v in self.eg.vertices)
+        return JobSnapshot(self.summary(), {JobStatus(k): t for k, t in self.status_times.items()}, vertices,
+                           self.eg.plan(), self.max_parallelism, self.checkpoints is not None)
 
 
 def _exception_name(error: str) -> str:

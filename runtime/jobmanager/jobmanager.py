@@ -29,15 +29,19 @@ from runtime import events
 from runtime.config import Configuration
 from runtime.ha.services import LeaderInfo, ha_services
 from runtime.ids import LeaderSessionId
+from runtime.jobmanager import rest
+from runtime.jobmanager.control import ControlSocket
 from runtime.jobmanager.dashboard import Dashboard
 from runtime.jobmanager.dispatcher import Dispatcher
 from runtime.jobmanager.event_bus import EventBus
 from runtime.jobmanager.leader_election import LeaderElection
 from runtime.jobmanager.resource_manager import ResourceManager
-from runtime.jobmanager.rest import routes
 from runtime.security import check_bind, new_token, read_token_file, write_token_file
 
 log = logging.getLogger(__name__)
+
+EXIT_LEADERSHIP_LOST = 3
+UNLIMITED_BODY = 1 << 62
 
 
 def working_dir(conf: Configuration) -> str:
@@ -82,8 +86,11 @@ class JobManager:
         sockets = tornado.netutil.bind_sockets(self.conf.get("rest.port"), address)
         self.port = sockets[0].getsockname()[1]
         self.dashboard = Dashboard(self)
-        app = self.dashboard.application(routes(self), self.port)
-        self.server = tornado.httpserver.HTTPServer(app, max_body_size=self.conf.get("rest.server.max-content-length"))
+        control = [(r"/control$", ControlSocket, {"jm": self})]
+        app = self.dashboard.application(rest.rules(rest.RestContext(self.dispatcher, self, self.conf)) + control,
+                                         self.port)
+        front = rest.gate(app, self.token, self.conf.get("rest.server.max-content-length"), ("/control",))
+        self.server = tornado.httpserver.HTTPServer(front, max_body_size=UNLIMITED_BODY)  # the gate limits bodies
         self.server.add_sockets(sockets)
         self.rm.start()
         log.info("JobManager listening at %s", self.url)
@@ -157,6 +164,10 @@ class JobManager:
             return "leader"
         return "suspended" if self.election.state.session is not None else "standby"
 
+    def leader_address(self) -> str | None:
+        leader = self.known_leader()
+        return leader.address if leader else None
+
     def not_leader_message(self) -> str:
         leader = self.known_leader()
         where = f"the leader is at {leader.address}" if leader else "no leader is elected yet; retry shortly"
@@ -166,9 +177,7 @@ class JobManager:
 
     def snapshot(self) -> dict:
         """First message on the event stream: the whole cluster as REST would show it now."""
-        return {"type": "ClusterSnapshot", "seq": self.bus.history[-1]["seq"] if self.bus.history else 0,
-                "ts": time.time(), **self.dispatcher.overview(), **self.leadership_view(),
-                "taskmanagers": self.dispatcher.taskmanagers(), "jobs": self.dispatcher.jobs_overview()}
+        return rest.cluster_snapshot(self.dispatcher, self, self.bus.seq)
 
 
 def write_ready_file(path: str, jm: JobManager) -> None:

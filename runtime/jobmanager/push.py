@@ -16,6 +16,7 @@ import pyarrow as pa
 from runtime.arrow_ipc import table_to_b64
 from runtime.connectors.push import conform, push_schema, table_of
 from runtime.jobgraph import JobGraph
+from runtime.jobmanager.snapshots import PushSourceSnapshot
 from runtime.messages import FetchPushedRows, PushedRows
 
 FETCH_MAX_ROWS = 100_000
@@ -91,9 +92,8 @@ class PushLog:
         window = pa.concat_tables(self._chunks[lo:hi])
         return window.take(pa.array(range(first - base, last - base + 1, step), pa.int64()))
 
-    def view(self) -> dict:
-        return {"id": self.source_id, "name": self.name, "schema": self.ddl, "rows": self.total_rows,
-                "closed": self.closed}
+    def snapshot(self) -> PushSourceSnapshot:
+        return PushSourceSnapshot(self.source_id, self.name, self.ddl, self.total_rows, self.closed)
 
 
 class PushLogs:
@@ -129,5 +129,5 @@ class PushLogs:
         return PushedRows(msg.request_id, log.epoch, position, table.num_rows if table is not None else 0,
                           table_to_b64(table) if table is not None else None, log.finished_at(position))
 
-    def view(self) -> list[dict]:
-        return [log.view() for log in self.logs.values()]
+    def snapshots(self) -> list[PushSourceSnapshot]:
+        return [log.snapshot() for log in self.logs.values()]

@@ -22,6 +22,7 @@ from runtime import events
 from runtime.errors import ClusterError
 from runtime.ids import AllocationId, JobId, TaskManagerId
 from runtime.jobmanager.gateways import AllocatedSlot, ControlConnection, TaskManagerGone
+from runtime.jobmanager.snapshots import SlotSnapshot, TaskManagerSnapshot
 from runtime.messages import (CancelTask, DeployTask, FreeSlot, NotifyCheckpointAborted, NotifyCheckpointComplete,
                               RegisterTaskManager, RequestSlot, SlotOffer, SlotStatus, TaskDeploymentDescriptor,
                               TriggerCheckpoint)
@@ -118,7 +119,7 @@ class ResourceManager:
         self.heartbeat_timeout = heartbeat_timeout
         self.rpc_failure_threshold = rpc_failure_threshold
         self.task_managers: dict[TaskManagerId, TaskManagerRecord] = {}
-        self.lost: dict[TaskManagerId, dict] = {}
+        self.lost: dict[TaskManagerId, TaskManagerSnapshot] = {}
         self._pending: list[_PendingRequest] = []
         self._offers: dict[AllocationId, asyncio.Future] = {}
         self._loss_listeners: list[Callable[[TaskManagerId, str], None]] = []
@@ -196,8 +197,8 @@ class ResourceManager:
         record = self.task_managers.pop(tm_id, None)
         if record is None:
             return
-        self.lost[tm_id] = {"id": tm_id, "host": record.host, "reason": reason, "lost_at": time.time(),
-                            "slots": len(record.slots)}
+        self.lost[tm_id] = TaskManagerSnapshot(tm_id, record.host, record.data_port, record.pid, record.spark_master,
+                                               0, 0, (), record.registered_at, None, reason, time.time())
         log.warning("%s", reason)
         record.connection.close(reason)
         for alloc_id, fut in list(self._offers.items()):
@@ -330,25 +331,18 @@ class ResourceManager:
                     slot.allocation_id, slot.job_id, slot.job_name, slot.tasks = None, None, "", []
         self._fulfil_pending()
 
-    # -- views --------------------------------------------------------------------------------
-    def describe(self, record: TaskManagerRecord) -> dict:
-        """One TaskManager in the shape of Flink's ``/taskmanagers`` entries."""
-        return {
-            "id": record.tm_id,
-            "path": f"{record.host}:{record.data_port}",
-            "host": record.host,
-            "dataPort": record.data_port,
-            "pid": record.pid,
-            "sparkMaster": record.spark_master,
-            "slotsNumber": len(record.slots),
-            "freeSlots": len(record.free_slots),
-            "timeSinceLastHeartbeat": int((time.monotonic() - record.last_heartbeat) * 1000),
-            "registeredAt": int(record.registered_at * 1000),
-            "state": "REGISTERED",
-            "slots": [{"index": s.index, "allocation-id": s.allocation_id, "job-id": s.job_id,
-                       "job-name": s.job_name, "tasks": list(s.tasks)} for s in record.slots],
-        }
+    # -- snapshots -----------------------------------------------------------------------------
+    def snapshots(self) -> list[TaskManagerSnapshot]:
+        """Every registered TaskManager, then every lost one."""
+        return [self._snapshot(r) for r in self.task_managers.values()] + list(self.lost.values())
 
-    def describe_lost(self, info: dict) -> dict:
-        return {"id": info["id"], "path": info["host"], "host": info["host"], "slotsNumber": 0, "freeSlots": 0,
-                "state": "LOST", "reason": info["reason"], "lostAt": int(info["lost_at"] * 1000), "slots": []}
+    def snapshot(self, tm_id: str) -> TaskManagerSnapshot | None:
+        record = self.task_managers.get(tm_id)  # type: ignore[call-overload]
+        return self._snapshot(record) if record is not None else self.lost.get(tm_id)  # type: ignore[call-overload]
+
+    @staticmethod
+    def _snapshot(record: TaskManagerRecord) -> TaskManagerSnapshot:
+        slots = tuple(SlotSnapshot(s.index, s.allocation_id, s.job_id, s.job_name, tuple(s.tasks)) for s in record.slots)
+        return TaskManagerSnapshot(record.tm_id, record.host, record.data_port, record.pid, record.spark_master,
+                                   len(record.slots), len(record.free_slots), slots, record.registered_at,
+                                   time.monotonic() - record.last_heartbeat)

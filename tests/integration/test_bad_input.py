@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 
 from runtime.client import JobFailed
-from runtime.jobmanager.rest import routes
+from runtime.jobmanager.rest import all_routes
 from tests.integration.test_cluster_core import seq_source
 
 
@@ -43,7 +43,7 @@ def still_serving(cluster):
 @pytest.mark.parametrize("body, needle", [
     (b"{not json", "not valid JSON"),
     (b"[1, 2]", "must be a JSON object"),
-    (b"{}", "'job_graph' field"),
+    (b"{}", "the field 'job_graph'"),
     (b'{"job_graph": {"name": 3}}', "malformed"),
     (b'{"job_graph": {"name": "x", "operators": [], "edges": []}}', "invalid job graph"),
 ])
@@ -108,7 +108,7 @@ def test_a_pickle_that_cannot_load_fails_the_job_readably(cluster, still_serving
     assert "cannot load" in failure.value.cause.lower() and mapper["name"] in failure.value.cause
 
 
-def test_oversized_body_is_refused(cluster, still_serving):
+def test_oversized_body_is_refused_with_413_before_it_is_read(cluster, still_serving):
     import socket
     from urllib.parse import urlparse
 
@@ -118,32 +118,30 @@ def test_oversized_body_is_refused(cluster, still_serving):
         sock.sendall((f"POST /jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {cluster.token}\r\n"
                       f"Content-Length: {limit + 1}\r\n\r\n").encode())
         reply = sock.recv(4096).decode(errors="replace")
-    assert reply.split(" ")[1] in ("400", "413"), reply  # tornado refuses before reading the body
+    head, _, body = reply.partition("\r\n\r\n")
+    assert head.split(" ")[1] == "413", reply
+    assert "rest.server.max-content-length" in json.loads(body)["errors"][0]
 
 
-def _example_path(pattern: str) -> str:
-    """A concrete path for a route pattern: each named group becomes a sample (its first alternative)."""
+def _example_path(path: str) -> str:
+    """A concrete path for a route: each ``:param`` becomes a sample value."""
     import re
-
-    def sample(match):
-        body = match.group(2)
-        return body.split("|")[0] if "|" in body else {"tm_id": "tm-nope"}.get(match.group(1), "feedc0de")
-    return re.sub(r"\(\?P<(\w+)>((?:[^()]|\([^()]*\))*)\)", sample, pattern).rstrip("$")
+    return re.sub(r":(\w+)", lambda m: {"taskmanagerid": "tm-nope"}.get(m.group(1), "feedc0de"), path)
 
 
 def test_every_route_but_healthz_requires_the_token(cluster, still_serving):
-    paths = [_example_path(r[0]) for r in routes(None)]
-    assert "/jobs" in paths and "/events" in paths and "/control" in paths
+    paths = [_example_path(r.path) for r in all_routes()] + ["/control", "/dashboard", "/no/such/path"]
+    assert "/jobs" in paths and "/events" in paths
     for path in paths:
-        for token in (None, "x" * 43):
-            status, reply = call(cluster, "GET", path, token=token)
-            if path == "/healthz":
-                assert status == 200 and reply == {"status": "ok"}
-            else:
-                assert status == 401, (path, status, reply)
-                assert "token" in reply["errors"][0]
-    status, _ = call(cluster, "POST", "/jobs", b"{}", token=None)
-    assert status == 401
+        for prefix in ("", "/v1"):
+            for token in (None, "x" * 43):
+                for method, body in (("GET", None), ("POST", b"{}"), ("DELETE", None)):
+                    status, reply = call(cluster, method, prefix + path, body, token=token)
+                    if path == "/healthz":
+                        assert status in (200, 405), (path, method, status, reply)
+                    else:
+                        assert status == 401, (prefix + path, method, status, reply)
+                        assert "token" in reply["errors"][0]
 
 
 def test_cli_names_an_unknown_config_key_and_a_short_token(tmp_path):

@@ -23,7 +23,7 @@ def test_keyed_and_rebalanced_edges_split_tasks_and_slots_follow_highest_paralle
     assert [[op.id for op in v.operators] for v in eg.vertices] == [["src", "m"], ["agg"], ["snk"]]
     assert eg.max_parallelism == 3
     plan = eg.plan()
-    assert plan["nodes"][1]["inputs"][0]["ship_strategy"] == "HASH"
+    assert plan[1].inputs[0].ship_strategy == "HASH" and plan[1].inputs[0].keys == ("user",)
     assert eg.vertices[0].id == vertex_id_for("src")
 
 

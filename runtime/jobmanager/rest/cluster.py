@@ -1,0 +1,104 @@
+"""REST handlers for the cluster: overview, configuration, JobManagers, TaskManagers, fault injection."""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+from runtime.jobmanager.rest import convert
+from runtime.jobmanager.rest import messages as m
+from runtime.jobmanager.rest.base import ApiHandler, HTTPError, operation
+
+
+class OverviewHandler(ApiHandler):
+    standby_serves = True
+
+    @operation("The cluster: TaskManagers, slots, jobs by state, versions, and which JobManager leads.",
+               m.ClusterOverviewWithVersion)
+    def get(self):
+        return convert.cluster_overview(self.gateway.cluster_overview(),
+                                        convert.leadership(self.ctx.leader.leadership_view()))
+
+
+class JobManagersHandler(ApiHandler):
+    standby_serves = True
+
+    @operation("Every live JobManager (leader or standby) and the leader.", m.JobManagersInfo)
+    def get(self):
+        return convert.leadership(self.ctx.leader.leadership_view())
+
+
+class ConfigHandler(ApiHandler):
+    standby_serves = True
+
+    @operation("The web UI's configuration: refresh interval, version, features, and the configuration in force.",
+               m.DashboardConfiguration)
+    def get(self):
+        conf = self.ctx.conf
+        return m.DashboardConfiguration(
+            features=m.Features(fault_injection=bool(conf.get("cluster.fault-injection.enabled"))),
+            entries=[m.ConfigEntry(key=e["key"], value=e["value"]) for e in conf.as_flink_entries()])
+
+
+class JobManagerConfigHandler(ApiHandler):
+    standby_serves = True
+
+    @operation("The cluster configuration in force, as Flink's list of key and value.", list[m.ConfigEntry])
+    def get(self):
+        return [m.ConfigEntry(key=e["key"], value=e["value"]) for e in self.ctx.conf.as_flink_entries()]
+
+
+class TaskManagersHandler(ApiHandler):
+    @operation("Every TaskManager, registered or lost, with its slots.", m.TaskManagersInfo)
+    def get(self):
+        return m.TaskManagersInfo(taskmanagers=[convert.task_manager(tm) for tm in self.gateway.task_managers()])
+
+
+class TaskManagerHandler(ApiHandler):
+    @operation("One TaskManager with its slots.", m.TaskManagerInfo)
+    def get(self, taskmanagerid):
+        return convert.task_manager(self.gateway.task_manager(taskmanagerid))
+
+
+class FaultInjectionHandler(ApiHandler):
+    """Kill a TaskManager or this JobManager, for teaching failover; off unless the cluster enables it."""
+
+    def prepare(self) -> None:
+        super().prepare()
+        if not self.ctx.conf.get("cluster.fault-injection.enabled"):
+            raise HTTPError(403, "fault injection is disabled on this cluster (set cluster.fault-injection.enabled: true)")
+
+
+class KillTaskManagerHandler(FaultInjectionHandler):
+    @operation("Kill a TaskManager's process with SIGKILL (cluster.fault-injection.enabled only).",
+               m.KillResponse, status=202)
+    def post(self, taskmanagerid):
+        tm = self.gateway.task_manager(taskmanagerid)
+        if tm.lost_reason is not None or tm.pid is None:
+            raise HTTPError(404, f"TaskManager {taskmanagerid} not found or already lost")
+        kill(tm.pid)
+        return m.KillResponse(killed=tm.tm_id, pid=tm.pid)
+
+
+class KillJobManagerHandler(FaultInjectionHandler):
+    @operation("Kill this JobManager's process with SIGKILL (cluster.fault-injection.enabled only).",
+               m.KillResponse, status=202)
+    def post(self):
+        asyncio.get_running_loop().call_later(0.1, kill, os.getpid())
+        return m.KillResponse(killed="jobmanager", pid=os.getpid())
+
+
+def kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+class HealthHandler(ApiHandler):
+    """The one route open without the token: says only that the process answers."""
+    standby_serves = True
+
+    @operation("Liveness: the process answers (no token needed).", m.HealthStatus)
+    def get(self):
+        return m.HealthStatus(status="ok")

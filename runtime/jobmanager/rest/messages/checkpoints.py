@@ -1,0 +1,98 @@
+"""Checkpoint statistics and configuration."""
+from __future__ import annotations
+
+
+from runtime.jobmanager.rest.fields import F, message
+
+
+# -- checkpoints -----------------------------------------------------------------------------
+@message
+class StatsSummary:
+    min: int = F("min")
+    max: int = F("max")
+    avg: int = F("avg")
+    p50: float = F("p50")
+    p90: float = F("p90")
+    p95: float = F("p95")
+    p99: float = F("p99")
+    p999: float = F("p999")
+
+
+@message
+class CheckpointStatistics:
+    id: int = F("id")
+    status: str = F("status", doc="IN_PROGRESS, COMPLETED or FAILED")
+    is_savepoint: bool = F("is_savepoint")
+    checkpoint_type: str = F("checkpoint_type", doc="CHECKPOINT or SAVEPOINT")
+    trigger_timestamp: int = F("trigger_timestamp")
+    latest_ack_timestamp: int = F("latest_ack_timestamp")
+    state_size: int = F("state_size")
+    checkpointed_size: int = F("checkpointed_size")
+    end_to_end_duration: int = F("end_to_end_duration")
+    num_subtasks: int = F("num_subtasks")
+    num_acknowledged_subtasks: int = F("num_acknowledged_subtasks")
+    external_path: str | None = F("external_path", None)
+    failure_message: str | None = F("failure_message", None)
+    failure_timestamp: int | None = F("failure_timestamp", None)
+
+
+@message
+class RestoredCheckpointStatistics:
+    id: int = F("id")
+    restore_timestamp: int = F("restore_timestamp")
+    is_savepoint: bool = F("is_savepoint")
+    external_path: str = F("external_path")
+
+
+@message
+class LatestCheckpoints:
+    completed: CheckpointStatistics | None = F("completed")
+    savepoint: CheckpointStatistics | None = F("savepoint")
+    failed: CheckpointStatistics | None = F("failed")
+    restored: RestoredCheckpointStatistics | None = F("restored")
+
+
+@message
+class CheckpointCounts:
+    restored: int = F("restored")
+    total: int = F("total")
+    in_progress: int = F("in_progress")
+    completed: int = F("completed")
+    failed: int = F("failed")
+
+
+@message
+class CheckpointSummary:
+    end_to_end_duration: StatsSummary = F("end_to_end_duration")
+    state_size: StatsSummary = F("state_size")
+    checkpointed_size: StatsSummary = F("checkpointed_size")
+
+
+@message
+class CheckpointingStatistics:
+    counts: CheckpointCounts = F("counts")
+    summary: CheckpointSummary = F("summary")
+    latest: LatestCheckpoints = F("latest")
+    history: list[CheckpointStatistics] = F("history")
+
+
+@message
+class ExternalizedCheckpointInfo:
+    enabled: bool = F("enabled", True)
+    delete_on_cancellation: bool = F("delete_on_cancellation", False)
+
+
+@message
+class CheckpointConfigInfo:
+    mode: str = F("mode", "exactly_once")
+    interval: int = F("interval", doc="ms; Long.MAX_VALUE when periodic checkpoints are off")
+    timeout: int = F("timeout")
+    min_pause: int = F("min_pause")
+    max_concurrent: int = F("max_concurrent")
+    externalization: ExternalizedCheckpointInfo = F("externalization", factory=ExternalizedCheckpointInfo)
+    state_backend: str = F("state_backend", "KeyGroupedArrowStateBackend")
+    checkpoint_storage: str = F("checkpoint_storage")
+    savepoints_dir: str = F("savepoints_dir")
+    unaligned_checkpoints: bool = F("unaligned_checkpoints", False)
+    tolerable_failed_checkpoints: int = F("tolerable_failed_checkpoints")
+    checkpoints_after_tasks_finish: bool = F("checkpoints_after_tasks_finish", False)

@@ -1,0 +1,82 @@
+"""The REST routes: one table, from which tornado's URL patterns and the OpenAPI description are made.
+
+Paths are written the way Flink's REST reference writes them (``/jobs/:jobid``); every one is also
+served under ``/v1`` (runtime.jobmanager.rest.gate strips the prefix). Order matters where a literal
+segment could also be a parameter: ``/jobs/overview`` before ``/jobs/:jobid``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from runtime.jobmanager.rest import cluster, data, jobs, operations
+from runtime.jobmanager.rest.base import Operation
+from runtime.jobmanager.rest.streams import EventsSocket
+
+METHODS = ("get", "post", "put", "patch", "delete")
+_PARAM = re.compile(r":(\w+)")
+
+
+@dataclass(frozen=True)
+class Route:
+    path: str
+    handler: type
+    websocket: bool = False
+
+    @property
+    def pattern(self) -> str:
+        """Tornado's URL pattern: each ``:name`` becomes a named group of one path segment."""
+        return _PARAM.sub(r"(?P<\1>[^/]+)", self.path) + "$"
+
+    @property
+    def openapi_path(self) -> str:
+        return _PARAM.sub(r"{\1}", self.path)
+
+    @property
+    def params(self) -> list[str]:
+        return _PARAM.findall(self.path)
+
+    def operations(self) -> dict[str, Operation]:
+        return {method: getattr(self.handler, method).operation for method in METHODS
+                if hasattr(getattr(self.handler, method, None), "operation")}
+
+
+JOB = "/jobs/:jobid"
+VERTEX = JOB + "/vertices/:vertexid"
+
+ROUTES: tuple[Route, ...] = (
+    Route("/healthz", cluster.HealthHandler),
+    Route("/overview", cluster.OverviewHandler),
+    Route("/jobmanagers", cluster.JobManagersHandler),
+    Route("/config", cluster.ConfigHandler),
+    Route("/jobmanager/config", cluster.JobManagerConfigHandler),
+    Route("/jobmanager/kill", cluster.KillJobManagerHandler),
+    Route("/taskmanagers", cluster.TaskManagersHandler),
+    Route("/taskmanagers/:taskmanagerid", cluster.TaskManagerHandler),
+    Route("/taskmanagers/:taskmanagerid/kill", cluster.KillTaskManagerHandler),
+    Route("/jobs", jobs.JobsHandler),
+    Route("/jobs/overview", jobs.JobsOverviewHandler),
+    Route(JOB, jobs.JobHandler),
+    Route(JOB + "/status", jobs.JobStatusHandler),
+    Route(JOB + "/exceptions", jobs.JobExceptionsHandler),
+    Route(JOB + "/plan", jobs.JobPlanHandler),
+    Route(VERTEX, jobs.VertexHandler),
+    Route(VERTEX + "/backpressure", jobs.BackPressureHandler),
+    Route(VERTEX + "/watermarks", jobs.WatermarksHandler),
+    Route(JOB + "/checkpoints", operations.JobCheckpointsHandler),
+    Route(JOB + "/checkpoints/config", operations.JobCheckpointConfigHandler),
+    Route(JOB + "/checkpoints/:triggerid", operations.CheckpointStatusHandler),
+    Route(JOB + "/savepoints", operations.SavepointTriggerHandler),
+    Route(JOB + "/savepoints/:triggerid", operations.SavepointStatusHandler),
+    Route(JOB + "/stop", operations.StopHandler),
+    Route("/savepoint-disposal", operations.SavepointDisposalHandler),
+    Route("/savepoint-disposal/:triggerid", operations.SavepointDisposalStatusHandler),
+    Route(JOB + "/results", data.JobResultsHandler),
+    Route(JOB + "/sources", data.PushSourcesHandler),
+    Route(JOB + "/sources/:source/rows", data.PushRowsHandler),
+    Route(JOB + "/sources/:source/close", data.CloseSourceHandler),
+    Route("/events", EventsSocket, websocket=True),
+)
+
+#: the only path answered without the cluster token
+OPEN_PATHS = frozenset({"/healthz"})
