@@ -7,7 +7,8 @@ oldest entries are forgotten beyond ``max_entries``, so a long-lived JobManager 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from runtime.ids import TriggerId
 from runtime.jobmanager.snapshots import OperationState, OperationStatus

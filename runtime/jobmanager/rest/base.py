@@ -13,7 +13,8 @@ import inspect
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import tornado.web
 
@@ -79,7 +80,7 @@ def operation(summary: str, response: Any = None, **details) -> Callable:
 
     def declare(fn: Callable) -> Callable:
         @functools.wraps(fn)
-        async def run(self: "ApiHandler", *args, **kwargs):
+        async def run(self: ApiHandler, *args, **kwargs):
             try:
                 result = fn(self, *args, **kwargs)
                 if inspect.isawaitable(result):

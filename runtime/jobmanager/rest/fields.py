@@ -14,6 +14,11 @@ import types
 import typing
 from typing import Any
 
+if typing.TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+else:  # Python 3.10 has no typing.dataclass_transform; at run time it only informs type checkers
+    dataclass_transform = getattr(typing, "dataclass_transform", lambda **_: (lambda fn: fn))
+
 JSON_NAME = "json"
 DOC = "doc"
 OMIT_NONE = "omit_none"
@@ -35,6 +40,7 @@ def F(json_name: str, default: Any = dataclasses.MISSING, *, doc: str = "", fact
     return dataclasses.field(default=default, metadata=meta)
 
 
+@dataclass_transform(kw_only_default=True, field_specifiers=(dataclasses.field, F))
 def message(cls):
     """Make ``cls`` a message: a keyword-only dataclass (fields are many and optional ones mix in)."""
     return dataclasses.dataclass(kw_only=True)(cls)
@@ -141,7 +147,8 @@ def _object_schema(cls: type, components: dict[str, dict]) -> dict:
     for f in dataclasses.fields(cls):
         prop = schema(hints[f.name], components)
         if f.metadata.get(DOC):
-            prop = {**prop, "description": f.metadata[DOC]} if "$ref" not in prop else {"allOf": [prop], "description": f.metadata[DOC]}
+            doc = f.metadata[DOC]
+            prop = {**prop, "description": doc} if "$ref" not in prop else {"allOf": [prop], "description": doc}
         props[json_name(f)] = prop
     out = {"type": "object", "properties": props}
     if cls.__doc__:

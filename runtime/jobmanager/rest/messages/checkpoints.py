@@ -31,9 +31,9 @@ class CheckpointStatistics:
     end_to_end_duration: int = F("end_to_end_duration")
     num_subtasks: int = F("num_subtasks")
     num_acknowledged_subtasks: int = F("num_acknowledged_subtasks")
-    external_path: str | None = F("external_path", None)
-    failure_message: str | None = F("failure_message", None)
-    failure_timestamp: int | None = F("failure_timestamp", None)
+    external_path: str | None = F("external_path", default=None)
+    failure_message: str | None = F("failure_message", default=None)
+    failure_timestamp: int | None = F("failure_timestamp", default=None)
 
 
 @message
@@ -78,21 +78,21 @@ class CheckpointingStatistics:
 
 @message
 class ExternalizedCheckpointInfo:
-    enabled: bool = F("enabled", True)
-    delete_on_cancellation: bool = F("delete_on_cancellation", False)
+    enabled: bool = F("enabled", default=True)
+    delete_on_cancellation: bool = F("delete_on_cancellation", default=False)
 
 
 @message
 class CheckpointConfigInfo:
-    mode: str = F("mode", "exactly_once")
+    mode: str = F("mode", default="exactly_once")
     interval: int = F("interval", doc="ms; Long.MAX_VALUE when periodic checkpoints are off")
     timeout: int = F("timeout")
     min_pause: int = F("min_pause")
     max_concurrent: int = F("max_concurrent")
     externalization: ExternalizedCheckpointInfo = F("externalization", factory=ExternalizedCheckpointInfo)
-    state_backend: str = F("state_backend", "KeyGroupedArrowStateBackend")
+    state_backend: str = F("state_backend", default="KeyGroupedArrowStateBackend")
     checkpoint_storage: str = F("checkpoint_storage")
     savepoints_dir: str = F("savepoints_dir")
-    unaligned_checkpoints: bool = F("unaligned_checkpoints", False)
+    unaligned_checkpoints: bool = F("unaligned_checkpoints", default=False)
     tolerable_failed_checkpoints: int = F("tolerable_failed_checkpoints")
-    checkpoints_after_tasks_finish: bool = F("checkpoints_after_tasks_finish", False)
+    checkpoints_after_tasks_finish: bool = F("checkpoints_after_tasks_finish", default=False)

@@ -28,7 +28,7 @@ class JobManagerInfo:
 class JobManagersInfo:
     leader: LeaderInfo | None = F("leader")
     jobmanagers: list[JobManagerInfo] = F("jobmanagers")
-    role: str | None = F("role", None, doc="the answering JobManager's own role: leader, standby or suspended")
+    role: str | None = F("role", default=None, doc="the answering JobManager's own role: leader, standby or suspended")
 
 
 @message
@@ -40,21 +40,21 @@ class ClusterOverviewWithVersion:
     jobs_finished: int = F("jobs-finished")
     jobs_cancelled: int = F("jobs-cancelled")
     jobs_failed: int = F("jobs-failed")
-    flink_version: str = F("flink-version", FLINK_REST_VERSION, doc="the Flink REST API version followed")
-    flink_commit: str = F("flink-commit", "")
+    flink_version: str = F("flink-version", default=FLINK_REST_VERSION, doc="the Flink REST API version followed")
+    flink_commit: str = F("flink-commit", default="")
     flinkbench_version: str = F("flinkbench-version")
     leader: LeaderInfo | None = F("leader")
     jobmanagers: list[JobManagerInfo] = F("jobmanagers")
-    role: str | None = F("role", None, doc="the answering JobManager's own role: leader, standby or suspended")
+    role: str | None = F("role", default=None, doc="the answering JobManager's own role: leader, standby or suspended")
 
 
 @message
 class Features:
-    web_submit: bool = F("web-submit", False)
-    web_cancel: bool = F("web-cancel", True)
-    web_rescale: bool = F("web-rescale", False)
-    web_history: bool = F("web-history", False)
-    fault_injection: bool = F("fault-injection", False, doc="TaskManagers and JobManagers may be killed over REST")
+    web_submit: bool = F("web-submit", default=False)
+    web_cancel: bool = F("web-cancel", default=True)
+    web_rescale: bool = F("web-rescale", default=False)
+    web_history: bool = F("web-history", default=False)
+    fault_injection: bool = F("fault-injection", default=False, doc="TaskManagers and JobManagers may be killed over REST")
 
 
 @message
@@ -65,11 +65,11 @@ class ConfigEntry:
 
 @message
 class DashboardConfiguration:
-    refresh_interval: int = F("refresh-interval", 3000)
-    timezone_name: str = F("timezone-name", "UTC")
-    timezone_offset: int = F("timezone-offset", 0)
-    flink_version: str = F("flink-version", FLINK_REST_VERSION)
-    flink_revision: str = F("flink-revision", "")
+    refresh_interval: int = F("refresh-interval", default=3000)
+    timezone_name: str = F("timezone-name", default="UTC")
+    timezone_offset: int = F("timezone-offset", default=0)
+    flink_version: str = F("flink-version", default=FLINK_REST_VERSION)
+    flink_revision: str = F("flink-revision", default="")
     features: Features = F("features")
     entries: list[ConfigEntry] = F("entries", doc="the configuration in force, as /jobmanager/config")
 
@@ -88,18 +88,18 @@ class TaskManagerInfo:
     id: str = F("id")
     path: str = F("path")
     data_port: int | None = F("dataPort")
-    jmx_port: int = F("jmxPort", -1)
+    jmx_port: int = F("jmxPort", default=-1)
     time_since_last_heartbeat: int | None = F("timeSinceLastHeartbeat", doc="ms")
     slots_number: int = F("slotsNumber")
     free_slots: int = F("freeSlots")
-    blocked: bool = F("blocked", False)
+    blocked: bool = F("blocked", default=False)
     host: str = F("host")
     pid: int | None = F("pid")
     spark_master: str = F("sparkMaster")
     registered_at: int | None = F("registeredAt", doc="ms since the epoch")
     state: str = F("state", doc="REGISTERED or LOST")
-    reason: str | None = F("reason", None, doc="why a LOST TaskManager was lost", omit_none=True)
-    lost_at: int | None = F("lostAt", None, omit_none=True)
+    reason: str | None = F("reason", default=None, doc="why a LOST TaskManager was lost", omit_none=True)
+    lost_at: int | None = F("lostAt", default=None, omit_none=True)
     slots: list[SlotInfo] = F("slots")
 
 

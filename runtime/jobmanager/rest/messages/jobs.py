@@ -36,14 +36,14 @@ class JobDetails:
     jid: str = F("jid")
     name: str = F("name")
     job_type: str = F("jobType", doc="STREAMING or BATCH")
-    scheduler_type: str = F("schedulerType", "Default")
+    scheduler_type: str = F("schedulerType", default="Default")
     start_time: int = F("start-time")
     end_time: int = F("end-time", doc="-1 while the job runs")
     duration: int = F("duration")
     state: str = F("state")
     last_modification: int = F("last-modification")
     tasks: dict[str, int] = F("tasks")
-    pending_operators: int = F("pending-operators", 0)
+    pending_operators: int = F("pending-operators", default=0)
     parallelism: int = F("parallelism")
     restarts: int = F("restarts")
     records_out_per_s: float = F("records-out-per-s", doc="rows per second leaving the job's last tasks")
@@ -65,9 +65,9 @@ class IOMetricsInfo:
     read_records_complete: bool = F("read-records-complete")
     write_records: int = F("write-records")
     write_records_complete: bool = F("write-records-complete")
-    accumulated_backpressured_time: int = F("accumulated-backpressured-time", 0)
-    accumulated_idle_time: int = F("accumulated-idle-time", 0)
-    accumulated_busy_time: float = F("accumulated-busy-time", 0.0)
+    accumulated_backpressured_time: int = F("accumulated-backpressured-time", default=0)
+    accumulated_idle_time: int = F("accumulated-idle-time", default=0)
+    accumulated_busy_time: float = F("accumulated-busy-time", default=0.0)
     records_in: int = F("records_in")
     records_out: int = F("records_out")
     bytes_in: int = F("bytes_in")
@@ -106,7 +106,7 @@ class SubtaskExecutionAttemptDetailsInfo:
 class JobVertexDetailsInfo:
     """A task in ``/jobs/<id>`` (and in full at ``/jobs/<id>/vertices/<vid>``)."""
     id: str = F("id")
-    slot_sharing_group_id: str = F("slotSharingGroupId", "default")
+    slot_sharing_group_id: str = F("slotSharingGroupId", default="default")
     name: str = F("name")
     max_parallelism: int = F("maxParallelism")
     parallelism: int = F("parallelism")
@@ -162,7 +162,7 @@ class SubtaskBackPressureInfo:
 
 @message
 class JobVertexBackPressureInfo:
-    status: str = F("status", "ok")
+    status: str = F("status", default="ok")
     backpressure_level: str = F("backpressureLevel")
     deprecated_backpressure_level: str = F("backpressure-level")
     end_timestamp: int = F("end-timestamp")
