@@ -64,6 +64,15 @@ def _parse_int(value: Any) -> int:
     raise ValueError("an integer")
 
 
+def _parse_float(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError("a number")
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError("a number") from None
+
+
 def _parse_bool(value: Any) -> bool:
     if isinstance(value, bool):
         return value
@@ -105,7 +114,7 @@ class Option:
             return None
         try:
             value = self.parse(raw)
-        except ValueError as err:
+        except (ValueError, TypeError) as err:  # TypeError: a list or mapping where a scalar belongs
             raise ConfigError(f"config key '{self.key}': expected {err}, got {raw!r}") from None
         if self.choices is not None and value not in self.choices:
             raise ConfigError(f"config key '{self.key}': expected one of {list(self.choices)}, got {raw!r}")
@@ -178,7 +187,7 @@ OPTIONS: dict[str, Option] = _options(
     Option("restart-strategy.failure-rate.delay", D, 1.0, "Pause before each restart."),
     Option("restart-strategy.exponential-delay.initial-backoff", D, 1.0, "First pause."),
     Option("restart-strategy.exponential-delay.max-backoff", D, 60.0, "Longest pause."),
-    Option("restart-strategy.exponential-delay.backoff-multiplier", lambda v: float(v), 2.0, "Growth of the pause per failure.", minimum=1.0),
+    Option("restart-strategy.exponential-delay.backoff-multiplier", _parse_float, 2.0, "Growth of the pause per failure.", minimum=1.0),
     Option("restart-strategy.exponential-delay.reset-backoff-threshold", D, 3600.0, "Quiet time after which the pause resets."),
     Option("restart-strategy.exponential-delay.attempts-before-reset-backoff", I, 2**31 - 1, "Restarts before the job fails.", minimum=0),
     # High availability

@@ -282,6 +282,7 @@ class TriggerCheckpoint:
     is_savepoint: bool = False
     target: str = ""
     stop: bool = False  # stop-with-savepoint: tasks end after this one
+    drain: bool = False  # stop with drain: fire everything a watermark of +infinity would before the snapshot
 
 
 @wire
@@ -367,6 +368,7 @@ class CheckpointBarrier:
     is_savepoint: bool = False
     target: str = ""  # where each task writes its snapshot
     stop: bool = False
+    drain: bool = False  # each task advances its watermark to +infinity before it snapshots
 
 
 @wire

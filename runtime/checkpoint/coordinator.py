@@ -152,8 +152,10 @@ class CheckpointCoordinator:
                 log.debug("periodic checkpoint not triggered: %s", err)
 
     # -- one checkpoint -----------------------------------------------------------------------
-    def trigger(self, is_savepoint: bool = False, target: str | None = None, stop: bool = False) -> asyncio.Future:
-        """Start a checkpoint (or savepoint); the future resolves to its CompletedCheckpoint."""
+    def trigger(self, is_savepoint: bool = False, target: str | None = None, stop: bool = False,
+                drain: bool = False) -> asyncio.Future:
+        """Start a checkpoint (or savepoint); the future resolves to its CompletedCheckpoint. ``drain``
+        (with ``stop``): every task fires what a final watermark of +infinity fires before it snapshots."""
         if not self.job.all_running():
             raise CheckpointFailure("not all tasks are RUNNING, so no checkpoint can be taken now")
         checkpoint_id = self.next_id
@@ -172,7 +174,7 @@ class CheckpointCoordinator:
         self.bus.publish(events.CheckpointTriggered(self.job.job_id, checkpoint_id, is_savepoint))
         for attempt in self.job.source_attempts():
             trigger = TriggerCheckpoint(self.job.job_id, attempt, checkpoint_id, pending.timestamp, is_savepoint,
-                                        directory, stop)
+                                        directory, stop, drain and stop)
             self._send(attempt, trigger)
         return pending.done
 

@@ -229,7 +229,7 @@ class JobMaster:
         """Start a savepoint (and, with ``stop``, end the job after it; with ``drain``, fire every window
         first); poll the trigger id for its location."""
         try:
-            future = self.checkpoints.trigger(is_savepoint=True, target=target, stop=stop)
+            future = self.checkpoints.trigger(is_savepoint=True, target=target, stop=stop, drain=drain)
         except CheckpointFailure as err:
             return self.savepoint_operations.failed(str(err))
         return self.savepoint_operations.track(future, lambda done: done.directory)

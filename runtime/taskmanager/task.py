@@ -246,7 +246,7 @@ class Task:
         while self._triggers:
             trigger = self._triggers.popleft()
             barrier = CheckpointBarrier(trigger.checkpoint_id, trigger.timestamp, trigger.is_savepoint,
-                                        trigger.target, trigger.stop)
+                                        trigger.target, trigger.stop, trigger.drain)
             await self._checkpoint(barrier)
             if barrier.stop:
                 self._stopped_at = barrier.checkpoint_id
@@ -373,7 +373,11 @@ class Task:
 
     # -- snapshots ----------------------------------------------------------------------------
     async def _checkpoint(self, barrier: CheckpointBarrier) -> None:
-        """Snapshot now (in memory, between bundles), forward the barrier, upload in the background."""
+        """Snapshot now (in memory, between bundles), forward the barrier, upload in the background. A
+        draining stop first fires everything a final watermark of +infinity fires (Flink's MAX_WATERMARK),
+        so every window's result is out before the savepoint."""
+        if barrier.drain:
+            await self._advance_watermark(END_OF_TIME)
         meta, tables = self._snapshot(barrier.checkpoint_id)
         for partition in self.partitions:
             await partition.broadcast_event(barrier)

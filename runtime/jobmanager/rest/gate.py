@@ -44,8 +44,9 @@ class Refusal(tornado.httputil.HTTPMessageDelegate):
     """Answers one request with a JSON error and nothing else. A body it was sent is read and dropped
     (so the connection can carry the next request), unless it is too large to read at all."""
 
-    def __init__(self, connection, status: int, message: str, read_body: bool = True):
+    def __init__(self, connection, status: int, message: str, read_body: bool = True, method: str = "GET"):
         self.connection, self.status, self.message, self.read_body = connection, status, message, read_body
+        self.head = method == "HEAD"
 
     def headers_received(self, start_line, headers):
         if not self.read_body:
@@ -67,7 +68,8 @@ class Refusal(tornado.httputil.HTTPMessageDelegate):
         if not self.read_body:
             headers["Connection"] = "close"
         reason = tornado.httputil.responses.get(self.status, "Error")
-        self.connection.write_headers(tornado.httputil.ResponseStartLine("HTTP/1.1", self.status, reason), headers, body)
+        start = tornado.httputil.ResponseStartLine("HTTP/1.1", self.status, reason)
+        self.connection.write_headers(start, headers, b"" if self.head else body)
         self.connection.finish()
 
 
@@ -126,11 +128,13 @@ class RestGate(tornado.routing.Router):
         connection = request.connection
         chunked = "chunked" in request.headers.get("Transfer-Encoding", "").lower()
         if request.path not in self.open_paths and not tokens_match(self.token, presented_token(request)):
-            return Refusal(connection, 401, TOKEN_MISSING, read_body=not chunked and self._length(request) <= self.limit)
+            return Refusal(connection, 401, TOKEN_MISSING, not chunked and self._length(request) <= self.limit,
+                           request.method)
         if self._length(request) > self.limit:
-            return Refusal(connection, 413, too_large(self.limit), read_body=False)
+            return Refusal(connection, 413, too_large(self.limit), False, request.method)
         if request.path in self.websocket_paths and request.headers.get("Upgrade", "").lower() != "websocket":
-            return Refusal(connection, 400, f"{request.path} is a WebSocket: send a WebSocket upgrade request")
+            return Refusal(connection, 400, f"{request.path} is a WebSocket: send a WebSocket upgrade request",
+                           True, request.method)
         inner = self.app.find_handler(request)
         return BodyLimit(inner, connection, self.limit) if chunked else inner
 
