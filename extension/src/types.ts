@@ -53,11 +53,17 @@ export interface IJobOverview {
   duration: number;
   parallelism: number;
   restarts: number;
+  /** Subtasks per state in Flink's lower-case names (running, finished, ...) plus total. */
   tasks?: Record<string, number>;
   'records-out-per-s'?: number;
 }
 
+/** A subtask's counters: Flink's names (read-records, ...) and the JobManager's own beside them. */
 export interface ITaskMetrics {
+  'read-records'?: number;
+  'write-records'?: number;
+  'read-bytes'?: number;
+  'write-bytes'?: number;
   records_in?: number;
   records_out?: number;
   records_in_per_s?: number;
