@@ -175,10 +175,10 @@ class Dispatcher:
     def checkpoint_config(self, job_id: str) -> CheckpointConfigSnapshot:
         return self.job(job_id).checkpoints.config()
 
-    def task_managers(self) -> list[TaskManagerSnapshot]:
+    def request_task_managers(self) -> list[TaskManagerSnapshot]:
         return self.rm.snapshots()
 
-    def task_manager(self, tm_id: str) -> TaskManagerSnapshot:
+    def request_task_manager(self, tm_id: str) -> TaskManagerSnapshot:
         found = self.rm.snapshot(tm_id)
         if found is None:
             raise UnknownTaskManager(tm_id)

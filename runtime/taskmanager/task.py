@@ -244,9 +244,8 @@ class Task:
     async def _take_source_checkpoints(self) -> bool:
         """At a bundle boundary: snapshot and send barriers for triggered checkpoints; True to stop."""
         while self._triggers:
-            trigger = self._triggers.popleft()
-            barrier = CheckpointBarrier(trigger.checkpoint_id, trigger.timestamp, trigger.is_savepoint,
-                                        trigger.target, trigger.stop, trigger.drain)
+            t = self._triggers.popleft()
+            barrier = CheckpointBarrier(t.checkpoint_id, t.timestamp, t.is_savepoint, t.target, t.stop, t.drain)
             await self._checkpoint(barrier)
             if barrier.stop:
                 self._stopped_at = barrier.checkpoint_id
@@ -373,11 +372,8 @@ class Task:
 
     # -- snapshots ----------------------------------------------------------------------------
     async def _checkpoint(self, barrier: CheckpointBarrier) -> None:
-        """Snapshot now (in memory, between bundles), forward the barrier, upload in the background. A
-        draining stop first fires everything a final watermark of +infinity fires (Flink's MAX_WATERMARK),
-        so every window's result is out before the savepoint."""
-        if barrier.drain:
-            await self._advance_watermark(END_OF_TIME)
+        """Snapshot now (in memory, between bundles), forward the barrier, upload in the background."""
+        await self._advance_watermark(END_OF_TIME if barrier.drain else None)  # stop with drain: all fires first
         meta, tables = self._snapshot(barrier.checkpoint_id)
         for partition in self.partitions:
             await partition.broadcast_event(barrier)

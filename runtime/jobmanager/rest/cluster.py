@@ -51,13 +51,13 @@ class JobManagerConfigHandler(ApiHandler):
 class TaskManagersHandler(ApiHandler):
     @operation("Every TaskManager, registered or lost, with its slots.", m.TaskManagersInfo)
     def get(self):
-        return m.TaskManagersInfo(taskmanagers=[convert.task_manager(tm) for tm in self.gateway.task_managers()])
+        return m.TaskManagersInfo(taskmanagers=[convert.task_manager(tm) for tm in self.gateway.request_task_managers()])
 
 
 class TaskManagerHandler(ApiHandler):
     @operation("One TaskManager with its slots.", m.TaskManagerInfo)
     def get(self, taskmanagerid):
-        return convert.task_manager(self.gateway.task_manager(taskmanagerid))
+        return convert.task_manager(self.gateway.request_task_manager(taskmanagerid))
 
 
 class FaultInjectionHandler(ApiHandler):
@@ -73,7 +73,7 @@ class KillTaskManagerHandler(FaultInjectionHandler):
     @operation("Kill a TaskManager's process with SIGKILL (cluster.fault-injection.enabled only).",
                m.KillResponse, status=202)
     def post(self, taskmanagerid):
-        tm = self.gateway.task_manager(taskmanagerid)
+        tm = self.gateway.request_task_manager(taskmanagerid)
         if tm.lost_reason is not None or tm.pid is None:
             raise HTTPError(404, f"TaskManager {taskmanagerid} not found or already lost")
         kill(tm.pid)

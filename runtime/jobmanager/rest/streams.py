@@ -20,7 +20,7 @@ def cluster_snapshot(gateway: DispatcherGateway, leader: LeaderRetriever, seq: i
     now = time.time()
     overview = convert.cluster_overview(gateway.cluster_overview(), convert.leadership(leader.leadership_view()))
     return {"type": "ClusterSnapshot", "seq": seq, "ts": now, **encode(overview),
-            "taskmanagers": encode([convert.task_manager(tm) for tm in gateway.task_managers()]),
+            "taskmanagers": encode([convert.task_manager(tm) for tm in gateway.request_task_managers()]),
             "jobs": encode([convert.job_details(j, now) for j in gateway.list_jobs()])}
 
 

@@ -83,10 +83,10 @@ class FakeDispatcher:
         self._job(job_id)
         return CheckpointConfigSnapshot(1.0, 600.0, 0.0, 1, 0, "file:///cp", "file:///sp")
 
-    def task_managers(self):
+    def request_task_managers(self):
         return []
 
-    def task_manager(self, tm_id):
+    def request_task_manager(self, tm_id):
         raise UnknownTaskManager(tm_id)
 
     def cancel_job(self, job_id):
