@@ -19,8 +19,8 @@ import uuid
 import zlib
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from runtime.connectors import file_formats
 from runtime.connectors.base import ConnectorError, SinkWriter, SourceReader, sink, source
 
 FORMATS = ("csv", "json", "parquet")
@@ -64,12 +64,8 @@ class FileReader(SourceReader):
     def _list(self) -> list[str]:
         if not os.path.exists(self.path):
             raise ConnectorError(f"file source '{self.ctx.operator_name}': {self.path} does not exist")
-        if os.path.isfile(self.path):
-            names = [self.path]
-        else:
-            names = [os.path.join(self.path, n) for n in sorted(os.listdir(self.path))
-                     if not n.startswith((".", "_")) and os.path.isfile(os.path.join(self.path, n))]
-        return [n for n in names if self._mine(os.path.basename(n)) and n not in self.done]
+        names = file_formats.list_files(self.path, nested=bool(self.ctx.params.get("partition_columns")))
+        return [n for n in names if self._mine(os.path.relpath(n, self.path)) and n not in self.done]
 
     def next_bundle(self, max_rows: int):
         now = time.monotonic()
@@ -91,17 +87,28 @@ class FileReader(SourceReader):
         if self.format == "csv":
             reader = reader.option("header", str(bool(self.ctx.params.get("header", True))).lower())
         try:
-            return reader.format(self.format).load(name)
+            df = reader.format(self.format).load(name)
+            return self._with_partitions(df, name)
         except Exception as err:  # noqa: BLE001 - Spark's analysis errors name the problem
             raise ConnectorError(f"file source '{self.ctx.operator_name}': cannot read {name}: "
                                  f"{str(err).splitlines()[0]}") from None
+
+    def _with_partitions(self, df, name: str):
+        """The file's rows plus the partition columns its folders name (``dt=2024-01-01/``)."""
+        columns = self.ctx.params.get("partition_columns") or {}
+        if not columns:
+            return df
+        from pyspark.sql import functions as F
+
+        values = file_formats.partition_values(self.path, name)
+        return df.withColumns({c: F.lit(values.get(c)).cast(t) for c, t in columns.items()})
 
     def snapshot(self) -> dict:
         return {"done": sorted(self.done)}
 
     def restore(self, states: list[dict]) -> None:
         for state in states:
-            self.done.update(n for n in state.get("done", []) if self._mine(os.path.basename(n)))
+            self.done.update(n for n in state.get("done", []) if self._mine(os.path.relpath(n, self.path)))
 
 
 @sink("files")
@@ -110,6 +117,7 @@ class ParquetWriter(SinkWriter):
         super().__init__(ctx)
         self.path = ctx.params["path"]
         self.partition_by = ctx.params.get("partition_by") or []
+        self.format = ctx.params.get("format", "parquet")  # csv and json too (SQL's filesystem tables)
         self.current: list[pa.Table] = []
         self.pending: dict[int, str] = {}  # checkpoint id -> staging directory (relative to path)
         self._direct = 0
@@ -130,15 +138,10 @@ class ParquetWriter(SinkWriter):
         self._write(table, self.path, stem)
 
     def _write(self, table: pa.Table, root: str, stem: str) -> None:
-        if not self.partition_by:
-            os.makedirs(root, exist_ok=True)
-            pq.write_table(table, os.path.join(root, f"{stem}.parquet"))
-            return
         missing = [c for c in self.partition_by if c not in table.column_names]
         if missing:
             raise ConnectorError(f"file sink '{self.ctx.operator_name}': no partition column {missing}")
-        pq.write_to_dataset(table, root, partition_cols=self.partition_by,
-                            basename_template=f"{stem}-{{i}}.parquet")
+        file_formats.write_partitioned(table, root, stem, self.format, self.partition_by)
 
     def prepare_commit(self, checkpoint_id: int):
         if self.current:
@@ -158,11 +161,11 @@ class ParquetWriter(SinkWriter):
         if not os.path.isdir(staged):
             return  # already published
         for n, (folder, _, files) in enumerate(sorted(os.walk(staged))):
-            for k, name in enumerate(sorted(f for f in files if f.endswith(".parquet"))):
+            for k, name in enumerate(sorted(f for f in files if file_formats.is_data_file(f, self.format))):
                 target_dir = os.path.join(self.path, os.path.relpath(folder, staged))
                 os.makedirs(target_dir, exist_ok=True)
-                os.replace(os.path.join(folder, name),
-                           os.path.join(target_dir, f"part-{subtask}-{checkpoint_id}-{n}-{k}.parquet"))
+                os.replace(os.path.join(folder, name), os.path.join(
+                    target_dir, f"part-{subtask}-{checkpoint_id}-{n}-{k}.{file_formats.EXTENSIONS[self.format]}"))
         _remove_tree(staged)
 
     def restore(self, states, checkpoint_id) -> None:

@@ -81,7 +81,13 @@ def _pre_projection(converter, source: Scope, group_exprs, calls, windowed: bool
                     add(f"__g{i}", source.sql(g), infer_type(source.rewrite(g), types)))
     specs = []
     for i, call in enumerate(calls):
-        specs.append(_aggregate_spec(converter, source, call, i, add, types))
+        spec = _aggregate_spec(converter, source, call, i, add, types)
+        alias = call.parent.alias if isinstance(call.parent, exp.Alias) and isinstance(call.parent.parent, exp.Select) \
+            else None
+        taken = {n for n, _ in exprs} | {a.name for a in specs} | set(types)
+        if alias and alias not in taken and not (spec.fn == "avg" and spec.integral):
+            spec.name = alias  # named as the query names it: the SELECT list over it is then no Calc at all
+        specs.append(spec)
     if windowed:
         rowtime = source.node.rowtime
         add(rowtime, quoted(rowtime), "TIMESTAMP")
@@ -124,7 +130,7 @@ def _window_aggregate(converter, tvf: WindowTVF, pre: Calc, keys: list[str], spe
 def _post_scope(source: Scope, node, keys: list[str], windowed: bool) -> Scope:
     entries = [e for e in source.entries if e.field in keys]
     entries += [Entry(None, k, k) for k in keys]
-    entries += [Entry(None, f.name, f.name) for f in node.fields if f.name.startswith("__agg")]
+    entries += [Entry(None, f.name, f.name) for f in node.fields if f.name not in keys and f.name not in WINDOW_KEYS]
     if windowed:
         entries += [Entry(None, n, n) for n in WINDOW_KEYS]
     post = Scope(node, entries, source.position)

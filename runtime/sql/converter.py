@@ -12,7 +12,7 @@ from sqlglot import exp
 from runtime.sql import aggregates, joins, ranking, windows
 from runtime.sql.catalog import StreamTable, TableDef, ViewDef
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
-from runtime.sql.logical import Calc, Field, GroupAggregate, Node, Scan, Union, Values
+from runtime.sql.logical import Calc, Field, GroupAggregate, Node, Scan, Union, Values, WindowTVF
 from runtime.sql.scope import Entry, Scope, quoted
 from runtime.sql.typing import infer_type
 
@@ -152,6 +152,11 @@ class Converter:
     # -- WHERE and SELECT -------------------------------------------------------------------------
     def filter(self, scope: Scope, condition: exp.Expr) -> Scope:
         node = scope.node
+        if isinstance(node, WindowTVF):  # WHERE over a window TVF filters its rows before they are windowed
+            inner = Scope(node.input, [e for e in scope.entries if e.field in node.input.names], scope.position)
+            filtered = self.filter(inner, condition).node
+            tvf = WindowTVF(list(node.fields), filtered, node.window, node.time_column, node.partition)
+            return Scope(tvf, scope.entries, scope.position)
         calc = Calc(list(node.fields), node, [(n, quoted(n)) for n in node.names], scope.sql(condition),
                     keeps_rowtime=node.rowtime)
         return Scope(calc, scope.entries, scope.position)

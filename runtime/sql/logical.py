@@ -201,7 +201,7 @@ class Join(Node):
     right_keys: list[str]
     condition: str | None = None  # residual, over the joined fields
     interval: dict | None = None  # interval join: {"left_time", "right_time", "lower_us", "upper_us"}
-    window: bool = False  # window join: keys include window_start and window_end of both sides
+    window: dict | None = None  # window join: {"left": (start, end), "right": (start, end)} field names
     emit_final: bool = False
 
     @property

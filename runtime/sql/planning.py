@@ -53,6 +53,8 @@ def _cast_to(stmt, plan: Node, target: TableDef) -> Node:
                                              f"table {len(columns)} ({', '.join(c.name for c in columns)})")
     exprs = [(c.name, quoted(f.name) if f.type == c.type else f"CAST({quoted(f.name)} AS {c.type})")
              for f, c in zip(fields, columns)]
+    if [(n, s) for n, s in exprs] == [(f.name, quoted(f.name)) for f in plan.fields]:
+        return plan  # the query's columns are the table's already
     return Calc([Field(c.name, c.type) for c in columns], plan, exprs)
 
 

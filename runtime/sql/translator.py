@@ -140,14 +140,54 @@ class Translator:
         out.timestamp_column = None
         return out
 
+    def _keyed(self, stream: DataStream, keys: list[str]) -> tuple[DataStream, list[str]]:
+        """A stream and the keys to hash it by; no keys means one key for all rows (``__global``)."""
+        if keys:
+            return stream, keys
+        out = stream._then("with_columns", "Calc(global key)", {"columns": {"__global": "0"}})
+        out.timestamp_column = stream.timestamp_column
+        return out, ["__global"]
+
     def _rank(self, node: Rank) -> DataStream:
-        raise NotImplementedError("Top-N")
+        stream, keys = self._keyed(self.translate(node.input), node.partition)
+        params = {"partition": keys, "order": [list(o) for o in node.order], "limit": node.limit,
+                  "number": node.number_field, "keep_all": node.input.updating, "emit_final": node.emit_final}
+        out = stream._then("sql_rank", "Rank", params, partitioning="hash", keys=keys)
+        out.timestamp_column = None
+        return out
 
     def _over(self, node: Over) -> DataStream:
-        raise NotImplementedError("OVER")
+        stream, keys = self._keyed(self.translate(node.input), node.partition)
+        aggs = [{"name": a.name, "fn": a.fn, "column": a.column, "integral": a.integral} for a in node.aggregates]
+        params = {"partition": keys, "time_column": node.time_column, "frame": node.frame, "aggregates": aggs,
+                  "agg_schema": _ddl([(a.name, a.type) for a in node.aggregates])}
+        out = stream._then("sql_over", "OverAggregate", params, partitioning="hash", keys=keys)
+        out.timestamp_column = node.time_column
+        return out
 
     def _join(self, node: Join) -> DataStream:
-        raise NotImplementedError("JOIN")
+        sides = []
+        for i, child in enumerate((node.left, node.right)):
+            stream = self.translate(child)._then("with_columns", "Calc(side)", {"columns": {"__side": f"CAST({i} AS TINYINT)"}})
+            sides.append(stream)
+        params: dict = {"kind": node.kind, "left_fields": node.left.names, "right_fields": node.right.names,
+                        "left_keys": node.left_keys, "right_keys": node.right_keys, "emit_final": node.emit_final}
+        kind, name = "sql_join", "Join"
+        if node.interval is not None:
+            kind, name = "sql_interval_join", "IntervalJoin"
+            params.update(node.interval)
+        elif node.window is not None:
+            kind, name = "sql_window_join", "WindowJoin"
+            params.update(left_window=list(node.window["left"]), right_window=list(node.window["right"]))
+        keys = (node.left_keys, node.right_keys)
+        if not node.left_keys:  # a window join on the window alone
+            sides = [s._then("with_columns", "Calc(global key)", {"columns": {"__global": "0"}}) for s in sides]
+            keys = (["__global"], ["__global"])
+            params.update(left_keys=["__global"], right_keys=["__global"])
+        op = self.env._add_operator(kind, name, params, None)
+        for stream, side_keys in zip(sides, keys):
+            self.env._add_edge(stream.op, op, "hash", list(side_keys))
+        return DataStream(self.env, op, node.rowtime)
 
     # -- sinks ------------------------------------------------------------------------------------
     def _sink(self, node: Sink) -> DataStream:

@@ -55,3 +55,27 @@ def apply(rows: Iterable[tuple[int, Any]]) -> list[Any]:
         else:
             raise ValueError(f"changelog row {i} ({SHORT.get(op, op)} {row!r}) retracts a row that is not there")
     return [row for row in sorted(present, key=order.get) for _ in range(present[row])]
+
+
+def column_values(table: pa.Table, name: str) -> list:
+    """A column's values, or NULLs when the bundle has no such column (rows of the other join input only)."""
+    return table.column(name).to_pylist() if name in table.column_names else [None] * table.num_rows
+
+
+def learn_types(types: dict[str, pa.DataType], table: pa.Table) -> None:
+    """Remember the Arrow type of every column ``table`` has (null-typed columns tell nothing)."""
+    for field in table.schema:
+        if not pa.types.is_null(field.type):
+            types[field.name] = field.type
+
+
+def typed_rows_table(names: list[str], rows: list[tuple], ops: list[int] | None,
+                     types: dict[str, pa.DataType]) -> pa.Table | None:
+    """Rows as Arrow with the types seen so far (a column never seen is inferred from its values)."""
+    if not rows:
+        return None
+    columns = list(zip(*rows))
+    arrays = [pa.array(list(v), type=types.get(n)) if n in types else pa.array(list(v)) for n, v in zip(names, columns)]
+    if ops is None:
+        return pa.Table.from_arrays(arrays, names=names)
+    return pa.Table.from_arrays(arrays + [pa.array(ops, OP_TYPE)], names=names + [OP_COLUMN])

@@ -228,7 +228,7 @@ def window_combine(df, params: dict):
     """
     from pyspark.sql import functions as F
 
-    from runtime.taskmanager.window_operator import (EVENT_TIME, RECORDS, WINDOW_START, needs_raw_rows,
+    from runtime.taskmanager.window_operator import (EVENT_TIME, RECORDS, WINDOW_END, WINDOW_START, needs_raw_rows,
                                                      partial_columns)
 
     keys, window, aggregates, ts = params["keys"], params["window"], params["aggregates"], params["ts_column"]
@@ -237,7 +237,9 @@ def window_combine(df, params: dict):
         raise ValueError(f"no column {sorted(set(missing))}; available: {df.columns}")
     ts_us = F.expr(f"unix_micros(`{ts}`)")
     df = df.withColumn(EVENT_TIME, ts_us)
-    if window["type"] != "session":
+    if window["type"] == "cumulate":
+        df = _cumulate_windows(df, window)
+    elif window["type"] != "session":
         slide, per_row = window["slide_us"], window["size_us"] // window["slide_us"]
         last_start = F.col(EVENT_TIME) - F.expr(f"pmod({EVENT_TIME}, {slide}L)")
         if per_row == 1:
@@ -247,7 +249,7 @@ def window_combine(df, params: dict):
             df = df.withColumn(WINDOW_START, F.explode(offsets)).withColumn(WINDOW_START, last_start - F.col(WINDOW_START))
     if needs_raw_rows(window, aggregates):
         values = sorted({a["column"] for a in aggregates if a.get("column")} - set(keys))
-        cols = keys + ([WINDOW_START] if window["type"] != "session" else []) + [EVENT_TIME] + values
+        cols = keys + [c for c in (WINDOW_START, WINDOW_END) if c in df.columns] + [EVENT_TIME] + values
         return df.select(*[F.col(f"`{c}`") for c in cols])
     partials = [F.count(F.lit(1)).alias(RECORDS)]
     for spec in aggregates:
@@ -260,7 +262,23 @@ def window_combine(df, params: dict):
             else:
                 fn = {"sum": F.sum, "avg": F.sum, "min": F.min, "max": F.max}[spec["fn"]]
                 partials.append(fn(column).alias(name))
-    return df.groupBy(*[F.col(f"`{k}`") for k in keys], F.col(WINDOW_START)).agg(*partials)
+    bounds = [F.col(WINDOW_START)] + ([F.col(WINDOW_END)] if window["type"] == "cumulate" else [])
+    return df.groupBy(*[F.col(f"`{k}`") for k in keys], *bounds).agg(*partials)
+
+
+def _cumulate_windows(df, window: dict):
+    """One row per cumulating window a row falls in: the same start, ends every step up to the max size."""
+    from pyspark.sql import functions as F
+
+    from runtime.taskmanager.window_operator import EVENT_TIME, WINDOW_END, WINDOW_START
+
+    size, step = window["size_us"], window["step_us"]
+    start = F.col(EVENT_TIME) - F.expr(f"pmod({EVENT_TIME}, {size}L)")
+    first = F.floor((F.col(EVENT_TIME) - F.col(WINDOW_START)) / F.lit(step)) + 1
+    ends = F.expr(f"sequence(CAST(__first AS BIGINT), {size // step}L)")
+    return (df.withColumn(WINDOW_START, start).withColumn("__first", first)
+              .withColumn(WINDOW_END, F.explode(ends)).drop("__first")
+              .withColumn(WINDOW_END, F.col(WINDOW_START) + F.col(WINDOW_END) * F.lit(step)))
 
 
 def datagen_column(name: str, type_name: str, opts: dict, seed: int, params: dict) -> str:

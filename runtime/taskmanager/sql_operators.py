@@ -2,7 +2,16 @@
 from __future__ import annotations
 
 from runtime.taskmanager.group_aggregate import GroupAggregateOperator
+from runtime.taskmanager.join_operator import JoinOperator
+from runtime.taskmanager.over_operator import OverOperator
+from runtime.taskmanager.rank_operator import RankOperator
+from runtime.taskmanager.time_join_operator import IntervalJoinOperator, WindowJoinOperator
 
 SQL_OPERATORS = {
     "sql_group_aggregate": GroupAggregateOperator,
+    "sql_rank": RankOperator,
+    "sql_over": OverOperator,
+    "sql_join": JoinOperator,
+    "sql_interval_join": IntervalJoinOperator,
+    "sql_window_join": WindowJoinOperator,
 }

@@ -21,6 +21,7 @@ import pyarrow as pa
 from runtime.keygroups import KEY_GROUP_COLUMN
 
 WINDOW_START = "__window_start"
+WINDOW_END = "__window_end"  # carried only by cumulating windows, whose ends differ for one start
 EVENT_TIME = "__ts"
 RECORDS = "__records"
 END_OF_TIME = np.iinfo(np.int64).max
@@ -73,20 +74,25 @@ class WindowOperator:
         if self.window["type"] == "session" or self.watermark == BEFORE_TIME:
             return None
         # a late row re-fires its own key's window (as in Flink), not the other keys' windows of that time
-        touched = frame[self.keys + [WINDOW_START]].drop_duplicates()
-        touched = touched[touched[WINDOW_START] + self.window["size_us"] - 1 <= self.watermark]
+        bounds = self.keys + [WINDOW_START] + ([WINDOW_END] if WINDOW_END in frame else [])
+        touched = frame[bounds].drop_duplicates()
+        touched = touched[self._ends(touched) - 1 <= self.watermark]
         if touched.empty:
             return None
-        return self._results(self.state.merge(touched, on=self.keys + [WINDOW_START]))
+        return self._results(self.state.merge(touched, on=bounds))
+
+    def _ends(self, frame: pd.DataFrame) -> pd.Series:
+        """Each row's window end: its own column for cumulating windows, else start + size."""
+        return frame[WINDOW_END] if WINDOW_END in frame else frame[WINDOW_START] + self.window["size_us"]
 
     def _last_moment(self, frame: pd.DataFrame) -> pd.Series:
         """The last microsecond of each row's window (for raw session rows: of the row's own gap)."""
         if self.window["type"] == "session":
             return frame[EVENT_TIME] + self.window["gap_us"] - 1
-        return frame[WINDOW_START] + self.window["size_us"] - 1
+        return self._ends(frame) - 1
 
     def _merge(self, frame: pd.DataFrame) -> pd.DataFrame:
-        group = self.keys + [WINDOW_START, KEY_GROUP_COLUMN]
+        group = self.keys + [WINDOW_START, KEY_GROUP_COLUMN] + ([WINDOW_END] if WINDOW_END in frame else [])
         return frame.groupby(group, dropna=False, sort=False).agg(self.merges).reset_index()
 
     # -- time ----------------------------------------------------------------------------------
@@ -99,7 +105,7 @@ class WindowOperator:
             return None
         if self.window["type"] == "session":
             return self._fire_sessions(watermark)
-        last = self.state[WINDOW_START] + self.window["size_us"] - 1
+        last = self._ends(self.state) - 1
         firing = self.state[(last <= watermark) & (last > previous)]
         self.state = self.state[last + self.lateness > watermark]
         return self._results(firing) if not firing.empty else None
@@ -132,11 +138,11 @@ class WindowOperator:
     # -- results -------------------------------------------------------------------------------
     def _results(self, frame: pd.DataFrame) -> pa.Table:
         if self.raw:
-            return self._aggregate_raw(frame, [])
+            return self._aggregate_raw(frame, [WINDOW_END] if WINDOW_END in frame else [])
         out = {k: frame[k].to_numpy() for k in self.keys}
         starts = frame[WINDOW_START].to_numpy(dtype=np.int64)
         out["window_start"] = starts
-        out["window_end"] = starts + self.window["size_us"]
+        out["window_end"] = self._ends(frame).to_numpy(dtype=np.int64)
         for spec in self.aggregates:
             name = spec["name"]
             if spec["fn"] == "avg":

@@ -22,7 +22,7 @@ def explain(t_env, query):
 
 def test_a_group_by_plans_local_and_global_aggregation_behind_a_keyed_exchange(t_env):
     text = explain(t_env, "SELECT `user`, COUNT(*) AS n FROM clicks GROUP BY `user`")
-    assert "GroupAggregate(groupBy=[user], select=[count(*) AS __agg0])" in text
+    assert "GroupAggregate(groupBy=[user], select=[count(*) AS n])" in text
     assert "[local_aggregate]" in text and "[sql_group_aggregate]" in text and "hash(user)" in text
     assert "== Optimized Logical Plan ==" in text and "ExecutionGraph of" in text
 

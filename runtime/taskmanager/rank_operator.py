@@ -1,0 +1,138 @@
+"""SQL's Top-N (and deduplication): the N first rows per partition key by the ORDER BY, as a changelog.
+
+Each key keeps its ranked rows (the first N for an append-only input; all of them when the input
+retracts, so a row can move up). After each bundle the new top N of every key it touched is compared
+with what was emitted: with a row number column, every position whose row changed is updated (-U/+U),
+filled (+I) or emptied (-D); without it, rows that left are deleted and rows that entered inserted.
+With ``emit_final`` (batch mode) the top N of each key is emitted once, at the end of the input.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from runtime.keygroups import KEY_GROUP_COLUMN
+from runtime.taskmanager import changelog
+from runtime.taskmanager.keyed_state import KeyedStateBackend
+from runtime.taskmanager.window_operator import END_OF_TIME
+
+
+class RankOperator:
+    late_records = 0
+
+    def __init__(self, params: dict, _udf=None):
+        self.partition: list[str] = params["partition"]
+        self.order: list[tuple[str, bool]] = [tuple(o) for o in params["order"]]
+        self.limit = int(params["limit"])
+        self.number: str | None = params.get("number")  # the row number column, when the query keeps it
+        self.keep_all = bool(params.get("keep_all"))
+        self.emit_final = bool(params.get("emit_final"))
+        self.backend = KeyedStateBackend()
+        self.names: list[str] | None = None
+        self.schema: pa.Schema | None = None
+        self.seq = 0
+
+    def process(self, table: pa.Table) -> pa.Table | None:
+        if table.num_rows == 0:
+            return None
+        if self.names is None:
+            self.names = [n for n in table.column_names if n not in (KEY_GROUP_COLUMN, changelog.OP_COLUMN)]
+            fields = [table.schema.field(n) for n in self.names]
+            self.schema = pa.schema(fields + ([pa.field(self.number, pa.int64())] if self.number else []))
+        rows = list(zip(*[table.column(n).to_pylist() for n in self.names]))
+        ops = changelog.ops_of(table)
+        touched: dict[tuple[int, Any], None] = {}
+        for row, op, kg in zip(rows, ops, table.column(KEY_GROUP_COLUMN).to_pylist()):
+            key = tuple(row[self.names.index(p)] for p in self.partition)
+            touched[(kg, key)] = None
+            self._apply(kg, key, row, op)
+        return None if self.emit_final else self._emit(list(touched))
+
+    def _apply(self, kg: int, key: tuple, row: tuple, op: int) -> None:
+        self.backend.set_current_key(kg, key)
+        state = self.backend.read("rank", None) or {"rows": [], "emitted": []}
+        if changelog.is_addition(op):
+            self.seq += 1
+            state["rows"].append((self.seq, row))
+            state["rows"] = self._sorted(state["rows"])
+            if not self.keep_all:
+                state["rows"] = state["rows"][:self.limit]
+        else:
+            found = next((i for i, (_, r) in enumerate(state["rows"]) if r == row), None)
+            if found is not None:
+                del state["rows"][found]
+        self.backend.write("rank", state)
+
+    def _sorted(self, rows: list[tuple[int, tuple]]) -> list[tuple[int, tuple]]:
+        out = sorted(rows, key=lambda r: r[0])
+        for column, ascending in reversed(self.order):
+            i = self.names.index(column)
+            out.sort(key=lambda r: (r[1][i] is not None, r[1][i]) if ascending else (r[1][i] is None, r[1][i]),
+                     reverse=not ascending)
+        return out
+
+    def _emit(self, touched: list[tuple[int, Any]]) -> pa.Table | None:
+        out_rows: list[tuple] = []
+        ops: list[int] = []
+        for kg, key in touched:
+            self.backend.set_current_key(kg, key)
+            state = self.backend.read("rank", None)
+            top = [r for _, r in state["rows"][:self.limit]]
+            if self.number:
+                top = [r + (i + 1,) for i, r in enumerate(top)]
+                self._diff_positions(state["emitted"], top, out_rows, ops)
+            else:
+                self._diff_rows(state["emitted"], top, out_rows, ops)
+            state["emitted"] = top
+            if state["rows"] or state["emitted"]:
+                self.backend.write("rank", state)
+            else:
+                self.backend.clear("rank")
+        return changelog.rows_table(out_rows, ops, self.schema)
+
+    @staticmethod
+    def _diff_positions(old: list[tuple], new: list[tuple], rows: list, ops: list) -> None:
+        for i in range(max(len(old), len(new))):
+            before, after = (old[i] if i < len(old) else None), (new[i] if i < len(new) else None)
+            if before == after:
+                continue
+            if before is not None and after is not None:
+                rows += [before, after]
+                ops += [changelog.UPDATE_BEFORE, changelog.UPDATE_AFTER]
+            elif after is not None:
+                rows.append(after)
+                ops.append(changelog.INSERT)
+            else:
+                rows.append(before)
+                ops.append(changelog.DELETE)
+
+    @staticmethod
+    def _diff_rows(old: list[tuple], new: list[tuple], rows: list, ops: list) -> None:
+        remaining = list(new)
+        for row in old:
+            if row in remaining:
+                remaining.remove(row)
+            else:
+                rows.append(row)
+                ops.append(changelog.DELETE)
+        for row in remaining:
+            rows.append(row)
+            ops.append(changelog.INSERT)
+
+    def on_watermark(self, watermark: int) -> pa.Table | None:
+        if self.emit_final and watermark == END_OF_TIME and self.schema is not None:
+            return self._emit(sorted(self.backend.values, key=repr))
+        return None
+
+    def snapshot(self) -> pa.Table | None:
+        return self.backend.snapshot()
+
+    def restore(self, tables: list[pa.Table], key_groups: range) -> None:
+        self.backend.restore(tables, key_groups)
+        for entry in self.backend.values.values():
+            self.seq = max([self.seq] + [s for s, _ in entry["rank"]["rows"]])
+
+    @property
+    def state_rows(self) -> int:
+        return len(self.backend.values)
