@@ -53,6 +53,7 @@ class JobGraph:
     edges: list[EdgeSpec] = field(default_factory=list)
     config: dict[str, str] = field(default_factory=dict)
     restore_from: str | None = None
+    statement: str | None = None  # the SQL a job was planned from, shown with the job
 
     def operator(self, op_id: str) -> OperatorSpec:
         for op in self.operators:

@@ -12,6 +12,7 @@ import { IStateDB } from '@jupyterlab/statedb';
 import { CommandIDs, registerPanelCommands } from './commands';
 import { ClusterModel } from './model';
 import { FlinkbenchPanel } from './panel';
+import { highlightSqlCells } from './sqlCells';
 import { registerSubmitCommand, SubmitButtonExtension } from './submit';
 
 const PLUGIN_ID = 'flinkbench-jupyterlab:plugin';
@@ -45,6 +46,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     registerPanelCommands(app, model, settings, docManager);
     registerSubmitCommand(app.commands, tracker, model, state);
     app.docRegistry.addWidgetExtension('Notebook', new SubmitButtonExtension(app.commands));
+    highlightSqlCells(tracker);
     app.contextMenu.addItem({ command: CommandIDs.submitCell, selector: '.jp-Notebook .jp-CodeCell', rank: 0 });
 
     const panel = new FlinkbenchPanel(model, app.commands);

@@ -101,7 +101,7 @@ export interface IPlanNode {
 
 export interface IJobDetail extends IJobOverview {
   vertices: IVertexDetail[];
-  plan: { nodes: IPlanNode[] };
+  plan: { nodes: IPlanNode[]; statement?: string | null };
 }
 
 export interface IExceptionEntry {

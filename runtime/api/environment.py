@@ -64,6 +64,7 @@ class StreamExecutionEnvironment:
         self._counter = 0
         self.restore_from: str | None = _program.restore_from if _program else None  # flinkbench run -s
         self.last_job: JobClient | None = None
+        self.statement: str | None = None  # the SQL text a job was planned from (runtime.sql)
         for key, value in (config or {}).items():
             self.set(key, value)
 
@@ -166,7 +167,7 @@ class StreamExecutionEnvironment:
             partitioning = e.partitioning or (
                 "forward" if by_id[e.source].parallelism == by_id[e.target].parallelism else "rebalance")
             edges.append(EdgeSpec(e.source, e.target, partitioning, list(e.keys)))
-        graph = JobGraph(job_name, ops, edges, dict(self.config), self.restore_from)
+        graph = JobGraph(job_name, ops, edges, dict(self.config), self.restore_from, self.statement)
         graph.validate(default_p)
         return graph
 

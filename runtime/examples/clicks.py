@@ -74,3 +74,25 @@ def expected(spark, rows: int, **options):
         F.count(F.lit(1)).alias("clicks"), F.sum("amount").alias("total"))
     return query.selectExpr("user", "window.start AS window_start", "window.end AS window_end",
                             "clicks", "total").toArrow()
+
+
+def sql(rows: int | None = None, sink: str = "blackhole", event_rate: float = 10_000.0,
+        rows_per_second: float | None = None, path: str | None = None) -> list[str]:
+    """The same pipeline as Flink SQL: a datagen table with the same generated rows, a sink table, and a
+    TUMBLE query (``sink`` is blackhole, print or filesystem, the last under ``path``)."""
+    limit = f"'number-of-rows' = '{rows}', " if rows is not None else ""
+    rate = rows_per_second or 1_000_000_000  # Flink's datagen has a rate; this one is too high to matter
+    source = (f"CREATE TABLE clicks (`user` INT, url STRING, amount DOUBLE, ts TIMESTAMP(3), "
+              f"WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'datagen', {limit}"
+              f"'rows-per-second' = '{rate:g}', 'seed' = '7', 'timestamp-start' = '{TIMESTAMP_START:g}', "
+              f"'event-rate' = '{event_rate:g}', 'fields.user.min' = '0', 'fields.user.max' = '{USERS - 1}', "
+              "'fields.url.cardinality' = '500', 'fields.url.prefix' = '/page/', "
+              "'fields.amount.min' = '0.0', 'fields.amount.max' = '1.0')")
+    options = f"'connector' = 'filesystem', 'path' = '{path}', 'format' = 'csv'" if sink == "filesystem" else \
+        f"'connector' = '{sink}'"
+    target = (f"CREATE TABLE counts (`user` INT, window_start TIMESTAMP(3), window_end TIMESTAMP(3), clicks BIGINT, "
+              f"total DOUBLE) WITH ({options})")
+    query = ("INSERT INTO counts SELECT `user`, window_start, window_end, COUNT(*) AS clicks, SUM(amount) AS total "
+             "FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND)) WHERE amount > 0.1 "
+             "GROUP BY window_start, window_end, `user`")
+    return [source, target, query]

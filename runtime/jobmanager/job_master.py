@@ -402,7 +402,8 @@ class JobMaster:
                                   sub.current.metrics, sub.current.error) for sub in v.subtasks))
             for v in self.eg.vertices)
         return JobSnapshot(self.summary(), {JobStatus(k): t for k, t in self.status_times.items()}, vertices,
-                           self.eg.plan(), self.max_parallelism, self.checkpoints is not None)
+                           self.eg.plan(), self.max_parallelism, self.checkpoints is not None,
+                           self.eg.job_graph.statement)
 
 
 def _exception_name(error: str) -> str:

@@ -98,6 +98,7 @@ class JobSnapshot:
     plan: tuple[PlanNode, ...]
     max_parallelism: int
     stoppable: bool
+    statement: str | None = None  # the SQL the job was planned from
 
     def vertex(self, vertex_id: str) -> VertexSnapshot | None:
         return next((v for v in self.vertices if v.id == vertex_id), None)

@@ -79,7 +79,7 @@ def _pre_projection(converter, source: Scope, group_exprs, calls, windowed: bool
         field = source.field_of(g)
         keys.append(add(field, quoted(field), types[field]) if field else
                     add(f"__g{i}", source.sql(g), infer_type(source.rewrite(g), types)))
-    specs = []
+    specs: list[Aggregate] = []
     for i, call in enumerate(calls):
         spec = _aggregate_spec(converter, source, call, i, add, types)
         alias = call.parent.alias if isinstance(call.parent, exp.Alias) and isinstance(call.parent.parent, exp.Select) \

@@ -189,7 +189,8 @@ class SqlExecutor:
 
     def submit(self, sinks: list[Node], text: str):
         env = self.job_environment(sinks)
-        name = self.env.config.get("pipeline.name") or _job_name(text)
+        env.statement = text
+        name = _job_name(text)
         job = env.execute_async(name)
         job.statement = text
         self.env.last_job = job

@@ -32,11 +32,13 @@ def plan(converter, left: Scope, join: exp.Join) -> Scope:
     right, renames = _renamed(left, right)
     merged_fields = list(left.node.fields) + list(right.node.fields)
     scope = left.merged(right, None, {})
+    conjuncts: list[exp.Expr]
     if using:
         conjuncts = [exp.EQ(this=exp.column(u.name, table=_first_qualifier(left)),
                             expression=exp.column(u.name, table=_first_qualifier(right))) for u in using]
     else:
-        conjuncts = list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
+        parts = condition.flatten() if isinstance(condition, exp.And) else [condition]
+        conjuncts = [c for c in parts if c is not None]
     keys, times, rest = _classify(converter, scope, left, right, conjuncts)
     window = _window_keys(keys) if window_join else None
     interval = _interval(converter, join, left, right, times) if times else None

@@ -38,6 +38,11 @@ SHOWN = {
         "FINISHED: 180 windows, each exactly once", "triggered", "/stop", "FINISHED; ",
         "FINISHED at parallelism 1, restored from", "across a stop and a resume at another parallelism",
     ],
+    "05-streaming-sql": [
+        "*ROWTIME*", "tumbling: ", "hopping: ", "cumulating: ", "sessions: ", "changelog applied: ",
+        "+I", "-U", "join: 4 users, the same as pandas", "== Optimized Logical Plan ==", "GroupAggregate",
+        "exercise: 6 rows, the two biggest clicks of each user",
+    ],
 }
 
 

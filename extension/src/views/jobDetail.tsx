@@ -151,6 +151,16 @@ function Checkpoints({ job, rest, error }: { job: IJobState; rest: ICheckpoint[]
   );
 }
 
+/** The SQL a job was planned from (`%%flink sql`, `execute_sql`), when it has one. */
+function Statement({ text }: { text?: string | null }): JSX.Element | null {
+  return text ? (
+    <>
+      <h4>Statement</h4>
+      <pre className="jp-Flinkbench-statement">{text}</pre>
+    </>
+  ) : null;
+}
+
 export function JobDetailView({ job, close, run }: IProps): JSX.Element {
   const views = useRestViews(job);
   const running = !isTerminal(job.state) && job.state !== 'CANCELLING';
@@ -172,6 +182,7 @@ export function JobDetailView({ job, close, run }: IProps): JSX.Element {
         </div>
       )}
       {views.error && <p className="jp-Flinkbench-error">{views.error}</p>}
+      <Statement text={views.detail?.plan.statement} />
       {views.detail && (
         <>
           <h4>Task graph</h4>

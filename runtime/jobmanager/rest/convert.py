@@ -87,7 +87,7 @@ def job_details_info(job: JobSnapshot, now: float) -> m.JobDetailsInfo:
 
 def job_plan(job: JobSnapshot) -> dict:
     s = job.summary
-    return plan(job.plan, s.job_id, s.name, "BATCH" if s.batch else "STREAMING")
+    return {**plan(job.plan, s.job_id, s.name, "BATCH" if s.batch else "STREAMING"), "statement": job.statement}
 
 
 def plan(nodes: tuple[PlanNode, ...], job_id: str, name: str, job_type: str) -> dict:

@@ -75,3 +75,40 @@ def test_batch_mode_refuses_unbounded_tables(t_env):
     t_env.execute_sql("SET 'execution.runtime-mode' = 'batch'")
     with pytest.raises(UnsupportedSqlError, match="unbounded table 'endless' in batch mode"):
         t_env.explain_sql("SELECT * FROM endless")
+
+
+USERS = "CREATE TABLE users (uid BIGINT, name STRING) WITH ('connector' = 'datagen', 'number-of-rows' = '5')"
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("SELECT * FROM (SELECT `user`, amount, ROW_NUMBER() OVER (PARTITION BY `user` ORDER BY amount DESC) AS rn "
+     "FROM clicks) WHERE rn <= 3", ["Rank(partitionBy=[user], orderBy=[amount DESC], rankRange=[1..3])", "[sql_rank]"]),
+    ("SELECT `user`, SUM(amount) OVER (PARTITION BY `user` ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) "
+     "FROM clicks", ["OverAggregate(partitionBy=[user], orderBy=[ts], ROWS 2 PRECEDING", "[sql_over]"]),
+    ("SELECT c.url, u.name FROM clicks AS c LEFT JOIN users AS u ON c.`user` = u.uid",
+     ["Join(joinType=[LEFT], on=[user = uid])", "hash(user)", "hash(uid)"]),
+    ("SELECT a.url, b.url FROM clicks a JOIN clicks b ON a.`user` = b.`user` AND a.ts BETWEEN b.ts - INTERVAL '1' "
+     "SECOND AND b.ts", ["IntervalJoin(joinType=[INNER], on=[user = user0], between=[-1000 ms, 0 ms])"]),
+    ("SELECT window_start, COUNT(*) FROM TABLE(CUMULATE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' SECOND, "
+     "INTERVAL '3' SECOND)) GROUP BY window_start, window_end", ["CUMULATE(step=[1000 ms], max_size=[3000 ms])"]),
+    ("SELECT `user` FROM clicks UNION ALL SELECT uid FROM users", ["Union(all=[true], fields=[user])"]),
+])
+def test_each_construct_plans_into_its_operator(t_env, query, expected):
+    t_env.execute_sql(USERS)
+    text = explain(t_env, query)
+    for words in expected:
+        assert words in text, (words, text)
+
+
+@pytest.mark.parametrize("query, words", [
+    ("SELECT * FROM clicks a JOIN users b ON a.url > b.name", "at least one equality"),
+    ("SELECT * FROM clicks a LEFT JOIN users b ON a.`user` = b.uid AND a.url > b.name", "only have equalities"),
+    ("SELECT * FROM (SELECT url, ROW_NUMBER() OVER (ORDER BY amount) AS rn FROM clicks) WHERE url = 'x'",
+     r"ROW_NUMBER\(\) is supported for Top-N only"),
+    ("SELECT SUM(amount) OVER (PARTITION BY url ORDER BY amount) FROM clicks", "ORDER BY the time attribute"),
+    ("SELECT * FROM clicks CROSS JOIN users", "no cross joins"),
+])
+def test_unsupported_joins_and_windows_are_refused_by_name(t_env, query, words):
+    t_env.execute_sql(USERS)
+    with pytest.raises(UnsupportedSqlError, match=words):
+        t_env.sql_query(query)

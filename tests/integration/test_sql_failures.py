@@ -1,0 +1,83 @@
+"""SQL jobs under failures: an INSERT INTO a filesystem table with checkpointing survives TaskManager kills
+with exactly the output of a run without failures, and resumes from a savepoint at another parallelism."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from runtime.api.table import StreamTableEnvironment
+from runtime.examples import clicks
+from tests.helpers.clusters import job_state, wait_until
+
+pytestmark = pytest.mark.slow
+OUT_SCHEMA = "user INT, window_start TIMESTAMP, window_end TIMESTAMP, clicks BIGINT, total DOUBLE"
+
+
+def window_rows(rows) -> list[tuple]:
+    return sorted((r["user"], r["window_start"].replace(tzinfo=None), r["window_end"].replace(tzinfo=None),
+                   r["clicks"], round(r["total"], 6)) for r in rows)
+
+
+def expected_rows(spark, rows: int) -> list[tuple]:
+    return window_rows(clicks.expected(spark, rows).to_pylist())
+
+
+def written_rows(spark, path) -> list[tuple]:
+    return window_rows(r.asDict() for r in spark.read.schema(OUT_SCHEMA).csv(str(path)).collect())
+
+
+def completed(cluster, job_id) -> int:
+    return cluster.client.get(f"/jobs/{job_id}/checkpoints")["counts"]["completed"]
+
+
+def wait_for_checkpoint(cluster, job_id, timeout=300):
+    before = completed(cluster, job_id)
+    wait_until(lambda: completed(cluster, job_id) > before or job_state(cluster.client, job_id) == "FINISHED",
+               timeout, "a new completed checkpoint")
+
+
+def sql_job(cluster, out, rows, rate, parallelism, savepoint=None):
+    env = cluster.environment()
+    env.set_parallelism(parallelism)
+    env.enable_checkpointing("1 s")
+    if savepoint:
+        env.from_savepoint(savepoint)
+    t_env = StreamTableEnvironment.create(env)
+    *tables, insert = clicks.sql(rows=rows, sink="filesystem", path=str(out), rows_per_second=rate)
+    for statement in tables:
+        t_env.execute_sql(statement)
+    return t_env.execute_sql(insert).get_job_client()
+
+
+@pytest.mark.timeout(900)
+def test_insert_into_files_survives_two_taskmanager_kills_exactly_once(fresh_cluster, spark, tmp_path):
+    rows = 60_000
+    cluster = fresh_cluster(taskmanagers=3, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms"})
+    out = tmp_path / "counts"
+    job = sql_job(cluster, out, rows, rate=2_000, parallelism=2)
+    for kill in range(2):
+        wait_for_checkpoint(cluster, job.job_id)
+        assert job_state(cluster.client, job.job_id) != "FINISHED", f"finished before kill {kill + 1}"
+        cluster.kill_taskmanager(kill)
+        cluster.add_taskmanager(wait=False)
+    assert job.wait(600) == "FINISHED"
+    assert job.details()["restarts"] >= 2
+    assert written_rows(spark, out) == expected_rows(spark, rows), "nothing lost, nothing duplicated"
+
+
+@pytest.mark.timeout(900)
+def test_stop_with_savepoint_and_resume_at_another_parallelism(fresh_cluster, spark, tmp_path):
+    rows = 40_000
+    cluster = fresh_cluster(taskmanagers=2, slots=2)
+    out = tmp_path / "counts"
+    first = sql_job(cluster, out, rows, rate=2_000, parallelism=2)
+    wait_for_checkpoint(cluster, first.job_id)
+    time.sleep(2)
+    savepoint = first.savepoint(str(tmp_path / "savepoints"), stop=True)
+    assert first.wait(120) == "FINISHED"
+    second = sql_job(cluster, out, rows, rate=20_000, parallelism=3, savepoint=savepoint)
+    assert second.wait(600) == "FINISHED"
+    parallelisms = {v["parallelism"] for v in second.details()["vertices"]}
+    assert 3 in parallelisms
+    assert written_rows(spark, out) == expected_rows(spark, rows), "the same answer as without the stop"
