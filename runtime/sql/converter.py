@@ -72,7 +72,7 @@ class Converter:
             values = [_literal(v, self) for v in tuple_.expressions]
             names = names or [f"EXPR${i}" for i in range(len(values))]
             rows.append(dict(zip(names, values)))
-        fields = [Field(n, infer_type(v, {})) for n, v in zip(names, query.expressions[0].expressions)]
+        fields = [Field(n, _literal_type([r[n] for r in rows])) for n in names]
         return Values(fields, rows)
 
     def select(self, select: exp.Select) -> Node:
@@ -118,6 +118,8 @@ class Converter:
         alias = node.alias or None
         if isinstance(node, exp.Subquery):
             return Scope.of(self.query(node.this), alias, self.position)
+        if isinstance(node, exp.Values):
+            return Scope.of(self.values(node), alias, self.position)
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous):
             return windows.table_function(self, node, alias)
         if not isinstance(node, exp.Table):
@@ -211,6 +213,18 @@ def _unique(name: str, taken: list[str]) -> str:
     while f"{name}{n}" in taken:
         n += 1
     return f"{name}{n}"
+
+
+def _literal_type(values: list) -> str:
+    """The column type of VALUES literals: INT (BIGINT when large), DOUBLE, BOOLEAN or STRING."""
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return "BOOLEAN"
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return "INT" if all(-2**31 <= v < 2**31 for v in present) else "BIGINT"
+    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return "DOUBLE"
+    return "STRING"
 
 
 def _literal(value: exp.Expr, converter: Converter):
