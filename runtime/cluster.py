@@ -137,13 +137,18 @@ class LocalCluster:
             self._wait_for(lambda: self.leader_url() == info["url"], child, f"{name} to lead")
         return child
 
-    def add_taskmanager(self, slots: int | None = None, wait: bool = True) -> ChildProcess:
+    def add_taskmanager(self, slots: int | None = None, wait: bool = True, host: str | None = None,
+                        config: dict[str, Any] | None = None) -> ChildProcess:
+        """Start one more TaskManager; ``host`` is the address it binds and advertises (``taskmanager.host``),
+        ``config`` keys of its own on top of the cluster's (e.g. ``spark.*`` for its Spark session)."""
         if self.url is None:
             raise ClusterError("start the JobManager first")
         self._tm_counter += 1
+        conf = {**self.config, **({"taskmanager.host": host} if host else {}),
+                **{k: str(v) for k, v in (config or {}).items()}}
         child = self._spawn("taskmanager", f"taskmanager-{self._tm_counter}", [
             "taskmanager", "--jobmanager", self.url, "--token-file", str(self.token_file),
-            "--slots", str(slots or self.slots), *self._dynamic(self.config)])
+            "--slots", str(slots or self.slots), *self._dynamic(conf)])
         self.taskmanagers.append(child)
         if wait:
             self._wait_for(lambda: any(tm["pid"] == child.pid for tm in self._registered()), child,

@@ -135,8 +135,9 @@ D, I, B, S = parse_duration, _parse_int, _parse_bool, _parse_str
 
 OPTIONS: dict[str, Option] = _options(
     # JobManager and its REST endpoint
-    Option("jobmanager.rpc.address", S, "127.0.0.1", "Host the JobManager is reached at."),
-    Option("rest.address", S, "127.0.0.1", "Address the REST server binds to and advertises."),
+    Option("jobmanager.rpc.address", S, "127.0.0.1", "Host the JobManager is reached at: the default of rest.address, and where a TaskManager started without --jobmanager looks for it (with rest.port)."),
+    Option("rest.address", S, "", "Host the REST server advertises to clients, TaskManagers and the HA store; empty means jobmanager.rpc.address."),
+    Option("rest.bind-address", S, "", "Address the REST server binds to (0.0.0.0 for every interface); empty means rest.address."),
     Option("rest.port", I, 8081, "REST port; 0 picks a free one.", minimum=0),
     Option("rest.server.max-content-length", I, 64 * 1024 * 1024, "Largest accepted request body in bytes.", minimum=1024),
     Option("security.token-file", S, "", "File holding the cluster token; empty means a fresh token under the cluster's working directory."),
@@ -144,7 +145,8 @@ OPTIONS: dict[str, Option] = _options(
     Option("cluster.fault-injection.enabled", B, False, "Allow killing TaskManagers and JobManagers through the REST API (for teaching)."),
     # TaskManagers
     Option("taskmanager.numberOfTaskSlots", I, 2, "Slots each TaskManager offers.", minimum=1),
-    Option("taskmanager.host", S, "127.0.0.1", "Address a TaskManager's data server binds to and advertises."),
+    Option("taskmanager.host", S, "127.0.0.1", "Address a TaskManager advertises for data exchange and its Spark driver (spark.driver.host)."),
+    Option("taskmanager.bind-host", S, "", "Address a TaskManager's data server and Spark driver bind to (0.0.0.0 for every interface); empty means taskmanager.host."),
     Option("taskmanager.data.port", I, 0, "Data exchange port of a TaskManager; 0 picks a free one.", minimum=0),
     Option("taskmanager.registration.retry-delay", D, 0.5, "Pause between attempts to (re)connect to the JobManager."),
     Option("taskmanager.network.credits", I, 4, "Buffers a consumer grants per input channel (credit-based flow control).", minimum=1),
@@ -156,6 +158,7 @@ OPTIONS: dict[str, Option] = _options(
     Option("spark.remote", S, "", "Spark Connect address (sc://host:port); used instead of spark.master when set."),
     Option("spark.driver.memory", S, "2g", "Heap of each TaskManager's Spark driver JVM (bundles of up to taskmanager.bundle.max-rows pass through it as Arrow)."),
     Option("spark.sql.shuffle.partitions", I, 0, "Shuffle partitions inside a TaskManager's Spark plans; 0 means the slot count.", minimum=0),
+    Option("taskmanager.spark.oom-restart-threshold", I, 2, "OutOfMemoryErrors after which a TaskManager replaces its Spark JVM with a fresh process (a JVM that exited or a stopped context is replaced at once).", minimum=1),
     # Heartbeats and scheduling
     Option("heartbeat.interval", D, 1.0, "How often TaskManagers heartbeat to the ResourceManager."),
     Option("heartbeat.timeout", D, 6.0, "Silence after which a TaskManager is declared lost."),
@@ -247,17 +250,38 @@ class Configuration:
 
     def as_flink_entries(self) -> list[dict[str, str]]:
         """Everything in force as Flink's ``GET /jobmanager/config`` list of {key, value}."""
-        return [{"key": k, "value": render(k, self.get(k))} for k in sorted(OPTIONS)]
+        return [{"key": k, "value": render(k, self.get(k))} for k in sorted(set(OPTIONS) | set(self._values))]
+
+    def spark_settings(self) -> dict[str, str]:
+        """Every ``spark.*`` key set explicitly, rendered as Spark reads it."""
+        return {k: render(k, v) for k, v in self._values.items() if k.startswith(SPARK_PREFIX)}
+
+    def rest_address(self) -> str:
+        """The host the REST server advertises (``rest.address``, else ``jobmanager.rpc.address``)."""
+        return self.get("rest.address") or self.get("jobmanager.rpc.address")
+
+    def rest_bind_address(self) -> str:
+        return self.get("rest.bind-address") or self.rest_address()
+
+    def taskmanager_bind_host(self) -> str:
+        return self.get("taskmanager.bind-host") or self.get("taskmanager.host")
 
     def as_strings(self) -> dict[str, str]:
         """The explicit values rendered back to strings, for passing to a child process."""
         return {k: render(k, v) for k, v in self._values.items()}
 
 
+SPARK_PREFIX = "spark."
+
+
 def option(key: str) -> Option:
+    """The declared option ``key``; any other ``spark.*`` key is a string handed to each TaskManager's
+    Spark session as it is (so every Spark setting is reachable with ``-D spark.*``)."""
     try:
         return OPTIONS[key]
     except KeyError:
+        if key.startswith(SPARK_PREFIX) and len(key) > len(SPARK_PREFIX):
+            return Option(key, S, None, "Passed to each TaskManager's Spark session.")
         close = [k for k in OPTIONS if k.split(".")[-1] == key.split(".")[-1] or k.startswith(key.rsplit(".", 1)[0] + ".")]
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ConfigError(f"unknown config key '{key}'{hint}") from None

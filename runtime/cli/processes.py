@@ -95,7 +95,8 @@ def taskmanager(args) -> int:
     if not conf.get("spark.remote"):
         check_java()
     _logging()
-    asyncio.run(serve(conf, jobmanager_url(args.jobmanager), read_token_file(args.token_file), args.slots))
+    address = args.jobmanager or f"{conf.get('jobmanager.rpc.address')}:{conf.get('rest.port')}"
+    asyncio.run(serve(conf, jobmanager_url(address), read_token_file(args.token_file), args.slots))
     return 0
 
 

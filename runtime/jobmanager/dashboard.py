@@ -74,7 +74,7 @@ class Dashboard:
 
     def application(self, rest_routes: list, port: int) -> BokehTornado:
         """The JobManager's tornado application: the REST routes plus the dashboard; started on this loop."""
-        hosts = {self.jm.conf.get("rest.address"), "127.0.0.1", "localhost"}
+        hosts = {self.jm.conf.rest_address(), "127.0.0.1", "localhost"}
         self.app = BokehTornado(
             {PATH: Application(FunctionHandler(self._make_document))},
             extra_patterns=list(rest_routes),

@@ -1,8 +1,11 @@
 """The JobManager process: Dispatcher, ResourceManager and JobMasters behind one tornado server.
 
-``flinkbench jobmanager`` runs :func:`main`. The server binds ``rest.address:rest.port`` and serves
+``flinkbench jobmanager`` runs :func:`main`. The server listens on ``rest.port`` and serves
 the REST API, the event stream (``/events``), the TaskManagers' control channel (``/control``) and
-the dashboard. Everything runs on one asyncio loop.
+the dashboard. It binds ``rest.bind-address`` (default: ``rest.address``) and advertises
+``http://<rest.address>:<port>`` (``rest.address`` defaults to ``jobmanager.rpc.address``) to clients,
+TaskManagers and the HA store, so on several machines each process names the host others reach it
+at. Everything runs on one asyncio loop.
 
 With ``high-availability.type`` other than ``none`` several JobManager processes run at once: each
 serves REST and contends for leadership through runtime.ha; the one holding the lease leads (takes
@@ -78,10 +81,10 @@ class JobManager:
 
     @property
     def url(self) -> str:
-        return f"http://{self.conf.get('rest.address')}:{self.port}"
+        return f"http://{self.conf.rest_address()}:{self.port}"
 
     async def start(self) -> None:
-        address = self.conf.get("rest.address")
+        address = self.conf.rest_bind_address()
         check_bind(address, self.token)
         sockets = tornado.netutil.bind_sockets(self.conf.get("rest.port"), address)
         self.port = sockets[0].getsockname()[1]

@@ -1,8 +1,11 @@
-"""The TaskManager's Spark session and every Spark plan a task runs. The one module that imports pyspark.
+"""The Spark plans every task runs, on its TaskManager's Spark session.
 
-Each TaskManager owns one session (``local[<slots>]`` unless ``spark.master`` or ``spark.remote`` says
-otherwise). Tasks call into :class:`SparkRunner` from executor threads: every method here blocks and
-must not run on the TaskManager's event loop.
+Each TaskManager owns one session (runtime.taskmanager.spark_session: ``local[<slots>]``, a Spark
+cluster's driver, or a Spark Connect session; replaced when unhealthy). The plans here use only the
+DataFrame API that classic and Spark Connect sessions share (no RDDs, no JVM handles), and the Python
+they hand to Spark (runtime.taskmanager.spark_functions) travels by value, so they run the same on
+both. Tasks call into :class:`SparkRunner` from executor threads: every method here blocks and must
+not run on the TaskManager's event loop.
 
 Data moves in bundles: a source reads a bounded offset range natively in Spark (``spark.range`` plus
 deterministic hash expressions for datagen), the chained operators extend that plan, and rows leave
@@ -11,122 +14,63 @@ Spark once per bundle as Arrow.
 from __future__ import annotations
 
 import logging
-import os
-import threading
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 import pyarrow as pa
 
 from runtime import errors
 from runtime.config import Configuration
+from runtime.taskmanager.spark_functions import arrow_filter, arrow_mapper, as_arrow, pandas_mapper
+from runtime.taskmanager.spark_session import SparkSessionKeeper
 
 log = logging.getLogger(__name__)
 
 HASH_MODULUS = 2_147_483_647  # a prime: uniform enough for generated values
 
 
-def _stopped(session) -> bool:
-    """True when the session's JVM-side SparkContext has stopped (never for Spark Connect sessions)."""
-    jsc = getattr(getattr(session, "sparkContext", None), "_jsc", None) if not _is_connect(session) else None
-    if jsc is None:
-        return False
-    try:
-        return bool(jsc.sc().isStopped())
-    except Exception:  # noqa: BLE001 - a gateway that cannot answer is as good as stopped
-        return True
-
-
-def _is_connect(session) -> bool:
-    return type(session).__module__.startswith("pyspark.sql.connect")
-
-
 class SparkRunner:
     def __init__(self, conf: Configuration, slots: int, app_name: str = "flinkbench-taskmanager"):
-        self.conf = conf
-        self.slots = slots
-        self.app_name = app_name
-        self._session = None
-        self._lock = threading.Lock()
+        self.keeper = SparkSessionKeeper(conf, slots, app_name)
+        self._schemas: dict[str, Any] = {}
 
     # -- session ------------------------------------------------------------------------------
     @property
     def master(self) -> str:
-        return self.conf.get("spark.remote") or self.conf.get("spark.master") or f"local[{self.slots}]"
+        return self.keeper.master
 
     @property
     def session(self):
-        """The TaskManager's session; a new one if Spark stopped the old (it does after a driver OOM),
-        so one failed task's attempt does not leave the TaskManager unable to run any other."""
-        with self._lock:
-            if self._session is not None and _stopped(self._session):
-                log.error("the Spark context stopped under this TaskManager; starting a new one")
-                try:
-                    self._session.stop()  # forget it on the Python side, so getOrCreate makes a new one
-                except Exception:  # noqa: BLE001 - it is already stopped on the JVM side
-                    pass
-                self._session = None
-            if self._session is None:
-                self._session = self._create_session()
-            return self._session
-
-    def _create_session(self):
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
-        from pyspark.sql import SparkSession
-
-        builder = SparkSession.builder.appName(self.app_name)
-        remote = self.conf.get("spark.remote")
-        if remote:
-            builder = builder.remote(remote)
-        else:
-            partitions = self.conf.get("spark.sql.shuffle.partitions") or self.slots
-            builder = (builder.master(self.conf.get("spark.master") or f"local[{self.slots}]")
-                       .config("spark.driver.memory", self.conf.get("spark.driver.memory"))
-                       .config("spark.ui.enabled", "false")
-                       .config("spark.ui.showConsoleProgress", "false")
-                       .config("spark.sql.shuffle.partitions", str(partitions))
-                       .config("spark.default.parallelism", str(self.slots))
-                       .config("spark.sql.adaptive.enabled", "false")
-                       .config("spark.driver.bindAddress", "127.0.0.1")
-                       .config("spark.driver.host", "127.0.0.1")
-                       .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-                       .config("spark.sql.session.timeZone", "UTC")
-                       .config("spark.python.worker.reuse", "true"))
-        session = builder.getOrCreate()
-        if not remote:
-            session.sparkContext.setLogLevel("ERROR")
-        log.info("Spark session ready on %s", self.master)
-        return session
+        """The TaskManager's session; a fresh one (and JVM) if the old one became unhealthy."""
+        return self.keeper.session()
 
     def stop(self) -> None:
-        with self._lock:
-            if self._session is not None:
-                self._session.stop()
-                self._session = None
+        self.keeper.stop()
 
     # -- moving data in and out ---------------------------------------------------------------
     def from_arrow(self, table: pa.Table):
         return self.session.createDataFrame(table)
 
-    @staticmethod
-    def to_arrow(df) -> pa.Table:
-        return df.toArrow()
+    def to_arrow(self, df) -> pa.Table:
+        """The bundle's one action; an OutOfMemoryError counts against the session's health."""
+        try:
+            return df.toArrow()
+        except Exception as err:  # noqa: BLE001 - counted, then raised as it was
+            self.keeper.note_failure(err)
+            raise
 
     def parse_schema(self, ddl: str):
-        """A Spark StructType from a DDL string like 'user INT, amount DOUBLE'; ValueError if it does not parse."""
-        from pyspark.sql.types import StructType
-
-        try:
-            schema = StructType.fromDDL(ddl) if hasattr(StructType, "fromDDL") else None
-            if schema is None:
-                from pyspark.sql.types import _parse_datatype_string
-                schema = _parse_datatype_string(ddl)
-                self.session  # noqa: B018 - parsing needs a live JVM
-        except Exception as err:  # noqa: BLE001 - Spark raises several parse error types
-            raise ValueError(f"schema {ddl!r} does not parse: {_first_line(err)}") from None
-        if not schema.fields:
-            raise ValueError(f"schema {ddl!r} declares no columns")
+        """A Spark StructType from a DDL string like 'user INT, amount DOUBLE' (Spark's own parser, through
+        the session, once per string); ValueError if it does not parse."""
+        schema = self._schemas.get(ddl)
+        if schema is None:
+            try:
+                schema = self.session.createDataFrame([], ddl).schema
+            except Exception as err:  # noqa: BLE001 - Spark raises several parse error types
+                raise ValueError(f"schema {ddl!r} does not parse: {_first_line(err)}") from None
+            if not schema.fields:
+                raise ValueError(f"schema {ddl!r} declares no columns")
+            self._schemas[ddl] = schema
         return schema
 
     # -- sources ------------------------------------------------------------------------------
@@ -146,7 +90,7 @@ class SparkRunner:
             if kind == "with_columns":
                 return df.withColumns({name: F.expr(e) for name, e in params["columns"].items()})
             if kind == "filter":
-                return df.mapInArrow(_arrow_filter(fn), df.schema)
+                return df.mapInArrow(arrow_filter(fn), df.schema)
             if kind in ("map", "flat_map"):
                 return self._map_python(df, fn, params)
             if kind == "window_combine":
@@ -183,16 +127,16 @@ class SparkRunner:
             out_schema = self.parse_schema(schema)
         else:
             out_schema = self._infer_output_schema(df, fn, batch_format)
-        wrapped = _pandas_mapper(fn, out_schema.fieldNames()) if batch_format == "pandas" else _arrow_mapper(fn)
+        wrapped = pandas_mapper(fn, out_schema.fieldNames()) if batch_format == "pandas" else arrow_mapper(fn)
         return df.mapInArrow(wrapped, out_schema)
 
     def _infer_output_schema(self, df, fn: Callable, batch_format: str):
         """Run ``fn`` on a few rows to learn what it returns (once per task; the caller caches the plan)."""
         from pyspark.sql.pandas.types import from_arrow_schema
 
-        sample = df.limit(16).toArrow()
+        sample = self.to_arrow(df.limit(16))
         result = _call_user(fn, sample.to_pandas() if batch_format == "pandas" else sample)
-        table = _as_arrow(result, None)
+        table = as_arrow(result, None)
         return from_arrow_schema(table.schema)
 
 
@@ -350,51 +294,3 @@ def _call_user(fn: Callable, batch):
         return fn(batch)
     except Exception as err:  # noqa: BLE001 - any user error, reported with its traceback
         raise UserFunctionError(fn, err) from None
-
-
-def _as_arrow(result, names: list[str] | None) -> pa.Table:
-    """What a user function returned, as Arrow; TypeError naming the problem if it is not a batch."""
-    import pandas as pd
-
-    if isinstance(result, pa.RecordBatch):
-        result = pa.Table.from_batches([result])
-    if isinstance(result, pd.Series):
-        result = result.to_frame()
-    if isinstance(result, pd.DataFrame):
-        result = pa.Table.from_pandas(result, preserve_index=False)
-    if not isinstance(result, pa.Table):
-        raise TypeError(f"a map function must return a pandas DataFrame or an Arrow table, "
-                        f"got {type(result).__name__}")
-    if names is not None and result.column_names != names:
-        raise TypeError(f"map function returned columns {result.column_names}, expected {names}")
-    return result
-
-
-def _pandas_mapper(fn: Callable, names: list[str]):
-    def run(batches):
-        for batch in batches:
-            out = _as_arrow(fn(batch.to_pandas()), names)
-            yield from out.to_batches()
-    return run
-
-
-def _arrow_mapper(fn: Callable):
-    def run(batches):
-        for batch in batches:
-            yield from _as_arrow(fn(pa.Table.from_batches([batch])), None).to_batches()
-    return run
-
-
-def _arrow_filter(fn: Callable):
-    def run(batches):
-        import pandas as pd
-
-        for batch in batches:
-            frame = batch.to_pandas()
-            mask = fn(frame)
-            if not isinstance(mask, (pd.Series, list)) or len(mask) != len(frame):
-                raise TypeError("a filter function must return a boolean Series as long as its input, "
-                                f"got {type(mask).__name__}")
-            kept = frame[pd.Series(mask, index=frame.index).astype(bool)]
-            yield from pa.Table.from_pandas(kept, schema=batch.schema, preserve_index=False).to_batches()
-    return run

@@ -60,7 +60,8 @@ class TaskManager:
         self.executor = ThreadPoolExecutor(max_workers=self.num_slots * 2 + 2, thread_name_prefix="task")
         # Checkpoint uploads get their own threads so that a slow store never holds up processing.
         self.io_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="checkpoint-io")
-        self.data_server = DataServer(conf.get("taskmanager.host"), conf.get("taskmanager.data.port"), token)
+        # binds taskmanager.bind-host, advertises taskmanager.host (in RegisterTaskManager, for producers' peers)
+        self.data_server = DataServer(conf.taskmanager_bind_host(), conf.get("taskmanager.data.port"), token)
         self.tasks: dict[ExecutionAttemptId, Task] = {}
         self.leader_session_id = None
         self._ws: tornado.websocket.WebSocketClientConnection | None = None

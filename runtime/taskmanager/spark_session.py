@@ -1,0 +1,204 @@
+"""A TaskManager's Spark session: what it is configured with, whether it is healthy, and a fresh one when not.
+
+The session is ``local[<slots>]`` in a JVM of the TaskManager's own, a driver of a Spark cluster
+(``spark.master``: ``spark://``, ``yarn``, ``k8s://``), or a Spark Connect session (``spark.remote``,
+``sc://host:port``) whose driver is the server. Every ``spark.*`` key of the configuration reaches the
+session and wins over the defaults here; the driver advertises ``taskmanager.host`` and binds
+``taskmanager.bind-host`` so that a cluster's executors on other machines reach it.
+
+A JVM that exited (Spark ends a local driver on an OutOfMemoryError), whose context stopped, or that
+raised ``taskmanager.spark.oom-restart-threshold`` OutOfMemoryErrors is replaced by a fresh JVM process
+before the next task uses it; heap exhausted once may stay short of memory, so a new session inside the
+old JVM is not enough. A Spark Connect session is replaced by a new session on the server.
+
+Every method blocks (JVM start-up, RPCs): call from executor threads, never the TaskManager's loop.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+
+from runtime.config import Configuration
+from runtime.taskmanager.spark_functions import ship_by_value
+
+log = logging.getLogger(__name__)
+
+OOM_MARKER = "OutOfMemoryError"
+
+
+def session_settings(conf: Configuration, slots: int) -> dict[str, str]:
+    """Everything the session is built with: the TaskManager's defaults, then each explicit ``spark.*`` key.
+
+    A Spark Connect session takes only session-level settings (``spark.sql.*`` and the like): the
+    server's own configuration decides its driver and executors, so the driver defaults are left out.
+    """
+    partitions = conf.get("spark.sql.shuffle.partitions") or slots
+    settings = {"spark.sql.shuffle.partitions": str(partitions), "spark.sql.adaptive.enabled": "false",
+                "spark.sql.execution.arrow.pyspark.enabled": "true", "spark.sql.session.timeZone": "UTC"}
+    if not conf.get("spark.remote"):
+        settings.update({
+            "spark.master": conf.get("spark.master") or f"local[{slots}]",
+            "spark.driver.memory": conf.get("spark.driver.memory"),
+            "spark.driver.host": conf.get("taskmanager.host"),
+            "spark.driver.bindAddress": conf.taskmanager_bind_host(),
+            "spark.default.parallelism": str(slots),
+            "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+            "spark.python.worker.reuse": "true"})
+    explicit = conf.spark_settings()
+    for key in ("spark.remote", "spark.master", "spark.sql.shuffle.partitions"):
+        explicit.pop(key, None)  # already resolved above (empty or 0 mean "ours")
+    if conf.get("spark.remote"):
+        explicit.pop("spark.driver.memory", None)
+    return {**settings, **explicit}
+
+
+def health_verdict(jvm_exit_code: int | None, context_stopped: bool, oom_errors: int, threshold: int) -> str | None:
+    """Why the session must be replaced, or None while it is fit to run tasks."""
+    if jvm_exit_code is not None:
+        return f"the Spark JVM exited with code {jvm_exit_code}"
+    if context_stopped:
+        return "the Spark context stopped"
+    if oom_errors >= threshold:
+        return f"the Spark JVM raised {oom_errors} OutOfMemoryErrors (taskmanager.spark.oom-restart-threshold {threshold})"
+    return None
+
+
+def is_out_of_memory(err: BaseException) -> bool:
+    """True for a Spark failure caused by an OutOfMemoryError (in the driver or an executor)."""
+    return OOM_MARKER in str(err) or OOM_MARKER in type(err).__name__
+
+
+class SparkSessionKeeper:
+    """Holds one TaskManager's session and replaces it (with its JVM) once it is unhealthy."""
+
+    def __init__(self, conf: Configuration, slots: int, app_name: str):
+        self.remote = conf.get("spark.remote")
+        self.settings = session_settings(conf, slots)
+        self.oom_threshold = conf.get("taskmanager.spark.oom-restart-threshold")
+        self.app_name = app_name
+        self.advertised_host = conf.get("taskmanager.host")
+        self.restarts = 0  # sessions replaced because they were unhealthy
+        self._session = None
+        self._oom_errors = 0
+        self._lock = threading.Lock()
+
+    @property
+    def master(self) -> str:
+        return self.remote or self.settings["spark.master"]
+
+    def session(self):
+        """The live session, replacing an unhealthy one first (the first call starts it)."""
+        with self._lock:
+            if self._session is not None:
+                reason = self._verdict()
+                if reason:
+                    log.error("%s; replacing it with a fresh %s", reason,
+                              "session" if self.remote else "JVM process")
+                    self._discard()
+                    self.restarts += 1
+            if self._session is None:
+                self._session = self._create()
+            return self._session
+
+    def note_failure(self, err: BaseException) -> None:
+        """A Spark action raised ``err``: count it if the JVM ran out of memory."""
+        if is_out_of_memory(err):
+            with self._lock:
+                self._oom_errors += 1
+            log.warning("Spark ran out of memory (%d of %d before the JVM is replaced)",
+                        self._oom_errors, self.oom_threshold)
+
+    def jvm_pid(self) -> int | None:
+        """The pid of this TaskManager's own Spark JVM (None for Spark Connect or before it started)."""
+        if self.remote or self._session is None:
+            return None
+        from pyspark import SparkContext
+
+        gateway = SparkContext._gateway
+        return gateway.proc.pid if gateway is not None and getattr(gateway, "proc", None) else None
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                self._discard()
+
+    # -- internals ----------------------------------------------------------------------------
+    def _create(self):
+        os.environ.setdefault("SPARK_LOCAL_IP", self.advertised_host)
+        os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
+        ship_by_value()
+        from pyspark.sql import SparkSession
+
+        builder = SparkSession.builder.appName(self.app_name)
+        if self.remote:
+            builder = builder.remote(self.remote)
+        for key, value in self.settings.items():
+            builder = builder.config(key, value)
+        # Connect: a new server-side session each time (getOrCreate would hand back the discarded one)
+        session = builder.create() if self.remote else builder.getOrCreate()
+        if not self.remote:
+            session.sparkContext.setLogLevel("ERROR")
+        self._oom_errors = 0
+        log.info("Spark session ready on %s", self.master)
+        return session
+
+    def _verdict(self) -> str | None:
+        if self.remote:
+            stopped = bool(getattr(self._session, "is_stopped", False))
+            return health_verdict(None, stopped, self._oom_errors, self.oom_threshold)
+        from pyspark import SparkContext
+
+        gateway = SparkContext._gateway
+        proc = getattr(gateway, "proc", None) if gateway is not None else None
+        exit_code = proc.poll() if proc is not None else None
+        return health_verdict(exit_code, exit_code is None and _context_stopped(self._session),
+                              self._oom_errors, self.oom_threshold)
+
+    def _discard(self) -> None:
+        session, self._session = self._session, None
+        if self.remote:
+            with contextlib.suppress(Exception):  # the server may be gone: nothing left to release
+                session.stop()
+        else:
+            _end_classic_jvm(session)
+
+
+def _context_stopped(session) -> bool:
+    try:
+        return bool(session.sparkContext._jsc.sc().isStopped())
+    except Exception:  # noqa: BLE001 - a JVM that cannot answer is as good as stopped
+        return True
+
+
+def _end_classic_jvm(session) -> None:
+    """Stop the session and end its JVM process, so that the next session launches a fresh one.
+
+    PySpark keeps one JVM per Python process for good and offers no way to relaunch it, so this resets
+    the handful of class attributes its launcher checks (as a stopped-then-killed gateway leaves them).
+    """
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession, SQLContext
+
+    context = SparkContext._active_spark_context
+    gateway = SparkContext._gateway
+    proc = getattr(gateway, "proc", None) if gateway is not None else None
+    if proc is None or proc.poll() is None:  # a JVM that exited cannot answer: skip to what is left
+        with contextlib.suppress(Exception):
+            session.stop()
+    server = getattr(context, "_accumulatorServer", None)
+    if server is not None:
+        with contextlib.suppress(Exception):
+            server.shutdown()
+        context._accumulatorServer = None
+    if gateway is not None:
+        with contextlib.suppress(Exception):
+            gateway.shutdown()
+    if proc is not None:
+        proc.kill()
+        proc.wait(30)
+    with SparkContext._lock:
+        SparkContext._gateway = SparkContext._jvm = SparkContext._active_spark_context = None
+    SparkSession._instantiatedSession = SparkSession._activeSession = None
+    SQLContext._instantiatedContext = None

@@ -1,0 +1,80 @@
+"""What a TaskManager's Spark session is built with, and when it must be replaced (no Spark started)."""
+import pytest
+
+from runtime.config import ConfigError, Configuration
+from runtime.taskmanager.spark_session import health_verdict, is_out_of_memory, session_settings
+
+
+def test_a_local_session_binds_and_advertises_the_task_manager_host_and_takes_every_spark_key():
+    conf = Configuration({"taskmanager.host": "10.0.0.7", "taskmanager.bind-host": "0.0.0.0",
+                          "spark.executor.memory": "512m", "spark.cores.max": "1", "spark.ui.enabled": "true"})
+    settings = session_settings(conf, slots=3)
+    assert settings["spark.master"] == "local[3]"
+    assert settings["spark.driver.host"] == "10.0.0.7"
+    assert settings["spark.driver.bindAddress"] == "0.0.0.0"
+    assert settings["spark.sql.shuffle.partitions"] == "3"
+    assert settings["spark.executor.memory"] == "512m" and settings["spark.cores.max"] == "1"
+    assert settings["spark.ui.enabled"] == "true", "an explicit key wins over the TaskManager's default"
+
+
+def test_spark_keys_name_the_driver_host_and_master_themselves():
+    conf = Configuration({"spark.master": "spark://m:7077", "spark.driver.host": "tm-1.example",
+                          "spark.sql.shuffle.partitions": 8})
+    settings = session_settings(conf, slots=2)
+    assert settings["spark.master"] == "spark://m:7077"
+    assert settings["spark.driver.host"] == "tm-1.example"
+    assert settings["spark.driver.bindAddress"] == "127.0.0.1"
+    assert settings["spark.sql.shuffle.partitions"] == "8"
+
+
+def test_a_spark_connect_session_gets_session_settings_only():
+    conf = Configuration({"spark.remote": "sc://127.0.0.1:15002", "spark.driver.memory": "4g",
+                          "spark.sql.ansi.enabled": "false"})
+    settings = session_settings(conf, slots=2)
+    assert not any(k.startswith(("spark.driver.", "spark.ui.")) or k in ("spark.master", "spark.remote")
+                   for k in settings), settings
+    assert settings["spark.sql.ansi.enabled"] == "false"
+    assert settings["spark.sql.session.timeZone"] == "UTC"
+
+
+def test_every_spark_key_is_accepted_as_a_string_and_shown_in_the_config_view():
+    conf = Configuration.load(None, {"spark.kubernetes.container.image": "spark:4.3"}, environ={})
+    assert conf.spark_settings() == {"spark.kubernetes.container.image": "spark:4.3"}
+    entries = {e["key"]: e["value"] for e in conf.as_flink_entries()}
+    assert entries["spark.kubernetes.container.image"] == "spark:4.3"
+    with pytest.raises(ConfigError, match="unknown config key 'spark.'"):
+        Configuration({"spark.": "x"})
+    with pytest.raises(ConfigError, match="expected a string"):
+        Configuration({"spark.executor.memory": {"a": 1}})
+
+
+def test_yaml_nesting_reaches_spark_keys(tmp_path):
+    f = tmp_path / "conf.yaml"
+    f.write_text("spark:\n  executor:\n    memory: 1g\n  master: spark://h:7077\n")
+    conf = Configuration.load(str(f), environ={})
+    assert conf.spark_settings() == {"spark.executor.memory": "1g", "spark.master": "spark://h:7077"}
+
+
+def test_addresses_fall_back_as_flink_documents():
+    conf = Configuration({"jobmanager.rpc.address": "jm.example"})
+    assert conf.rest_address() == conf.rest_bind_address() == "jm.example"
+    conf = Configuration({"rest.address": "127.0.0.2", "rest.bind-address": "0.0.0.0"})
+    assert (conf.rest_address(), conf.rest_bind_address()) == ("127.0.0.2", "0.0.0.0")
+    assert Configuration({"taskmanager.host": "127.0.0.3"}).taskmanager_bind_host() == "127.0.0.3"
+
+
+@pytest.mark.parametrize("exit_code,stopped,ooms,expected", [
+    (None, False, 0, None),
+    (None, False, 1, None),
+    (52, False, 0, "the Spark JVM exited with code 52"),
+    (None, True, 0, "the Spark context stopped"),
+    (None, False, 2, "raised 2 OutOfMemoryErrors"),
+])
+def test_health_verdict(exit_code, stopped, ooms, expected):
+    verdict = health_verdict(exit_code, stopped, ooms, threshold=2)
+    assert verdict == expected if expected is None else expected in verdict
+
+
+def test_out_of_memory_is_recognised_in_spark_errors():
+    assert is_out_of_memory(RuntimeError("An error occurred ... java.lang.OutOfMemoryError: Java heap space"))
+    assert not is_out_of_memory(RuntimeError("[DIVIDE_BY_ZERO] Division by zero"))
