@@ -13,7 +13,6 @@ this process; :meth:`LocalCluster.stop` ends them all, also when the block exits
 """
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import signal
@@ -21,58 +20,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from typing import Any
 
+from runtime.child_process import ChildProcess, dynamic_properties, spawn_runtime
 from runtime.client import ClusterError, RestClient
 from runtime.java import check_java
 
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 15.0
-
-
-@dataclass
-class ChildProcess:
-    role: str
-    name: str
-    popen: subprocess.Popen
-    log_path: str
-
-    @property
-    def pid(self) -> int:
-        return self.popen.pid
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def kill(self) -> None:
-        """SIGKILL the process group: the process and everything it started (its Spark JVM)."""
-        _signal_group(self.popen, signal.SIGKILL)
-        self.popen.wait()
-
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            with open(self.log_path, encoding="utf-8", errors="replace") as fh:
-                return "".join(fh.readlines()[-lines:])
-        except OSError:
-            return ""
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: new process group, and SIGKILL when the parent goes away."""
-    os.setsid()
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
-
-
-def _signal_group(popen: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(popen.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 class LocalCluster:
@@ -126,7 +81,8 @@ class LocalCluster:
         ready = os.path.join(self.working_dir, f"{name}.ready")
         if os.path.exists(ready):
             os.remove(ready)
-        conf = {"rest.port": "0", "cluster.working-dir": self.working_dir, **self.config}
+        conf = {"rest.port": "0", "cluster.working-dir": self.working_dir,
+                "taskmanager.numberOfTaskSlots": str(self.slots), **self.config}  # the slots of TaskManagers it starts
         child = self._spawn("jobmanager", name, ["jobmanager", "--ready-file", ready, *self._dynamic(conf)])
         self.jobmanager_processes.append(child)
         self.jobmanager = self.jobmanager or child
@@ -164,14 +120,14 @@ class LocalCluster:
         children = self.taskmanagers + self.jobmanager_processes
         for child in children:
             if child.alive():
-                _signal_group(child.popen, signal.SIGTERM)
+                child.signal_group(signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT_S
         for child in children:
             try:
                 child.popen.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 pass
-            _signal_group(child.popen, signal.SIGKILL)
+            child.signal_group(signal.SIGKILL)
             try:
                 child.popen.wait(5)
             except subprocess.TimeoutExpired:
@@ -228,23 +184,11 @@ class LocalCluster:
 
     # -- helpers ------------------------------------------------------------------------------
     def _spawn(self, role: str, name: str, args: list[str]) -> ChildProcess:
-        log_path = os.path.join(self.working_dir, f"{name}.log")
-        env = dict(os.environ)
-        env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        env.setdefault("PYSPARK_PYTHON", self.python)
-        env["PYTHONUNBUFFERED"] = "1"
-        with open(log_path, "ab") as log:
-            popen = subprocess.Popen([self.python, "-m", "runtime.cli", *args], stdout=log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, env=env, preexec_fn=_die_with_parent,
-                                     cwd=self.working_dir)
-        return ChildProcess(role, name, popen, log_path)
+        return spawn_runtime(role, name, args, self.working_dir, self.python)
 
     @staticmethod
     def _dynamic(conf: dict[str, str]) -> list[str]:
-        out = []
-        for key, value in conf.items():
-            out += ["-D", f"{key}={value}"]
-        return out
+        return dynamic_properties(conf)
 
     def _registered(self) -> list[dict]:
         return [tm for tm in self.client.get("/taskmanagers")["taskmanagers"] if tm["state"] == "REGISTERED"]

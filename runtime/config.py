@@ -146,6 +146,7 @@ OPTIONS: dict[str, Option] = _options(
     # TaskManagers
     Option("taskmanager.numberOfTaskSlots", I, 2, "Slots each TaskManager offers.", minimum=1),
     Option("taskmanager.host", S, "127.0.0.1", "Address a TaskManager advertises for data exchange and its Spark driver (spark.driver.host)."),
+    Option("taskmanager.resource-id", S, "", "The id a TaskManager registers with; empty picks a fresh one (the local provider names the TaskManagers it starts)."),
     Option("taskmanager.bind-host", S, "", "Address a TaskManager's data server and Spark driver bind to (0.0.0.0 for every interface); empty means taskmanager.host."),
     Option("taskmanager.data.port", I, 0, "Data exchange port of a TaskManager; 0 picks a free one.", minimum=0),
     Option("taskmanager.registration.retry-delay", D, 0.5, "Pause between attempts to (re)connect to the JobManager."),
@@ -164,9 +165,10 @@ OPTIONS: dict[str, Option] = _options(
     Option("heartbeat.timeout", D, 6.0, "Silence after which a TaskManager is declared lost."),
     Option("heartbeat.rpc-failure-threshold", I, 2, "Heartbeat intervals a TaskManager may stay disconnected (its control connection closed) before it is declared lost; 0 waits for heartbeat.timeout.", minimum=0),
     Option("slot.request.timeout", D, 60.0, "How long a job waits for slots before it fails."),
-    Option("resourcemanager.provider", S, "standalone", "Who starts TaskManagers: standalone (by hand) or local (child processes on demand).", choices=("standalone", "local")),
-    Option("resourcemanager.taskmanager-timeout", D, 30.0, "Idle time after which the local provider stops a TaskManager."),
-    Option("resourcemanager.local.max-taskmanagers", I, 4, "Most TaskManagers the local provider starts.", minimum=0),
+    Option("resourcemanager.provider", S, "standalone", "Who starts TaskManagers: standalone (started by hand, they register) or local (the ResourceManager starts TaskManager processes on this host when slots are wanted).", choices=("standalone", "local")),
+    Option("resourcemanager.taskmanager-timeout", D, 30.0, "Idle time after which the local provider stops a TaskManager it started."),
+    Option("resourcemanager.local.max-taskmanagers", I, 4, "Most TaskManagers in the cluster (those started by hand count too) up to which the local provider starts more.", minimum=0),
+    Option("resourcemanager.standby-taskmanagers", I, 0, "Idle TaskManagers the local provider keeps ready (Spark started) beyond what jobs use, so that recovery does not wait for a new JVM.", minimum=0),
     # Jobs
     Option("parallelism.default", I, 1, "Parallelism of operators that set none.", minimum=1),
     Option("pipeline.max-parallelism", I, 128, "Number of key groups; the upper bound for rescaling keyed state.", minimum=1),

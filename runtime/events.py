@@ -32,6 +32,18 @@ class TaskManagerLost:
 
 @wire
 @dataclass
+class ResourceProviderDecision:
+    """The local resource provider decided or did something: ``requested`` (a TaskManager to start, and
+    why), ``started`` (its process runs), ``registered``, ``idle``, ``stopped``, ``refused`` (slots
+    beyond what it may start) or ``given-up`` (a start that failed)."""
+    decision: str
+    tm_id: TaskManagerId | None
+    reason: str
+    slots: int = 0
+
+
+@wire
+@dataclass
 class SlotAllocated:
     tm_id: TaskManagerId
     slot_index: int

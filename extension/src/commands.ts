@@ -10,7 +10,8 @@ import { NotebookPanel } from '@jupyterlab/notebook';
 import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { Widget } from '@lumino/widgets';
 
-import { ClusterModel, short } from './model';
+import { short } from './format';
+import { ClusterModel } from './model';
 import { jobManagerAPI, requestAPI } from './request';
 import { ILocalClusterStatus } from './types';
 

@@ -70,3 +70,13 @@ export function jobColor(jobId: string): string {
   }
   return `hsl(${h}, 60%, 55%)`;
 }
+
+export function short(id: string | null | undefined): string {
+  return id ? String(id).slice(0, 8) : '?';
+}
+
+/** The last line of a Python traceback: the exception and its message. */
+export function lastLine(text: string | null | undefined): string {
+  const lines = String(text || '').trim().split('\n');
+  return lines[lines.length - 1] || '';
+}

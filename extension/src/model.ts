@@ -6,6 +6,8 @@
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
+import { lastLine, short } from './format';
+import { addStartingFromSnapshot, applyProviderDecision } from './provider';
 import { ApiError, eventsUrl, jobManagerAPI, requestAPI } from './request';
 import {
   ICheckpoint,
@@ -33,6 +35,7 @@ export interface ITaskManagerState {
   host: string;
   pid?: number;
   lost: boolean;
+  starting?: boolean; // started by the local resource provider, not registered yet: its slots are to come
   reason?: string;
   slots: ISlotState[];
 }
@@ -235,6 +238,7 @@ export class ClusterModel {
       }));
       this.taskmanagers.set(tm.id, { id: tm.id, host: tm.host, pid: tm.pid, lost, reason: tm.reason, slots });
     }
+    addStartingFromSnapshot(this.taskmanagers, snapshot['resource-provider']);
     const jobs = new Map<string, IJobState>();
     for (const overview of (snapshot.jobs || []) as IJobOverview[]) {
       const job = this.jobs.get(overview.jid) || this.newJob(overview.jid, overview.name);
@@ -442,6 +446,7 @@ export class ClusterModel {
   private readonly _handlers: Record<string, (e: IClusterEvent) => void> = {
     TaskManagerRegistered: e => this.onTaskManagerRegistered(e),
     TaskManagerLost: e => this.onTaskManagerLost(e),
+    ResourceProviderDecision: e => ((line) => this.log(e, line.text, line.kind))(applyProviderDecision(this.taskmanagers, e)),
     SlotAllocated: e => this.onSlotAllocated(e),
     SlotFreed: e => this.onSlotFreed(e),
     JobSubmitted: e => this.onJobSubmitted(e),
@@ -461,14 +466,4 @@ export class ClusterModel {
   private _failures = 0;
   private _disposed = false;
   private _pending = new Map<string, ICellLink>();
-}
-
-export function short(id: string | null | undefined): string {
-  return id ? String(id).slice(0, 8) : '?';
-}
-
-/** The last line of a Python traceback: the exception and its message. */
-export function lastLine(text: string | null | undefined): string {
-  const lines = String(text || '').trim().split('\n');
-  return lines[lines.length - 1] || '';
 }

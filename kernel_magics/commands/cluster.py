@@ -10,7 +10,8 @@ from kernel_magics.commands import subcommand
 from kernel_magics.errors import FlinkError, translating
 from runtime.config import parse_dynamic_properties, read_yaml
 
-LOCAL_DEFAULTS = {"cluster.fault-injection.enabled": "true"}
+# The local provider starts TaskManagers when a job needs more slots and stops idle ones it started.
+LOCAL_DEFAULTS = {"cluster.fault-injection.enabled": "true", "resourcemanager.provider": "local"}
 
 
 def show_api_option(fn):
@@ -19,7 +20,9 @@ def show_api_option(fn):
 
 @subcommand("local")
 @magic_arguments(name="flink local")
-@argument("--taskmanagers", type=int, default=2, metavar="N", help="TaskManager processes (default 2)")
+@argument("--taskmanagers", type=int, default=2, metavar="N",
+          help="TaskManagers to start with (default 2; 0: none until a job needs them); "
+          "more are started when jobs need slots")
 @argument("--slots", type=int, default=2, metavar="N", help="slots per TaskManager (default 2)")
 @argument("--jobmanagers", type=int, default=1, metavar="N", help="JobManagers (more than one needs HA support)")
 @argument("--conf", metavar="FILE", help="YAML file of config keys (Flink's names)")

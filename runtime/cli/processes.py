@@ -122,7 +122,8 @@ def _start(args) -> int:
         return _start_detached(args, conf)
     from runtime.cluster import LocalCluster
 
-    config = {**(read_yaml(args.conf) if args.conf else {}), **parse_dynamic_properties(args.dynamic)}
+    config = {"resourcemanager.provider": "local",  # grows with the jobs; --taskmanagers is where it starts
+              **(read_yaml(args.conf) if args.conf else {}), **parse_dynamic_properties(args.dynamic)}
     slots = args.slots or conf.get("taskmanager.numberOfTaskSlots")
     with LocalCluster(args.taskmanagers, slots, config) as local:
         _record({"url": local.url, "token_file": local.token_file, "logs": local.working_dir, "pid": os.getpid(),

@@ -39,6 +39,7 @@ from runtime.jobmanager.dispatcher import Dispatcher
 from runtime.jobmanager.event_bus import EventBus
 from runtime.jobmanager.leader_election import LeaderElection
 from runtime.jobmanager.resource_manager import ResourceManager
+from runtime.jobmanager.resource_provider import resource_provider
 from runtime.security import check_bind, new_token, read_token_file, write_token_file
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,7 @@ class JobManager:
                                   conf.get("heartbeat.rpc-failure-threshold"))
         self.ha = ha_services(conf, working_dir(conf))
         self.dispatcher = Dispatcher(conf, self.rm, self.bus, working_dir(conf), self.ha)
+        self.provider = resource_provider(conf, self.rm, self.bus, working_dir(conf), lambda: self.is_leader)
         self.contender_id = f"jm-{secrets.token_hex(4)}"
         self.election = LeaderElection(self.ha, self.contender_id, self)
         self.started_at = time.time()
@@ -96,6 +98,7 @@ class JobManager:
         self.server = tornado.httpserver.HTTPServer(front, max_body_size=UNLIMITED_BODY)  # the gate limits bodies
         self.server.add_sockets(sockets)
         self.rm.start()
+        self.provider.start(self.url, self.token_file)
         log.info("JobManager listening at %s", self.url)
         self.election.start(self.url)
 
@@ -105,6 +108,7 @@ class JobManager:
         else:
             await self.dispatcher.shutdown()
         self.ha.close()
+        await self.provider.stop()
         self.rm.stop()
         self.bus.close()
         if self.server:
@@ -180,7 +184,8 @@ class JobManager:
 
     def snapshot(self) -> dict:
         """First message on the event stream: the whole cluster as REST would show it now."""
-        return rest.cluster_snapshot(self.dispatcher, self, self.bus.seq)
+        return {**rest.cluster_snapshot(self.dispatcher, self, self.bus.seq),
+                "resource-provider": self.provider.describe()}
 
 
 def write_ready_file(path: str, jm: JobManager) -> None:

@@ -123,6 +123,8 @@ class ResourceManager:
         self._pending: list[_PendingRequest] = []
         self._offers: dict[AllocationId, asyncio.Future] = {}
         self._loss_listeners: list[Callable[[TaskManagerId, str], None]] = []
+        self._change_listeners: list[Callable[[], None]] = []
+        self.shortage_note: Callable[[int], str | None] | None = None  # the resource provider's word on a timeout
         self._monitor: asyncio.Task | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -138,6 +140,14 @@ class ResourceManager:
 
     def on_task_manager_lost(self, listener: Callable[[TaskManagerId, str], None]) -> None:
         self._loss_listeners.append(listener)
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` after TaskManagers come or go, slots are allocated or freed, or requests wait."""
+        self._change_listeners.append(listener)
+
+    def _changed(self) -> None:
+        for listener in list(self._change_listeners):
+            listener()
 
     # -- registration and heartbeats ----------------------------------------------------------
     def register(self, msg: RegisterTaskManager, connection: ControlConnection) -> None:
@@ -155,6 +165,7 @@ class ResourceManager:
         self._bus.publish(events.TaskManagerRegistered(msg.tm_id, msg.host, msg.data_port, msg.slots, msg.pid))
         log.info("TaskManager %s registered with %d slots", msg.tm_id, msg.slots)
         self._fulfil_pending()
+        self._changed()
 
     def heartbeat(self, tm_id: TaskManagerId, slot_report: list[SlotStatus]) -> bool:
         """Record a heartbeat; False if the TaskManager is not registered (it must register again)."""
@@ -193,21 +204,24 @@ class ResourceManager:
                     f"{self.rpc_failure_threshold} x heartbeat.interval {self.heartbeat_interval:g} s)")
         return None
 
-    def _drop(self, tm_id: TaskManagerId, reason: str, notify: bool) -> None:
+    def _drop(self, tm_id: TaskManagerId, reason: str, notify: bool, lost: bool = True) -> None:
         record = self.task_managers.pop(tm_id, None)
         if record is None:
             return
-        self.lost[tm_id] = TaskManagerSnapshot(tm_id, record.host, record.data_port, record.pid, record.spark_master,
-                                               0, 0, (), record.registered_at, None, reason, time.time())
+        if lost:
+            self.lost[tm_id] = TaskManagerSnapshot(tm_id, record.host, record.data_port, record.pid, record.spark_master,
+                                                   0, 0, (), record.registered_at, None, reason, time.time())
         log.warning("%s", reason)
         record.connection.close(reason)
         for alloc_id, fut in list(self._offers.items()):
             if not fut.done() and any(s.allocation_id == alloc_id for s in record.slots):
                 fut.set_exception(NoResourceAvailable(reason))
-        self._bus.publish(events.TaskManagerLost(tm_id, reason))
+        if lost:
+            self._bus.publish(events.TaskManagerLost(tm_id, reason))
         if notify:
             for listener in list(self._loss_listeners):
                 listener(tm_id, reason)
+        self._changed()
 
     def disconnect_all(self, reason: str) -> None:
         """Leadership lost: let every TaskManager go (it cancels its tasks and registers with the leader)
@@ -220,9 +234,19 @@ class ResourceManager:
                 req.future.set_exception(NoResourceAvailable(reason))
         self._pending.clear()
 
-    def release_task_manager(self, tm_id: TaskManagerId, reason: str) -> None:
-        """Forget a TaskManager at once (it is known to be gone, e.g. killed on purpose)."""
-        self._drop(tm_id, reason, notify=True)
+    def release_task_manager(self, tm_id: TaskManagerId, reason: str, lost: bool = True) -> None:
+        """Forget a TaskManager at once: it is known to be gone (killed, its process exited), or with
+        ``lost=False`` it is being stopped on purpose (idle), which is not a loss."""
+        self._drop(tm_id, reason, notify=True, lost=lost)
+
+    @property
+    def pending_slot_count(self) -> int:
+        """Slots that waiting requests need in total."""
+        return sum(r.count for r in self._pending if not r.future.done())
+
+    def slot_usage(self) -> dict[TaskManagerId, tuple[int, int]]:
+        """Every registered TaskManager's (slots, slots allocated)."""
+        return {tm_id: (len(r.slots), len(r.slots) - len(r.free_slots)) for tm_id, r in self.task_managers.items()}
 
     # -- slots --------------------------------------------------------------------------------
     @property
@@ -243,19 +267,22 @@ class ResourceManager:
         request = _PendingRequest(job_id, job_name, count, loop.create_future())
         self._pending.append(request)
         self._fulfil_pending()
+        self._changed()
         try:
             chosen = await asyncio.wait_for(asyncio.shield(request.future), timeout)
         except asyncio.TimeoutError:
+            note = self.shortage_note(count) if self.shortage_note else None
             raise NoResourceAvailable(
                 f"Could not acquire the minimum required resources: the job needs {count} slots, "
                 f"{self.free_slot_count} of {self.total_slots} are available "
                 f"({len(self.task_managers)} TaskManagers) after waiting {timeout:g} s "
-                "(slot.request.timeout)") from None
+                f"(slot.request.timeout){'; ' + note if note else ''}") from None
         finally:
             if request in self._pending:
                 self._pending.remove(request)
             if not request.future.done():
                 request.future.cancel()
+            self._changed()
         return await self._confirm_offers(job_id, chosen)
 
     def cancel_requests(self, job_id: JobId) -> None:
@@ -275,6 +302,7 @@ class ResourceManager:
                 slot.job_id, slot.job_name = req.job_id, req.job_name
             self._pending.remove(req)
             req.future.set_result(chosen)
+            self._changed()
 
     def _choose_slots(self, count: int) -> list[tuple[TaskManagerRecord, Slot]]:
         """Spread evenly: repeatedly take a free slot from the TaskManager with the most free slots."""
@@ -330,6 +358,7 @@ class ResourceManager:
                     self._bus.publish(events.SlotFreed(record.tm_id, slot.index, slot.allocation_id, job_id))
                     slot.allocation_id, slot.job_id, slot.job_name, slot.tasks = None, None, "", []
         self._fulfil_pending()
+        self._changed()
 
     # -- snapshots -----------------------------------------------------------------------------
     def snapshots(self) -> list[TaskManagerSnapshot]:

@@ -8,7 +8,7 @@ a module the workers could not import; they need only pandas and pyarrow, as any
 from __future__ import annotations
 
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 import pyarrow as pa
 

@@ -140,7 +140,6 @@ class SparkSessionKeeper:
         session = builder.create() if self.remote else builder.getOrCreate()
         if not self.remote:
             session.sparkContext.setLogLevel("ERROR")
-        self._oom_errors = 0
         log.info("Spark session ready on %s", self.master)
         return session
 
@@ -158,6 +157,7 @@ class SparkSessionKeeper:
 
     def _discard(self) -> None:
         session, self._session = self._session, None
+        self._oom_errors = 0
         if self.remote:
             with contextlib.suppress(Exception):  # the server may be gone: nothing left to release
                 session.stop()

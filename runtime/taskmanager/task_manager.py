@@ -52,7 +52,7 @@ class TaskManager:
         self.ha: HaServices | None = None if conf.get("high-availability.type") == "none" else ha_services(
             conf, _default_working_dir(conf))
         self.token = token
-        self.tm_id = TaskManagerId.new()
+        self.tm_id = TaskManagerId(conf.get("taskmanager.resource-id") or TaskManagerId.new())
         self.metrics_endpoint: PrometheusEndpoint | None = None
         self.num_slots = slots or conf.get("taskmanager.numberOfTaskSlots")
         self.slots = TaskSlotTable(self.num_slots)

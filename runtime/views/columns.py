@@ -16,6 +16,7 @@ from runtime.views.model import TERMINAL_TASK_STATES, ClusterModel
 NAN = float("nan")
 FREE_COLOR = "#f2f2f2"
 LOST_COLOR = "#b0b0b0"
+STARTING_COLOR = "#dfe8f1"
 JOB_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
                "#bcbd22", "#7f7f7f")
 STATE_COLORS = {
@@ -37,12 +38,15 @@ def short_task(name: str, width: int = 28) -> str:
 
 
 def tm_label(tm_id: str, state: str) -> str:
-    return f"{tm_id} (lost)" if state == "LOST" else tm_id
+    if state in ("LOST", "STARTING"):
+        return f"{tm_id} ({state.lower()})"
+    return tm_id
 
 
 # -- slot allocation --------------------------------------------------------------------------
 def slot_columns(model: ClusterModel, job_id: str | None = None) -> dict[str, list]:
-    """One row per TaskManager slot: who holds it, with what tasks; lost TaskManagers greyed."""
+    """One row per TaskManager slot: who holds it, with what tasks; lost TaskManagers greyed, the ones the
+    resource provider is starting shown with their slots to come."""
     live_tasks: dict[tuple[str, int], list[str]] = {}
     for sub in model.subtasks.values():
         if sub.state in TERMINAL_TASK_STATES or sub.tm_id is None or sub.slot_index is None:
@@ -61,6 +65,8 @@ def slot_columns(model: ClusterModel, job_id: str | None = None) -> dict[str, li
             tasks = live_tasks.get((tm.id, index)) or (list(slot.tasks) if slot and holder else [])
             if tm.state == "LOST":
                 state, color, label = "lost", LOST_COLOR, "lost"
+            elif tm.state == "STARTING":  # the local provider is starting it: slots to come
+                state, color, label = "starting", STARTING_COLOR, "starting"
             elif holder:
                 state, color = "allocated", job_color(holder)
                 label = "\n".join(short_task(t.split(" -> ")[0]) for t in tasks[:2]) if tasks else \
@@ -233,17 +239,30 @@ def restart_columns(model: ClusterModel, job_id: str | None = None) -> dict[str,
     return cols
 
 
+def provider_columns(model: ClusterModel) -> dict[str, list]:
+    """The resource provider's recent decisions, newest first (requested, started, idle, stopped, ...)."""
+    cols: dict[str, list] = {k: [] for k in ("time", "decision", "tm_id", "reason")}
+    for d in reversed(model.provider_decisions):
+        cols["time"].append(float(d.get("ts") or 0) * 1000.0)
+        cols["decision"].append(d.get("decision") or "")
+        cols["tm_id"].append(d.get("tm_id") or "")
+        cols["reason"].append(d.get("reason") or "")
+    return cols
+
+
 def status_text(model: ClusterModel) -> str:
     """One line on the connection and the cluster, for the views' header."""
     conn = model.connection
     if conn["state"] != "connected":
         return conn["message"]
-    live = [t for t in model.taskmanagers.values() if t.state != "LOST"]
-    lost = len(model.taskmanagers) - len(live)
+    live = [t for t in model.taskmanagers.values() if t.state == "REGISTERED"]
+    lost = sum(1 for t in model.taskmanagers.values() if t.state == "LOST")
+    starting = sum(1 for t in model.taskmanagers.values() if t.state == "STARTING")
     total = sum(t.slots for t in live)
     used = sum(1 for (tm, _), s in model.slots.items() if s.job_id and model.taskmanagers.get(tm) in live)
     running = sum(1 for j in model.jobs.values() if not j.terminal)
-    parts = [f"JobManager {conn['url']}", f"{len(live)} TaskManagers" + (f" ({lost} lost)" if lost else ""),
+    notes = ", ".join(n for n in (f"{starting} starting" if starting else "", f"{lost} lost" if lost else "") if n)
+    parts = [f"JobManager {conn['url']}", f"{len(live)} TaskManagers" + (f" ({notes})" if notes else ""),
              f"{total - used}/{total} slots free", f"{running} jobs running"]
     return " \u00b7 ".join(parts)
 
@@ -259,6 +278,7 @@ def all_columns(model: ClusterModel, job_id: str | None = None) -> dict[str, dic
             "jobmanagers": jobmanager_columns(model),
             "jobs": job_columns(model, job_id),
             "restarts": restart_columns(model, job_id),
+            "provider": provider_columns(model),
             "status": status_text(model),
             "version": model.version,
         }

@@ -125,14 +125,19 @@ class ClusterViews:
     def __init__(self, job_id: str | None = None, title: str | None = None):
         self.job_id = job_id
         self.sources = {name: ColumnDataSource(data=_EMPTY[name], name=f"{name}-source")
-                        for name in ("slots", "tasks", "rates", "checkpoints", "jobmanagers", "jobs", "restarts")}
+                        for name in ("slots", "tasks", "rates", "checkpoints", "jobmanagers", "jobs", "restarts",
+                                     "provider")}
         self.status = Div(text="", sizing_mode="stretch_width", styles={"font-size": "12px", "color": "#444"},
                           name="status")
         self.slot_fig = slot_view(self.sources["slots"])
         tasks, self.task_fig = task_view(self.sources["tasks"], self.sources["rates"])
         checkpoints, self.checkpoint_fig = checkpoint_view(self.sources["checkpoints"])
         failover = failover_view(self.sources["jobmanagers"], self.sources["jobs"], self.sources["restarts"])
-        self.tabs = Tabs(tabs=[TabPanel(child=self.slot_fig, title="Slots"), TabPanel(child=tasks, title="Tasks"),
+        slots = column(self.slot_fig, Div(text="<b>Resource provider</b> (TaskManagers started and stopped)"),
+                       _table(self.sources["provider"], [("time", "time", "time"), ("decision", "decision"),
+                                                         ("tm_id", "TaskManager"), ("reason", "reason")], height=140),
+                       sizing_mode="stretch_width")
+        self.tabs = Tabs(tabs=[TabPanel(child=slots, title="Slots"), TabPanel(child=tasks, title="Tasks"),
                                TabPanel(child=checkpoints, title="Checkpoints"),
                                TabPanel(child=failover, title="Failover")], sizing_mode="stretch_width")
         header = [Div(text=f"<h3 style='margin:4px 0'>{title}</h3>")] if title else []

@@ -12,6 +12,7 @@ tell cheaply whether it has anything to redraw.
 """
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 import time
@@ -25,6 +26,8 @@ from runtime.views.records import (TERMINAL_JOB_STATES, TERMINAL_TASK_STATES, Ch
 log = logging.getLogger(__name__)
 
 __all__ = ["ClusterModel", "TERMINAL_JOB_STATES", "TERMINAL_TASK_STATES"]
+
+PROVIDER_DECISIONS_KEPT = 30
 
 
 class ClusterModel:
@@ -40,6 +43,7 @@ class ClusterModel:
         self.leader: dict = {}
         self.jobmanagers: list[dict] = []
         self.overview: dict = {}
+        self.provider_decisions: collections.deque[dict] = collections.deque(maxlen=PROVIDER_DECISIONS_KEPT)
         self._listeners: list[Callable[[], None]] = []
 
     # -- change notification ------------------------------------------------------------------
@@ -76,6 +80,11 @@ class ClusterModel:
             self._apply_leadership(snapshot.get("leader") or {}, snapshot.get("jobmanagers") or [])
             for tm in snapshot.get("taskmanagers", []):
                 self._add_taskmanager_from_rest(tm)
+            provider = snapshot.get("resource-provider") or {}
+            self.provider_decisions.clear()
+            self.provider_decisions.extend(provider.get("decisions") or [])
+            for tm_id in provider.get("starting") or []:
+                _starting(self, tm_id, int(provider.get("slots-per-taskmanager") or 0), "")
             for entry in snapshot.get("jobs", []):
                 job = self._job(entry.get("jid") or entry.get("id"))
                 old = known_jobs.get(job.id)
@@ -244,6 +253,28 @@ def _tm_lost(m: ClusterModel, e: dict) -> None:
     info.state, info.reason = "LOST", e.get("reason")
 
 
+def _starting(m: ClusterModel, tm_id: str, slots: int, reason: str) -> None:
+    if tm_id in m.taskmanagers and m.taskmanagers[tm_id].state != "STARTING":
+        return  # registered already (the events of one moment may come in any order)
+    m.taskmanagers[tm_id] = TaskManagerInfo(tm_id, "", slots, "STARTING", reason)
+    for index in range(slots):
+        m.slots.setdefault((tm_id, index), SlotInfo(tm_id, index))
+
+
+def _provider_decision(m: ClusterModel, e: dict) -> None:
+    """The local resource provider's decisions: kept for the views, and TaskManagers starting or gone."""
+    m.provider_decisions.append({k: e.get(k) for k in ("decision", "tm_id", "reason", "ts", "slots")})
+    tm_id, decision = e.get("tm_id"), e.get("decision")
+    if not tm_id:
+        return
+    if decision in ("requested", "started"):
+        _starting(m, tm_id, int(e.get("slots") or 0), e.get("reason") or "")
+    elif decision in ("stopped", "given-up"):
+        m.taskmanagers.pop(tm_id, None)
+        for key in [k for k in m.slots if k[0] == tm_id]:
+            del m.slots[key]
+
+
 def _slot_allocated(m: ClusterModel, e: dict) -> None:
     slot = m.slots.setdefault((e["tm_id"], e["slot_index"]), SlotInfo(e["tm_id"], e["slot_index"]))
     slot.job_id, slot.job_name, slot.allocation_id, slot.tasks = e["job_id"], e.get("job_name", ""), e.get("allocation_id"), []
@@ -342,6 +373,7 @@ def _leader_changed(m: ClusterModel, e: dict) -> None:
 _HANDLERS: dict[str, Callable[[ClusterModel, dict], Any]] = {
     "TaskManagerRegistered": _tm_registered,
     "TaskManagerLost": _tm_lost,
+    "ResourceProviderDecision": _provider_decision,
     "SlotAllocated": _slot_allocated,
     "SlotFreed": _slot_freed,
     "JobSubmitted": _job_submitted,

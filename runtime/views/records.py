@@ -19,7 +19,7 @@ class TaskManagerInfo:
     id: str
     host: str = ""
     slots: int = 0
-    state: str = "REGISTERED"  # or LOST
+    state: str = "REGISTERED"  # or LOST, or STARTING (the resource provider started it; not registered yet)
     reason: str | None = None
     pid: int | None = None
 

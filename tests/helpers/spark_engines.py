@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import pyspark
 
-from runtime.cluster import _die_with_parent
+from runtime.child_process import die_with_parent
 from tests.helpers.clusters import wait_until
 
 SPARK_HOME = os.path.dirname(pyspark.__file__)
@@ -57,7 +57,7 @@ class _Engine:
         log_path = os.path.join(self.directory, f"{name}.log")
         with open(log_path, "ab") as log:
             proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=_engine_env(self.directory), cwd=self.directory, preexec_fn=_die_with_parent)
+                                    env=_engine_env(self.directory), cwd=self.directory, preexec_fn=die_with_parent)
         self.procs.append((proc, log_path))
         return proc
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from runtime.cluster import _die_with_parent
+from runtime.child_process import die_with_parent
 from runtime.security import new_token, write_token_file
 from runtime.views.model import ClusterModel
 from runtime.views.stream import EventStream
@@ -31,7 +31,7 @@ class JobManagerProcess:
             [sys.executable, "-m", "runtime.cli", "jobmanager", "--ready-file", str(self.ready),
              "-D", f"rest.port={port}", "-D", f"security.token-file={token_file}",
              "-D", f"cluster.working-dir={workdir}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
         wait_until(lambda: self.ready.exists() or self.popen.poll() is not None, 60, "JobManager ready")
         assert self.popen.poll() is None, "the JobManager exited at start"
         self.pid = json.loads(self.ready.read_text())["pid"]

@@ -6,8 +6,8 @@
 import React, { useEffect, useState } from 'react';
 
 import { CommandIDs } from '../commands';
-import { backpressure, bytes, clock, count, duration, rate, watermark } from '../format';
-import { ClusterModel, IJobState, isTerminal, lastLine, short } from '../model';
+import { backpressure, bytes, clock, count, duration, lastLine, rate, short, watermark } from '../format';
+import { ClusterModel, IJobState, isTerminal } from '../model';
 import { jobManagerAPI } from '../request';
 import { ICheckpoint, IExceptionsView, IJobDetail } from '../types';
 import { jobDuration } from './jobs';

@@ -78,3 +78,29 @@ def test_health_verdict(exit_code, stopped, ooms, expected):
 def test_out_of_memory_is_recognised_in_spark_errors():
     assert is_out_of_memory(RuntimeError("An error occurred ... java.lang.OutOfMemoryError: Java heap space"))
     assert not is_out_of_memory(RuntimeError("[DIVIDE_BY_ZERO] Division by zero"))
+
+
+class _FakeSession:
+    is_stopped = False
+
+    def __init__(self):
+        self.stopped = False
+
+    def stop(self):
+        self.stopped = True
+
+
+def test_repeated_out_of_memory_errors_replace_the_session(monkeypatch):
+    from runtime.taskmanager.spark_session import SparkSessionKeeper
+
+    keeper = SparkSessionKeeper(Configuration({"spark.remote": "sc://127.0.0.1:1"}), 1, "t")
+    made = []
+    monkeypatch.setattr(keeper, "_create", lambda: made.append(_FakeSession()) or made[-1])
+    first = keeper.session()
+    keeper.note_failure(RuntimeError("java.lang.OutOfMemoryError: Java heap space"))
+    assert keeper.session() is first, "one OutOfMemoryError is not yet a reason"
+    keeper.note_failure(RuntimeError("[DIVIDE_BY_ZERO]"))
+    keeper.note_failure(RuntimeError("java.lang.OutOfMemoryError: GC overhead limit exceeded"))
+    second = keeper.session()
+    assert second is not first and first.stopped and keeper.restarts == 1
+    assert keeper.session() is second
