@@ -40,6 +40,8 @@ from runtime.jobmanager.event_bus import EventBus
 from runtime.jobmanager.leader_election import LeaderElection
 from runtime.jobmanager.resource_manager import ResourceManager
 from runtime.jobmanager.resource_provider import resource_provider
+from runtime.metrics.endpoint import PrometheusEndpoint, start_endpoint
+from runtime.metrics.families import jobmanager_families
 from runtime.security import check_bind, new_token, read_token_file, write_token_file
 
 log = logging.getLogger(__name__)
@@ -80,6 +82,7 @@ class JobManager:
         self.server: tornado.httpserver.HTTPServer | None = None
         self.port: int | None = None
         self.dashboard: Dashboard | None = None
+        self.metrics: PrometheusEndpoint | None = None  # metrics.reporter.prom.port
 
     @property
     def url(self) -> str:
@@ -100,6 +103,8 @@ class JobManager:
         self.rm.start()
         self.provider.start(self.url, self.token_file)
         log.info("JobManager listening at %s", self.url)
+        self.metrics = start_endpoint(self.conf, lambda: jobmanager_families(address, self.dispatcher, time.time()),
+                                      self.token, address)
         self.election.start(self.url)
 
     async def stop(self) -> None:
@@ -115,6 +120,8 @@ class JobManager:
             self.server.stop()
         if self.dashboard:
             self.dashboard.stop()
+        if self.metrics:
+            self.metrics.stop()
 
     # -- leadership (runtime.jobmanager.leader_election drives it) ----------------------------
     @property

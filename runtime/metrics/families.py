@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from prometheus_client.core import GaugeMetricFamily
 
+from runtime.jobmanager.gateways import RestfulGateway, UnknownJob
 from runtime.jobmanager.snapshots import CheckpointStatsSnapshot, ClusterOverview, JobSummary
 from runtime.messages import TaskDeploymentDescriptor, TaskMetrics
 
@@ -38,7 +39,19 @@ def _gauge(name: str, doc: str, labels: list[str], rows: Iterable[tuple[list[str
 
 
 # -- JobManager -------------------------------------------------------------------------------
-def jobmanager_families(host: str, overview: ClusterOverview, jobs: list[JobView]) -> Iterator[GaugeMetricFamily]:
+def jobmanager_families(host: str, gateway: RestfulGateway, now: float) -> Iterator[GaugeMetricFamily]:
+    """The JobManager's families, read through the Dispatcher's gateway at ``now``."""
+    views = []
+    for summary in gateway.list_jobs():
+        try:
+            stats = gateway.checkpoint_stats(summary.job_id)
+        except UnknownJob:
+            stats = None
+        views.append(JobView(summary, stats, now))
+    return cluster_families(host, gateway.cluster_overview(), views)
+
+
+def cluster_families(host: str, overview: ClusterOverview, jobs: list[JobView]) -> Iterator[GaugeMetricFamily]:
     """``flink_jobmanager_*`` (the cluster) and ``flink_jobmanager_job_*`` (each job, with its checkpoints)."""
     cluster = [
         ("numRegisteredTaskManagers", "TaskManagers registered", overview.taskmanagers),

@@ -7,15 +7,11 @@ into the new environment (about a minute) and one small job on a local cluster.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tarfile
-import time
-import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -83,7 +79,7 @@ def test_the_wheel_and_the_sdist_carry_the_prebuilt_extension(dists):
     assert any(m.endswith("/package.json") for m in members) and any(m.endswith("/LICENSE") for m in members)
 
 
-def test_runtime_alone_serves_without_jupyterlab(dists, venv, tmp_path):
+def test_runtime_alone_runs_a_job_from_the_command_line_without_jupyterlab(dists, venv):
     run(venv, "pip", "install", "-q", str(dists["wheel"]))
     assert run(venv, "flinkbench", "--version").stdout.strip() == f"flinkbench {version()}"
     where = run(venv, "python", "-c", "import runtime, kernel_magics; print(runtime.__file__)").stdout
@@ -92,24 +88,17 @@ def test_runtime_alone_serves_without_jupyterlab(dists, venv, tmp_path):
     assert no_lab.returncode != 0 and "No module named 'jupyterlab'" in no_lab.stderr
     magics = run(venv, "python", "-c", "import kernel_magics; kernel_magics.load_ipython_extension(None)", check=False)
     assert "pip install 'flinkbench[jupyter]'" in magics.stderr
-    ready = tmp_path / "ready.json"
-    jm = subprocess.Popen([str(venv["bin"] / "flinkbench"), "jobmanager", "--ready-file", str(ready),
-                           "-D", "rest.port=0", "-D", f"cluster.working-dir={tmp_path / 'work'}"],
-                          cwd=venv["cwd"], env=venv["env"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    (venv["cwd"] / "evens.py").write_text(
+        "from runtime.api.environment import StreamExecutionEnvironment\n"
+        "env = StreamExecutionEnvironment()\n"
+        "env.from_collection([{'x': i} for i in range(10)], schema='x BIGINT').filter('x % 2 = 0').collect()\n"
+        "print(sorted(env.execute('evens').results().column('x').to_pylist()))\n")
+    run(venv, "flinkbench", "cluster", "start", "--detach", "--taskmanagers", "1", "--slots", "1")
     try:
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            assert jm.poll() is None, jm.stdout.read().decode()
-            assert time.monotonic() < deadline, "the JobManager did not start within 60 s"
-            time.sleep(0.1)
-        info = json.loads(ready.read_text())
-        token = Path(info["token_file"]).read_text().strip()
-        request = urllib.request.Request(info["url"] + "/overview", headers={"Authorization": f"Bearer {token}"})
-        overview = json.load(urllib.request.urlopen(request, timeout=10))
-        assert overview["flinkbench-version"] == version()
+        ran = run(venv, "flinkbench", "run", "evens.py")
+        assert "[0, 2, 4, 6, 8]" in ran.stdout and "(evens) FINISHED" in ran.stdout, ran.stdout
     finally:
-        jm.send_signal(signal.SIGTERM)
-        jm.wait(30)
+        run(venv, "flinkbench", "cluster", "stop")
 
 
 def test_workbench_extra_gives_panel_server_extension_and_magics(dists, venv):

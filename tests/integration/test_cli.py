@@ -1,5 +1,6 @@
 """The flinkbench command against real processes: a detached local cluster started from a config file
-and stopped again, and Flink's job verbs driven against a live cluster."""
+and stopped again, and Flink's job verbs (run attached and detached, list, checkpoint, savepoint and its
+disposal, cancel, stop --drain) driven against a live cluster."""
 from __future__ import annotations
 
 import json
@@ -126,12 +127,29 @@ def test_flink_verbs_against_a_live_cluster(home, tmp_path):
         every = flinkbench(home, "list", "-a", *target).stdout
         assert f": {bounded} : bounded evens (FINISHED)" in every and "Terminated Jobs" in every
 
+        manual = flinkbench(home, "checkpoint", *target, endless)
+        assert manual.returncode == 0, manual.stderr
+        checkpoint_id = int(re.search(rf"Checkpoint (\d+) for job {endless} completed\.", manual.stdout).group(1))
+        history = rest.get(f"/jobs/{endless}/checkpoints")["history"]
+        assert any(c["id"] == checkpoint_id and c["status"] == "COMPLETED" for c in history)
+
         taken = flinkbench(home, "savepoint", *target, endless, str(tmp_path / "savepoints"))
         assert taken.returncode == 0 and f"savepoint of {endless} completed: file://" in taken.stdout, taken.stderr
+        location = taken.stdout.split("completed: ")[1].split()[0]
+        assert Path(location.removeprefix("file://"), "_metadata").exists()
+        disposed = flinkbench(home, "savepoint", *target, "--dispose", location)
+        assert disposed.returncode == 0 and "disposed" in disposed.stdout, disposed.stderr
+        assert not Path(location.removeprefix("file://")).exists()
 
-        cancelled = flinkbench(home, "cancel", *target, endless)
-        assert cancelled.returncode == 0 and f"Cancelled job {endless}." in cancelled.stdout
-        wait_until(lambda: rest.get(f"/jobs/{endless}")["state"] == "CANCELED", 60, "the job to be cancelled")
+        doomed = submitted_id(flinkbench(home, "run", *target, "-d", str(tmp_path / "unbounded.py"), "doomed").stdout)
+        wait_until(lambda: rest.get(f"/jobs/{doomed}")["state"] == "RUNNING", 120, "the second detached job to run")
+        cancelled = flinkbench(home, "cancel", *target, doomed)
+        assert cancelled.returncode == 0 and f"Cancelled job {doomed}." in cancelled.stdout
+        wait_until(lambda: rest.get(f"/jobs/{doomed}")["state"] == "CANCELED", 60, "the job to be cancelled")
+
+        drained = flinkbench(home, "stop", *target, "--drain", "-p", str(tmp_path / "final"), endless)
+        assert drained.returncode == 0 and f"Job {endless} stopped after draining." in drained.stdout, drained.stderr
+        wait_until(lambda: rest.get(f"/jobs/{endless}")["state"] == "FINISHED", 60, "the drained job to finish")
     finally:
         stopped = flinkbench(home, "cluster", "stop")
     assert stopped.returncode == 0, stopped.stderr

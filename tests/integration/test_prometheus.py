@@ -1,5 +1,6 @@
-"""The Prometheus endpoint (metrics.reporter.prom.port) of a live cluster: scraped during a job, with the
-cluster token, it shows Flink's metric names and the job's record counts rising."""
+"""The Prometheus endpoints (metrics.reporter.prom.port) of a live cluster: scraped during a job, with the
+cluster token, the TaskManager's show the job's record counts rising and the JobManager's its checkpoints,
+all under Flink's metric names."""
 from __future__ import annotations
 
 import socket
@@ -74,6 +75,16 @@ def test_scraping_during_a_job_shows_its_record_counts_rising(fresh_cluster):
     assert total(samples, "flink_taskmanager_job_task_numRecordsIn", job.job_id) > 0
     assert [labels for (n, labels) in samples if n == "flink_taskmanager_job_task_numRecordsOut"
             and ("job_name", "scraped") in labels and ("subtask_index", "0") in labels]
+
+    jobmanager = scrape(first, token)  # the JobManager started first: it holds the range's first port
+    assert jobmanager[("flink_jobmanager_numRegisteredTaskManagers", frozenset({("host", "127.0.0.1")}))] == 1
+    assert jobmanager[("flink_jobmanager_taskSlotsTotal", frozenset({("host", "127.0.0.1")}))] == 1
+    wait_until(lambda: total(scrape(first, token), "flink_jobmanager_job_numberOfCompletedCheckpoints", job.job_id) >= 1,
+               60, "a completed checkpoint in the JobManager's metrics")
+    jobmanager = scrape(first, token)
+    assert total(jobmanager, "flink_jobmanager_job_lastCheckpointDuration", job.job_id) > 0
+    assert total(jobmanager, "flink_jobmanager_job_numRestarts", job.job_id) == 0
+    assert total(jobmanager, "flink_jobmanager_job_uptime", job.job_id) > 0
 
     with pytest.raises(urllib.error.HTTPError) as refused:
         scrape(port, None)

@@ -10,7 +10,7 @@ from runtime.ids import AllocationId, ExecutionAttemptId, JobId, JobVertexId
 from runtime.jobmanager.snapshots import CheckpointRecord, CheckpointStatsSnapshot, ClusterOverview, JobSummary
 from runtime.messages import TaskDeploymentDescriptor, TaskMetrics
 from runtime.metrics.endpoint import port_range
-from runtime.metrics.families import NO_WATERMARK, JobView, jobmanager_families, taskmanager_families
+from runtime.metrics.families import NO_WATERMARK, JobView, cluster_families, taskmanager_families
 from runtime.states import JobStatus
 
 
@@ -68,7 +68,7 @@ def test_jobmanager_metrics_count_checkpoints_and_restarts():
     stats = CheckpointStatsSnapshot(triggered=7, completed=5, failed=2, in_progress=0, restored=1, history=history)
     overview = ClusterOverview(taskmanagers=2, slots_total=4, slots_available=2, jobs_running=1, jobs_finished=1,
                                jobs_cancelled=0, jobs_failed=0)
-    samples = scrape(jobmanager_families("127.0.0.1", overview, [
+    samples = scrape(cluster_families("127.0.0.1", overview, [
         JobView(summary(job, restarts=2), stats, now=1020.0),
         JobView(summary(done, JobStatus.FINISHED, end=1005.0), None, now=1020.0)]))
     assert value(samples, "flink_jobmanager_numRegisteredTaskManagers") == 2
