@@ -24,8 +24,9 @@ from runtime.arrow_ipc import table_to_b64
 from runtime.connectors.push import table_of
 from runtime.errors import CheckpointError, ClusterError, JobFailed  # noqa: F401 - part of this module's API
 from runtime.security import read_token_file
+from runtime.states import TERMINAL_JOB_STATES
 
-TERMINAL_STATES = ("FINISHED", "FAILED", "CANCELED")
+TERMINAL_STATES = TERMINAL_JOB_STATES  # a job's end states by name
 FAILOVER_TIMEOUT_S = 60.0  # how long a client of several JobManagers waits for one of them to lead
 FAILOVER_POLL_S = 0.2
 

@@ -18,6 +18,7 @@ from runtime.codec import wire
 from runtime.ids import (AllocationId, ExecutionAttemptId, JobId, JobVertexId, LeaderSessionId,
                          TaskManagerId)
 from runtime.jobgraph import OperatorSpec
+from runtime.states import ExecutionState
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,9 +187,10 @@ class CancelTask:
 @wire
 @dataclass
 class TaskStateChanged:
+    """An attempt's new state, as its TaskManager saw it happen (the JobMaster's failover decides)."""
     job_id: JobId
     attempt_id: ExecutionAttemptId
-    state: str
+    state: ExecutionState
     error: str | None = None
 
 

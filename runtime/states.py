@@ -10,7 +10,8 @@ Job (JobStatus)::
                        |          |-> RESTARTING -> RUNNING (next attempt)
                        |          |-> CANCELLING -> CANCELED
                        |          '-> SUSPENDED (leader lost; a new leader resumes the job)
-                       '-> FAILED (no slots in time) / CANCELLING
+                       |-> RESTARTING (no slots in time, the restart strategy allows another try)
+                       '-> FAILED (no slots in time, no restart left) / CANCELLING
 
 Task attempt (ExecutionState)::
 
@@ -61,10 +62,15 @@ class ExecutionState(str, enum.Enum):
         return self in (ExecutionState.FINISHED, ExecutionState.CANCELED, ExecutionState.FAILED)
 
 
+# The end states by name, for code that holds states as the strings REST and the event stream carry.
+TERMINAL_JOB_STATES = frozenset(s.value for s in JobStatus if s.is_globally_terminal)
+TERMINAL_TASK_STATES = frozenset(s.value for s in ExecutionState if s.is_terminal)
+
 _J = JobStatus
 JOB_TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
     _J.INITIALIZING: frozenset({_J.CREATED, _J.FAILED, _J.CANCELED, _J.SUSPENDED}),
-    _J.CREATED: frozenset({_J.RUNNING, _J.FAILING, _J.FAILED, _J.CANCELLING, _J.CANCELED, _J.SUSPENDED}),
+    _J.CREATED: frozenset({_J.RUNNING, _J.RESTARTING, _J.FAILING, _J.FAILED, _J.CANCELLING, _J.CANCELED,
+                           _J.SUSPENDED}),
     _J.RUNNING: frozenset({_J.FINISHED, _J.FAILING, _J.RESTARTING, _J.CANCELLING, _J.SUSPENDED}),
     _J.FAILING: frozenset({_J.FAILED, _J.RESTARTING, _J.CANCELLING, _J.SUSPENDED}),
     _J.RESTARTING: frozenset({_J.CREATED, _J.RUNNING, _J.FAILING, _J.FAILED, _J.CANCELLING, _J.CANCELED, _J.SUSPENDED}),

@@ -2,10 +2,14 @@
 
 A checkpoint starts at the source subtasks (TriggerCheckpoint); barriers carry it through the job;
 every subtask acknowledges with a pointer to its snapshot. When all have, the coordinator writes
-``_metadata`` (the checkpoint is then complete and restorable), tells every subtask so (sinks
-publish what they staged), and drops checkpoints beyond ``state.checkpoints.num-retained``. A
-checkpoint that times out or is declined fails on its own; only more consecutive failures than
-``execution.checkpointing.tolerable-failed-checkpoints`` fail the job.
+``_metadata`` (the checkpoint is then complete and restorable), records it in the HA store, tells
+every subtask so (sinks publish what they staged), and drops checkpoints beyond
+``state.checkpoints.num-retained``. A checkpoint that times out or is declined fails on its own; only
+more consecutive failures than ``execution.checkpointing.tolerable-failed-checkpoints`` fail the job.
+
+What to do next is decided by the lifecycle state machine (runtime.checkpoint.lifecycle); this class
+turns messages and timers into its events and executes its actions: messages through the job's
+gateways, file writes in a thread, futures for the callers.
 """
 from __future__ import annotations
 
@@ -13,13 +17,15 @@ import asyncio
 import logging
 import os
 import time
-from dataclasses import dataclass, field
 from collections.abc import Callable
 
 from runtime import events
-from runtime.errors import CheckpointError
+from runtime.checkpoint import lifecycle_events as ev
 from runtime.checkpoint import storage
 from runtime.checkpoint.context import CheckpointContext
+from runtime.checkpoint.lifecycle import CheckpointLifecycle, CheckpointSettings, PendingCheckpoint
+from runtime.checkpoint.lifecycle_events import CompletedCheckpoint, SubtaskSnapshot
+from runtime.errors import CheckpointError
 from runtime.ids import ExecutionAttemptId
 from runtime.jobmanager.gateways import TaskManagerGone
 from runtime.jobmanager.snapshots import (CheckpointConfigSnapshot, CheckpointRecord, CheckpointStatsSnapshot,
@@ -31,51 +37,12 @@ log = logging.getLogger(__name__)
 
 HISTORY = 50
 
+__all__ = ["CheckpointCoordinator", "CheckpointFailure", "CompletedCheckpoint", "PendingCheckpoint",
+           "SubtaskSnapshot", "load_checkpoint"]
+
 
 class CheckpointFailure(CheckpointError):
     """A checkpoint or savepoint that did not complete; the message says why."""
-
-
-@dataclass
-class SubtaskSnapshot:
-    vertex_id: str
-    subtask: int
-    pointer: str
-    operators: list[str]
-    size: int
-
-
-@dataclass
-class PendingCheckpoint:
-    checkpoint_id: int
-    timestamp: float
-    is_savepoint: bool
-    directory: str
-    stop: bool
-    expected: dict[ExecutionAttemptId, tuple[str, int, list[str]]]  # attempt -> (vertex, subtask, operators)
-    acks: dict[ExecutionAttemptId, SubtaskSnapshot] = field(default_factory=dict)
-    done: asyncio.Future | None = None
-    timer: asyncio.TimerHandle | None = None
-
-
-@dataclass
-class CompletedCheckpoint:
-    checkpoint_id: int
-    timestamp: float
-    is_savepoint: bool
-    directory: str
-    subtasks: list[SubtaskSnapshot]
-    duration_s: float
-    size: int
-
-    def pointers_for(self, operator_ids: set[str]) -> list[str]:
-        """Snapshots of every old subtask that ran one of ``operator_ids`` (rescaling reads them all)."""
-        return [s.pointer for s in self.subtasks if operator_ids & set(s.operators)]
-
-    def metadata(self, job_id: str, max_parallelism: int) -> dict:
-        return {"job_id": job_id, "checkpoint_id": self.checkpoint_id, "timestamp": self.timestamp,
-                "is_savepoint": self.is_savepoint, "max_parallelism": max_parallelism,
-                "subtasks": [s.__dict__ for s in self.subtasks]}
 
 
 def load_checkpoint(path: str) -> CompletedCheckpoint:
@@ -86,11 +53,10 @@ def load_checkpoint(path: str) -> CompletedCheckpoint:
     meta = storage.read_json(storage.join(directory, storage.METADATA))
     try:
         subtasks = [SubtaskSnapshot(**s) for s in meta["subtasks"]]
-        meta["checkpoint_id"], meta["timestamp"], meta["is_savepoint"]  # noqa: B018 - present, or KeyError
+        return CompletedCheckpoint(meta["checkpoint_id"], meta["timestamp"], meta["is_savepoint"], directory,
+                                   subtasks, 0.0, sum(s.size for s in subtasks))
     except (KeyError, TypeError) as err:
         raise CheckpointError(f"{directory} has malformed checkpoint metadata ({err!r})") from None
-    return CompletedCheckpoint(meta["checkpoint_id"], meta["timestamp"], meta["is_savepoint"], directory,
-                               subtasks, 0.0, sum(s.size for s in subtasks))
 
 
 class CheckpointCoordinator:
@@ -100,7 +66,6 @@ class CheckpointCoordinator:
                  publish_pointer: Callable[[str], None] | None = None, working_dir: str = "."):
         self.job = job  # only what a checkpoint needs of the job: participants and their gateways
         self.publish_pointer = publish_pointer  # records the latest completed checkpoint for a new leader
-        self.conf = conf
         self.bus = bus
         self.on_too_many_failures = on_too_many_failures
         self.interval = conf.get("execution.checkpointing.interval")
@@ -112,24 +77,33 @@ class CheckpointCoordinator:
         base = conf.get("state.checkpoints.dir") or os.path.join(working_dir, "checkpoints")
         self.base = storage.normalise(base)
         self.savepoint_base = storage.normalise(conf.get("state.savepoints.dir") or storage.join(self.base, "savepoints"))
-        self.next_id = 1
-        self.pending: dict[int, PendingCheckpoint] = {}
-        self.completed: list[CompletedCheckpoint] = []
-        self.initial: CompletedCheckpoint | None = None  # the savepoint/checkpoint the job was started from
+        self.lifecycle = CheckpointLifecycle(
+            CheckpointSettings(self.timeout, self.min_pause, self.max_concurrent, self.tolerable, self.retained,
+                               publish_pointer is not None), self._directory_for)
+        self.last_triggered = 0  # the id of the checkpoint trigger() started last
         self.restored: CompletedCheckpoint | None = None  # the last one restored (start or failover)
         self.restored_at: float | None = None
         self.history: list[CheckpointRecord] = []  # newest first
         self.counts = {"triggered": 0, "completed": 0, "failed": 0, "in_progress": 0, "restored": 0}
-        self.consecutive_failures = 0
         self.last_failure: CheckpointRecord | None = None
-        self._last_end = 0.0
+        self._futures: dict[int, asyncio.Future] = {}
+        self._timers: dict[int, asyncio.TimerHandle] = {}
         self._loop_task: asyncio.Task | None = None
 
     @property
     def periodic(self) -> bool:
         return self.interval > 0
 
-    # -- periodic triggering ------------------------------------------------------------------
+    @property
+    def completed(self) -> list[CompletedCheckpoint]:
+        return self.lifecycle.completed
+
+    def _directory_for(self, checkpoint_id: int, is_savepoint: bool, target: str | None) -> str:
+        if is_savepoint:
+            return storage.savepoint_dir(target or self.savepoint_base, self.job.job_id, checkpoint_id)
+        return storage.checkpoint_dir(self.base, self.job.job_id, checkpoint_id)
+
+    # -- triggering ---------------------------------------------------------------------------
     def start(self) -> None:
         if self.periodic and self._loop_task is None:
             self._loop_task = asyncio.get_running_loop().create_task(self._periodic())
@@ -142,135 +116,127 @@ class CheckpointCoordinator:
     async def _periodic(self) -> None:
         while True:
             await asyncio.sleep(self.interval)
-            if len(self.pending) >= self.max_concurrent or time.time() - self._last_end < self.min_pause:
-                continue
-            if not self.job.all_running():
-                continue
-            try:
-                self.trigger()
-            except CheckpointFailure as err:
-                log.debug("periodic checkpoint not triggered: %s", err)
+            self._handle(self._trigger_request(periodic=True))
 
-    # -- one checkpoint -----------------------------------------------------------------------
     def trigger(self, is_savepoint: bool = False, target: str | None = None, stop: bool = False,
                 drain: bool = False) -> asyncio.Future:
-        """Start a checkpoint (or savepoint); the future resolves to its CompletedCheckpoint. ``drain``
-        (with ``stop``): every task fires what a final watermark of +infinity fires before it snapshots."""
-        if not self.job.all_running():
-            raise CheckpointFailure("not all tasks are RUNNING, so no checkpoint can be taken now")
-        checkpoint_id = self.next_id
-        self.next_id += 1
-        if is_savepoint:
-            directory = storage.savepoint_dir(target or self.savepoint_base, self.job.job_id, checkpoint_id)
-        else:
-            directory = storage.checkpoint_dir(self.base, self.job.job_id, checkpoint_id)
-        expected = self.job.participants()
-        pending = PendingCheckpoint(checkpoint_id, time.time(), is_savepoint, directory, stop, expected,
-                                    done=asyncio.get_running_loop().create_future())
-        pending.timer = asyncio.get_running_loop().call_later(
-            self.timeout, self._fail, checkpoint_id, f"checkpoint expired before completing (timeout {self.timeout:g} s)")
-        self.pending[checkpoint_id] = pending
-        self.counts["triggered"] += 1
-        self.bus.publish(events.CheckpointTriggered(self.job.job_id, checkpoint_id, is_savepoint))
-        for attempt in self.job.source_attempts():
-            trigger = TriggerCheckpoint(self.job.job_id, attempt, checkpoint_id, pending.timestamp, is_savepoint,
-                                        directory, stop, drain and stop)
-            self._send(attempt, trigger)
-        return pending.done
+        """Start a checkpoint (or savepoint); the future resolves to its CompletedCheckpoint. Raises
+        CheckpointFailure when one cannot start now. ``drain`` (with ``stop``): every task fires what a
+        final watermark of +infinity fires before it snapshots."""
+        actions = self._handle(self._trigger_request(is_savepoint=is_savepoint, target=target, stop=stop,
+                                                     drain=drain and stop))
+        refused = next((a for a in actions if isinstance(a, ev.Refused)), None)
+        if refused is not None:
+            raise CheckpointFailure(refused.reason)
+        return self._futures[self.last_triggered]
 
+    def _trigger_request(self, **options) -> ev.TriggerRequested:
+        running = self.job.all_running()
+        return ev.TriggerRequested(running, self.job.participants() if running else {},
+                                   tuple(self.job.source_attempts()) if running else (), **options)
+
+    # -- reports ------------------------------------------------------------------------------
     def on_ack(self, msg: AcknowledgeCheckpoint) -> None:
-        pending = self.pending.get(msg.checkpoint_id)
-        if pending is None or msg.attempt_id not in pending.expected:
-            if msg.state_pointer:  # an upload that finished after its checkpoint failed: debris
-                asyncio.get_running_loop().run_in_executor(None, _remove_quietly, msg.state_pointer)
-            return
-        vertex_id, subtask, operators = pending.expected[msg.attempt_id]
-        pending.acks[msg.attempt_id] = SubtaskSnapshot(vertex_id, subtask, msg.state_pointer or "", operators,
-                                                       msg.state_size)
-        if len(pending.acks) == len(pending.expected):
-            asyncio.get_running_loop().create_task(self._complete(pending))
+        self._handle(ev.Acknowledged(msg.checkpoint_id, msg.attempt_id, msg.state_pointer, msg.state_size))
 
     def on_decline(self, msg: DeclineCheckpoint) -> None:
-        if msg.checkpoint_id in self.pending:
-            self._fail(msg.checkpoint_id, f"declined by a subtask: {msg.reason}")
+        self._handle(ev.Declined(msg.checkpoint_id, msg.attempt_id, msg.reason))
 
     def abort_all(self, reason: str) -> None:
         """Tasks are failing or being cancelled: nothing in flight can complete."""
-        for checkpoint_id in list(self.pending):
-            self._fail(checkpoint_id, reason, count=False)
+        self._handle(ev.AbortAll(reason))
 
-    async def _complete(self, pending: PendingCheckpoint) -> None:
-        if self.pending.get(pending.checkpoint_id) is not pending:
+    # -- the lifecycle decides, this class executes -------------------------------------------
+    def _handle(self, event: ev.Event) -> list[ev.Action]:
+        actions = self.lifecycle.handle(event, time.time())
+        for action in actions:
+            self._execute(action)
+        return actions
+
+    def _execute(self, action: ev.Action) -> None:
+        loop = asyncio.get_running_loop()
+        if isinstance(action, ev.Started):
+            self._started(action)
+        elif isinstance(action, ev.SendTrigger):
+            self._send(action.attempt_id, TriggerCheckpoint(self.job.job_id, action.attempt_id, action.checkpoint_id,
+                                                            action.timestamp, action.is_savepoint, action.directory,
+                                                            action.stop, action.drain))
+        elif isinstance(action, ev.NotifyComplete):
+            self._send(action.attempt_id, NotifyCheckpointComplete(self.job.job_id, action.attempt_id,
+                                                                   action.checkpoint_id))
+        elif isinstance(action, ev.NotifyAborted):
+            self._send(action.attempt_id, NotifyCheckpointAborted(self.job.job_id, action.attempt_id,
+                                                                  action.checkpoint_id))
+        elif isinstance(action, (ev.DiscardState, ev.DropCheckpoint, ev.DiscardCheckpoint)):
+            where = action.pointer if isinstance(action, ev.DiscardState) else action.directory
+            loop.run_in_executor(None, _remove_quietly, where)
+        elif isinstance(action, (ev.WriteMetadata, ev.PublishPointer)):
+            loop.create_task(self._write(action))
+        elif isinstance(action, ev.Completed):
+            self._completed(action.checkpoint)
+        elif isinstance(action, ev.Failed):
+            self._failed(action)
+        elif isinstance(action, ev.TooManyFailures):
+            self.on_too_many_failures(action.reason)
+
+    def _started(self, action: ev.Started) -> None:
+        loop = asyncio.get_running_loop()
+        self.last_triggered = action.checkpoint_id
+        self._futures[action.checkpoint_id] = loop.create_future()
+        self._timers[action.checkpoint_id] = loop.call_later(action.timeout_s, self._handle,
+                                                             ev.TimedOut(action.checkpoint_id))
+        self.counts["triggered"] += 1
+        self.bus.publish(events.CheckpointTriggered(self.job.job_id, action.checkpoint_id, action.is_savepoint))
+
+    async def _write(self, action: ev.WriteMetadata | ev.PublishPointer) -> None:
+        """Write ``_metadata`` or record the pointer in the HA store, in a thread; report how it went."""
+        loop = asyncio.get_running_loop()
+        if isinstance(action, ev.WriteMetadata):
+            done = action.checkpoint
+            try:
+                await loop.run_in_executor(None, storage.write_json, storage.join(done.directory, storage.METADATA),
+                                           done.metadata(self.job.job_id, self.job.max_parallelism))
+            except storage.StorageError as err:
+                self._handle(ev.MetadataFailed(done.checkpoint_id, str(err)))
+                return
+            self._handle(ev.MetadataWritten(done.checkpoint_id))
             return
-        subtasks = sorted(pending.acks.values(), key=lambda s: (s.vertex_id, s.subtask))
-        done = CompletedCheckpoint(pending.checkpoint_id, pending.timestamp, pending.is_savepoint, pending.directory,
-                                   subtasks, time.time() - pending.timestamp, sum(s.size for s in subtasks))
-        metadata_url = storage.join(pending.directory, storage.METADATA)
+        assert self.publish_pointer is not None
         try:
-            await asyncio.get_running_loop().run_in_executor(
-                None, storage.write_json, metadata_url, done.metadata(self.job.job_id, self.job.max_parallelism))
-        except storage.StorageError as err:
-            self._fail(pending.checkpoint_id, f"cannot write checkpoint metadata: {err}")
+            await loop.run_in_executor(None, self.publish_pointer, action.directory)
+        except Exception as err:  # noqa: BLE001 - fenced off (LeadershipLost) or the store is unreachable
+            self._handle(ev.PublishFailed(action.checkpoint_id, str(err)))
             return
-        if self.pending.get(pending.checkpoint_id) is not pending:
-            return  # failed (timed out) while the metadata was being written
-        if not done.is_savepoint and not await self._published(done):
-            return
-        if self.pending.pop(pending.checkpoint_id, None) is None:
-            return  # failed (timed out) while it was being recorded
-        pending.timer.cancel()
-        self.consecutive_failures = 0
-        self._last_end = time.time()
+        self._handle(ev.PointerPublished(action.checkpoint_id))
+
+    def _completed(self, done: CompletedCheckpoint) -> None:
+        self._end(done.checkpoint_id)
         self.counts["completed"] += 1
-        if not done.is_savepoint:
-            self.completed.append(done)
-            await self._drop_beyond_retained()
-        self._record(done.checkpoint_id, "COMPLETED", done.is_savepoint, pending.timestamp, done.duration_s, done.size,
+        self._record(done.checkpoint_id, "COMPLETED", done.is_savepoint, done.timestamp, done.duration_s, done.size,
                      path=done.directory)
         self.bus.publish(events.CheckpointCompleted(self.job.job_id, done.checkpoint_id, done.is_savepoint,
                                                     done.duration_s, done.size, done.directory))
-        for attempt in pending.expected:
-            complete = NotifyCheckpointComplete(self.job.job_id, attempt, done.checkpoint_id)
-            self._send(attempt, complete)
-        if not pending.done.done():
-            pending.done.set_result(done)
+        future = self._futures.pop(done.checkpoint_id, None)
+        if future is not None and not future.done():
+            future.set_result(done)
 
-    async def _published(self, done: CompletedCheckpoint) -> bool:
-        """Record the checkpoint in the HA store before any sink commits it, so that a new leader never
-        restores an older one than the sinks have published. False (and the checkpoint fails) if not."""
-        if self.publish_pointer is None:
-            return True
-        try:
-            await asyncio.get_running_loop().run_in_executor(None, self.publish_pointer, done.directory)
-            return True
-        except Exception as err:  # noqa: BLE001 - fenced off (LeadershipLost) or the store is unreachable
-            self._fail(done.checkpoint_id, f"cannot record the checkpoint in the HA store: {err}")
-            return False
-
-    def _fail(self, checkpoint_id: int, reason: str, count: bool = True) -> None:
-        pending = self.pending.pop(checkpoint_id, None)
-        if pending is None:
-            return
-        pending.timer.cancel()
-        self._last_end = time.time()
+    def _failed(self, action: ev.Failed) -> None:
+        self._end(action.checkpoint_id)
         self.counts["failed"] += 1
-        self.last_failure = self._record(checkpoint_id, "FAILED", pending.is_savepoint, pending.timestamp,
-                                         time.time() - pending.timestamp, sum(a.size for a in pending.acks.values()),
-                                         reason, len(pending.acks))
-        self.bus.publish(events.CheckpointFailed(self.job.job_id, checkpoint_id, pending.is_savepoint, reason))
-        for attempt in pending.expected:
-            aborted = NotifyCheckpointAborted(self.job.job_id, attempt, checkpoint_id)
-            self._send(attempt, aborted)
-        asyncio.get_running_loop().run_in_executor(None, _remove_quietly, pending.directory)
-        if not pending.done.done():
-            pending.done.set_exception(CheckpointFailure(f"checkpoint {checkpoint_id} failed: {reason}"))
-            pending.done.exception()  # retrieved here, so an unawaited periodic checkpoint logs nothing
-        if count and not pending.is_savepoint:
-            self.consecutive_failures += 1
-            if self.consecutive_failures > self.tolerable:
-                self.consecutive_failures = 0
-                self.on_too_many_failures(f"exceeded checkpoint tolerable failure threshold "
-                                          f"({self.tolerable}); last: {reason}")
+        now = time.time()
+        self.last_failure = self._record(action.checkpoint_id, "FAILED", action.is_savepoint, action.timestamp,
+                                         now - action.timestamp, action.size, action.reason, action.acknowledged)
+        self.bus.publish(events.CheckpointFailed(self.job.job_id, action.checkpoint_id, action.is_savepoint,
+                                                 action.reason))
+        future = self._futures.pop(action.checkpoint_id, None)
+        if future is not None and not future.done():
+            future.set_exception(CheckpointFailure(f"checkpoint {action.checkpoint_id} failed: {action.reason}"))
+            future.exception()  # retrieved here, so an unawaited periodic checkpoint logs nothing
+
+    def _end(self, checkpoint_id: int) -> None:
+        timer = self._timers.pop(checkpoint_id, None)
+        if timer is not None:
+            timer.cancel()
 
     def _send(self, attempt: ExecutionAttemptId,
               message: TriggerCheckpoint | NotifyCheckpointComplete | NotifyCheckpointAborted) -> None:
@@ -305,33 +271,24 @@ class CheckpointCoordinator:
                     _remove_quietly(storage.join(job_dir, name))
         asyncio.get_running_loop().run_in_executor(None, remove_stale)
 
-    async def _drop_beyond_retained(self) -> None:
-        while len(self.completed) > self.retained:
-            old = self.completed.pop(0)
-            if self.initial is not None and old.directory == self.initial.directory:
-                continue  # the job's own starting point is the user's, never ours to delete
-            await asyncio.get_running_loop().run_in_executor(None, _remove_quietly, old.directory)
-
     # -- restore ------------------------------------------------------------------------------
     def latest(self) -> CompletedCheckpoint | None:
-        return self.completed[-1] if self.completed else self.initial
+        return self.lifecycle.latest()
 
     def start_from(self, checkpoint: CompletedCheckpoint) -> None:
         """The job starts from a user's savepoint or retained checkpoint."""
-        self.initial = checkpoint
-        self.next_id = max(self.next_id, checkpoint.checkpoint_id + 1)
+        self.lifecycle.start_from(checkpoint)
 
     def recover(self, checkpoint: CompletedCheckpoint) -> None:
         """A new leader resumes the job: its latest completed checkpoint (from the HA store) becomes the
         one the first deployment restores, and is retained and dropped like any checkpoint of ours."""
-        self.completed.append(checkpoint)
-        self.next_id = max(self.next_id, checkpoint.checkpoint_id + 1)
+        self.lifecycle.start_from(checkpoint, retained=True)
 
     def restore_from(self, checkpoint: CompletedCheckpoint) -> None:
         """Subtasks are being deployed with this checkpoint's state (first start or failover)."""
         self.restored = checkpoint
         self.restored_at = time.time()
-        self.next_id = max(self.next_id, checkpoint.checkpoint_id + 1)
+        self.lifecycle.next_id = max(self.lifecycle.next_id, checkpoint.checkpoint_id + 1)
         self.counts["restored"] += 1
         self.bus.publish(events.CheckpointRestored(self.job.job_id, checkpoint.checkpoint_id, checkpoint.directory))
 
@@ -346,15 +303,17 @@ class CheckpointCoordinator:
         return entry
 
     def stats(self) -> CheckpointStatsSnapshot:
+        """Counts, history and the latest restore, for /jobs/<id>/checkpoints."""
         restored = self.restored
         return CheckpointStatsSnapshot(
-            self.counts["triggered"], self.counts["completed"], self.counts["failed"], len(self.pending),
+            self.counts["triggered"], self.counts["completed"], self.counts["failed"], len(self.lifecycle.pending),
             self.counts["restored"], tuple(self.history),
             RestoredCheckpoint(restored.checkpoint_id, restored.directory, restored.is_savepoint,
                                self.restored_at or 0.0) if restored else None,
             self.last_failure, {c.checkpoint_id: c.directory for c in self.completed})
 
     def config(self) -> CheckpointConfigSnapshot:
+        """The checkpointing settings, for /jobs/<id>/checkpoints/config."""
         return CheckpointConfigSnapshot(self.interval if self.periodic else 0.0, self.timeout, self.min_pause,
                                         self.max_concurrent, self.tolerable, self.base, self.savepoint_base)
 

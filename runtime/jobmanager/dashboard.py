@@ -93,7 +93,7 @@ class Dashboard:
 
     def _make_document(self, doc: Document) -> None:
         """One browser tab: the cluster's views, or one job's with ``?job=<id>``."""
-        args = doc.session_context.request.arguments if doc.session_context else {}
+        args = doc.session_context.request.arguments if doc.session_context else {}  # type: ignore[attr-defined]
         job = args.get("job", [b""])[0]
         job_id = (job.decode() if isinstance(job, bytes) else job) or None
         views = ClusterViews(job_id, title=f"Flinkbench JobManager{' - job ' + job_id if job_id else ''}")

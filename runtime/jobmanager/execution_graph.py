@@ -24,6 +24,7 @@ class Execution:
     """One attempt of one subtask, and the slot it was given (None until scheduled)."""
     attempt_id: ExecutionAttemptId
     attempt_number: int
+    subtask_index: int = 0
     state: ExecutionState = ExecutionState.CREATED
     slot: AllocatedSlot | None = None
     error: str | None = None
@@ -164,7 +165,7 @@ class ExecutionGraph:
         """Give every subtask a fresh attempt (at start and at each restart)."""
         number = self.attempt
         for v in self.vertices:
-            v.subtasks = [ExecutionVertex(i, Execution(ExecutionAttemptId.new(), number))
+            v.subtasks = [ExecutionVertex(i, Execution(ExecutionAttemptId.new(), number, i))
                           for i in range(v.parallelism)]
 
     def executions(self):

@@ -1,38 +1,41 @@
 """JobMaster: runs one job. Requests slots, deploys subtasks, follows their states, restarts or fails.
 
-One JobMaster per submitted job, created by the Dispatcher, living on the JobManager's loop. Its job
-state moves only through ``_set_status`` (checked against runtime.states), and every change goes
-out on the event stream.
+One JobMaster per submitted job, created by the Dispatcher, living on the JobManager's loop. What to
+do about what happens is decided by the job's failover state machine (runtime.jobmanager.failover):
+the JobMaster turns reports, timers and requests into its events and executes the actions it returns,
+through the ResourceManager's gateway and the TaskExecutorGateway of each allocated slot. Every
+change goes out on the event stream.
 """
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import time
 
 from runtime import events
 from runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointFailure, CompletedCheckpoint
 from runtime.config import Configuration
-from runtime.errors import last_line
 from runtime.ha.services import JobEntries, LeadershipLost
 from runtime.ids import ExecutionAttemptId, JobId, JobVertexId, TaskManagerId, TriggerId
 from runtime.jobgraph import JobGraph
 from runtime.jobmanager.collect import CollectBuffer
+from runtime.jobmanager import failover_events as ev
 from runtime.jobmanager.execution_graph import Execution, ExecutionGraph, ExecutionJobVertex
+from runtime.jobmanager.failover import JobFailover
 from runtime.jobmanager.operations import OperationCache
 from runtime.jobmanager.push import PushLogs
-from runtime.jobmanager.gateways import AllocatedSlot, ResourceManagerGateway, TaskExecutorGateway, TaskManagerGone
+from runtime.jobmanager.gateways import ResourceManagerGateway, TaskExecutorGateway, TaskManagerGone
 from runtime.jobmanager.resource_manager import NoResourceAvailable
 from runtime.jobmanager.restart import restart_strategy
 from runtime.jobmanager.snapshots import FailureRecord, JobSnapshot, JobSummary, SubtaskSnapshot, VertexSnapshot
 from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, FetchPushedRows,
                               InputGateDescriptor, OutputDescriptor, ProducerLocation, PushedRows,
                               TaskDeploymentDescriptor, TaskMetrics, TaskStateChanged)
-from runtime.states import ExecutionState, JobStatus, advance
+from runtime.states import ExecutionState, JobStatus
 
 log = logging.getLogger(__name__)
 
-CANCEL_WAIT_S = 10.0
 MAX_EXCEPTIONS = 100
 
 
@@ -50,20 +53,19 @@ class JobMaster:
         self.resource_manager = rm
         self.bus = bus
         self.name = graph.name
-        self.status = JobStatus.INITIALIZING
         self.status_times: dict[str, float] = {JobStatus.INITIALIZING.value: time.time()}
         self.start_time = time.time()
         self.end_time: float | None = None
         self.eg = ExecutionGraph(graph)
-        self.restart_strategy = restart_strategy(conf)
-        self.restarts = 0
+        self.failover = JobFailover(self.eg, restart_strategy(conf))
         self.exceptions: list[FailureRecord] = []  # newest first
         self.results = CollectBuffer(persist_dir=ha.results_dir if ha is not None else None)
         self.push_sources = PushLogs(graph)  # rows clients push while the job runs
-        self.slots: list[AllocatedSlot] = []
-        self._changed = asyncio.Event()
         self._terminal = asyncio.get_running_loop().create_future()
-        self._run_task: asyncio.Task | None = None
+        self._events: collections.deque[ev.Event] = collections.deque()
+        self._handling = False
+        self._tasks: set[asyncio.Task] = set()  # slot requests in flight
+        self._timers: list[asyncio.TimerHandle] = []
         self.checkpoints = CheckpointCoordinator(self, conf, bus, self._checkpoints_failing,
                                                  ha.publish_checkpoint if ha is not None else None, working_dir)
         self.savepoint_operations = OperationCache()
@@ -72,59 +74,134 @@ class JobMaster:
             self.checkpoints.start_from(restore)
 
     # -- lifecycle ----------------------------------------------------------------------------
+    @property
+    def status(self) -> JobStatus:
+        return self.failover.status
+
+    @property
+    def restarts(self) -> int:
+        return self.failover.restarts
+
     def start(self) -> None:
-        self._set_status(JobStatus.CREATED)
-        self._run_task = asyncio.get_running_loop().create_task(self._schedule())
+        self._handle(ev.JobStarted())
 
     async def wait(self) -> JobStatus:
         return await asyncio.shield(self._terminal)
 
-    async def _schedule(self) -> None:
-        """Get slots for every subtask, then deploy them all (streaming jobs run all tasks at once)."""
+    async def cancel(self) -> None:
+        """Cancel the job; returns once it is CANCELED (or already ended otherwise)."""
+        self._handle(ev.CancelRequested())
+        await self.wait()
+
+    def suspend(self, reason: str) -> None:
+        """This JobManager lost the leadership: stop acting for the job at once (no deployments,
+        checkpoints or HA writes) without ending it; the leader resumes it from the HA store."""
+        self._handle(ev.Suspended(reason))
+
+    # -- the failover state machine decides, this class executes ------------------------------
+    def _handle(self, event: ev.Event) -> None:
+        """Feed ``event`` to the state machine and execute its actions in order. Events raised while
+        executing (a gateway finding its TaskManager gone) are queued behind the current ones."""
+        self._events.append(event)
+        if self._handling:
+            return
+        self._handling = True
         try:
-            self.slots = await self.resource_manager.request_slots(self.job_id, self.name, self.eg.max_parallelism,
-                                                     self.conf.get("slot.request.timeout"))
-        except NoResourceAvailable as err:
-            if self.status in (JobStatus.CREATED, JobStatus.RESTARTING):
-                self._record_exception(str(err), "NoResourceAvailableException", None, None)
-                await self._fail_or_restart(str(err))
-            return
-        if self.status not in (JobStatus.CREATED, JobStatus.RESTARTING):
+            while self._events:
+                for action in self.failover.handle(self._events.popleft(), time.monotonic()):
+                    self._execute(action)
+        finally:
+            self._handling = False
+
+    def _execute(self, action: ev.Action) -> None:
+        if isinstance(action, ev.TaskStateChanged):
+            self._publish_task_state(action)
+        elif isinstance(action, ev.JobStatusChanged):
+            self.status_times[action.status.value] = time.time()
+            self.bus.publish(events.JobStatusChanged(self.job_id, self.name, action.status.value,
+                                                     action.previous.value, self.eg.attempt, action.cause))
+        elif isinstance(action, ev.RequestSlots):
+            self._tasks.add(asyncio.get_running_loop().create_task(self._request_slots(action)))
+        elif isinstance(action, ev.DeployTasks):
+            self._deploy(action.attempts)
+        elif isinstance(action, ev.CancelTask):
+            self._cancel_task(action.attempt_id)
+        elif isinstance(action, (ev.StartCheckpointing, ev.PauseCheckpointing, ev.StopCheckpointing)):
+            self._steer_checkpoints(action)
+        elif isinstance(action, (ev.ScheduleRestart, ev.ScheduleCancelTimeout)):
+            after = ev.RestartDelayPassed if isinstance(action, ev.ScheduleRestart) else ev.CancelTimedOut
+            self._timers.append(asyncio.get_running_loop().call_later(action.delay_s, self._handle, after(action.round)))
+        else:
+            self._execute_bookkeeping(action)
+
+    def _execute_bookkeeping(self, action: ev.Action) -> None:
+        if isinstance(action, ev.AssignTasks):
+            self.resource_manager.assign_tasks(action.allocation_id, list(action.task_names))
+        elif isinstance(action, ev.FreeSlots):
             self.resource_manager.free_slots(self.job_id)
+        elif isinstance(action, ev.CancelSlotRequest):
+            self.resource_manager.cancel_requests(self.job_id)
+        elif isinstance(action, ev.RecordFailure):
+            vertex, execution = self.eg.find(action.attempt_id) if action.attempt_id else (None, None)
+            self._record_exception(action.error, action.exception_name, vertex, execution)
+        elif isinstance(action, ev.JobRestarting):
+            self.bus.publish(events.JobRestarting(self.job_id, action.attempt, action.cause, action.delay_s))
+        elif isinstance(action, ev.JobTerminated):
+            self._finish(action.status)
+        elif isinstance(action, ev.JobSuspended):
+            self._stand_down()
+
+    async def _request_slots(self, action: ev.RequestSlots) -> None:
+        try:
+            slots = await self.resource_manager.request_slots(self.job_id, self.name, action.count,
+                                                              self.conf.get("slot.request.timeout"))
+        except NoResourceAvailable as err:
+            self._handle(ev.SlotsUnavailable(action.round, str(err)))
             return
-        self._assign_slots()
-        self._set_status(JobStatus.RUNNING)
+        self._handle(ev.SlotsGranted(action.round, slots))
+
+    def _deploy(self, attempts: tuple[ExecutionAttemptId, ...]) -> None:
+        """Deploy a round's attempts, each with its share of the latest checkpoint (if there is one)."""
         restore = self.checkpoints.latest()
         if restore is not None:
             self.checkpoints.restore_from(restore)
-        for vertex, execution in self.eg.executions():
-            self._deploy(vertex, execution, restore)
-        self.checkpoints.start()
+        for attempt in attempts:
+            vertex, execution = self.eg.find(attempt)
+            if vertex is None or execution is None or execution.slot is None:
+                continue
+            descriptor = self._descriptor(vertex, execution)
+            if restore is not None:
+                descriptor.restore = restore.pointers_for({op.id for op in vertex.operators})
+                descriptor.restore_checkpoint_id = restore.checkpoint_id
+            try:
+                execution.slot.gateway.submit_task(descriptor)
+            except TaskManagerGone as err:
+                self._handle(ev.TaskReported(attempt, ExecutionState.FAILED, str(err)))
 
-    def _assign_slots(self) -> None:
-        """Slot sharing: subtask i of every task goes to the job's slot i."""
-        for slot in self.slots:
-            names = [v.name for v in self.eg.vertices if slot.slot_index is not None and
-                     self.slots.index(slot) < v.parallelism]
-            self.resource_manager.assign_tasks(slot.allocation_id, names)
-        for vertex, execution in self.eg.executions():
-            execution.slot = self.slots[self._subtask_of(vertex, execution)]
-            self._set_task_state(vertex, execution, ExecutionState.SCHEDULED)
-
-    @staticmethod
-    def _subtask_of(vertex: ExecutionJobVertex, execution: Execution) -> int:
-        return next(s.subtask_index for s in vertex.subtasks if s.current is execution)
-
-    def _deploy(self, vertex: ExecutionJobVertex, execution: Execution, restore: CompletedCheckpoint | None) -> None:
-        self._set_task_state(vertex, execution, ExecutionState.DEPLOYING)
-        descriptor = self._descriptor(vertex, execution)
-        if restore is not None:
-            descriptor.restore = restore.pointers_for({op.id for op in vertex.operators})
-            descriptor.restore_checkpoint_id = restore.checkpoint_id
+    def _cancel_task(self, attempt: ExecutionAttemptId) -> None:
+        gateway = self.task_gateway(attempt)
         try:
-            execution.slot.gateway.submit_task(descriptor)
-        except TaskManagerGone as err:
-            self._task_failed(vertex, execution, str(err))
+            if gateway is None:
+                raise TaskManagerGone("the attempt has no TaskManager")
+            gateway.cancel_task(attempt)
+        except TaskManagerGone as err:  # nothing left to cancel there
+            self._handle(ev.TaskReported(attempt, ExecutionState.CANCELED, str(err)))
+
+    def _steer_checkpoints(self, action: ev.StartCheckpointing | ev.PauseCheckpointing | ev.StopCheckpointing) -> None:
+        if isinstance(action, ev.StartCheckpointing):
+            self.checkpoints.start()
+            return
+        self.checkpoints.stop()
+        if isinstance(action, ev.StopCheckpointing):
+            self.checkpoints.abort_all(action.reason)
+
+    def _publish_task_state(self, action: ev.TaskStateChanged) -> None:
+        vertex, ex = self.eg.find(action.attempt_id)
+        if vertex is None or ex is None:
+            return
+        self.bus.publish(events.TaskStatusChanged(
+            self.job_id, vertex.id, vertex.name, ex.subtask_index, ex.attempt_id, ex.attempt_number,
+            action.state.value, ex.tm_id, ex.slot_index, action.error))
 
     def _descriptor(self, vertex: ExecutionJobVertex, execution: Execution) -> TaskDeploymentDescriptor:
         inputs = []
@@ -139,39 +216,15 @@ class JobMaster:
         return TaskDeploymentDescriptor(
             job_id=self.job_id, job_name=self.name, vertex_id=vertex.id, task_name=vertex.name,
             attempt_id=execution.attempt_id, attempt_number=execution.attempt_number,
-            subtask_index=self._subtask_of(vertex, execution), parallelism=vertex.parallelism,
+            subtask_index=execution.subtask_index, parallelism=vertex.parallelism,
             max_parallelism=self.conf.get("pipeline.max-parallelism"), allocation_id=execution.allocation_id,
             operators=vertex.operators, inputs=inputs, outputs=outputs, config=self.conf.as_strings(),
             runtime_mode=self.conf.get("execution.runtime-mode"), checkpointing=self.checkpoints.periodic)
 
-    # -- reports from TaskManagers ------------------------------------------------------------
+    # -- reports from TaskManagers (the JobMasterGateway) -------------------------------------
     def update_task_execution_state(self, msg: TaskStateChanged) -> None:
         """A TaskManager reports an attempt's new state."""
-        vertex, execution = self.eg.find(msg.attempt_id)
-        if execution is None:
-            return  # an attempt from before a restart: its news no longer matters
-        try:
-            target = ExecutionState(msg.state)
-        except ValueError:
-            log.warning("ignoring unknown task state %r from %s", msg.state, msg.attempt_id)
-            return
-        if execution.state == ExecutionState.CANCELING and target != ExecutionState.CANCELED:
-            if target.is_terminal:  # ending otherwise while being cancelled ends it all the same
-                self._set_task_state(vertex, execution, ExecutionState.CANCELED, msg.error)
-            return  # progress of an attempt we already asked to stop
-        if target == ExecutionState.FAILED:
-            self._task_failed(vertex, execution, msg.error or "task failed without a message")
-            return
-        if target == ExecutionState.CANCELED and not execution.state.is_terminal:
-            # Nobody asked: the TaskManager gave up the task (its slot was freed, it lost us for a moment).
-            self._task_failed(vertex, execution, msg.error or f"task was cancelled on TaskManager "
-                                                              f"{execution.tm_id} without a request")
-            return
-        if execution.state.is_terminal:
-            return
-        self._set_task_state(vertex, execution, target)
-        if target == ExecutionState.FINISHED and self.eg.all_in(ExecutionState.FINISHED):
-            self._finish(JobStatus.FINISHED)
+        self._handle(ev.TaskReported(msg.attempt_id, msg.state, msg.error))
 
     def report_task_metrics(self, msg: TaskMetrics) -> None:
         vertex, execution = self.eg.find(msg.attempt_id)
@@ -179,7 +232,7 @@ class JobMaster:
             return
         execution.metrics = msg
         self.bus.publish(events.TaskMetricsReported(self.job_id, vertex.id, vertex.name,
-                                                    self._subtask_of(vertex, execution), msg))
+                                                    execution.subtask_index, msg))
 
     def deliver_results(self, msg: CollectResult) -> None:
         """Rows from a collect sink, kept for the client."""
@@ -188,9 +241,7 @@ class JobMaster:
 
     def disconnect_task_manager(self, tm_id: TaskManagerId, reason: str) -> None:
         """The ResourceManager lost ``tm_id``: every attempt there failed."""
-        for vertex, execution in list(self.eg.executions()):
-            if execution.tm_id == tm_id and not execution.state.is_terminal:
-                self._task_failed(vertex, execution, reason)
+        self._handle(ev.TaskManagerLost(tm_id, reason))
 
     def acknowledge_checkpoint(self, msg: AcknowledgeCheckpoint) -> None:
         self.checkpoints.on_ack(msg)
@@ -224,7 +275,7 @@ class JobMaster:
         _, execution = self.eg.find(attempt_id)
         return execution.slot.gateway if execution is not None and execution.slot is not None else None
 
-    # -- savepoints and manual checkpoints -----------------------------------------------------
+    # -- savepoints ---------------------------------------------------------------------------
     def trigger_savepoint(self, target: str | None, stop: bool, drain: bool = False) -> TriggerId:
         """Start a savepoint (and, with ``stop``, end the job after it; with ``drain``, fire every window
         first); poll the trigger id for its location."""
@@ -232,6 +283,8 @@ class JobMaster:
             future = self.checkpoints.trigger(is_savepoint=True, target=target, stop=stop, drain=drain)
         except CheckpointFailure as err:
             return self.savepoint_operations.failed(str(err))
+        if stop:
+            self._stopping_with(self.checkpoints.last_triggered, future)
         return self.savepoint_operations.track(future, lambda done: done.directory)
 
     def trigger_checkpoint(self) -> TriggerId:
@@ -242,101 +295,31 @@ class JobMaster:
             return self.checkpoint_operations.failed(str(err))
         return self.checkpoint_operations.track(future, lambda done: done.checkpoint_id)
 
-    # -- failures, restarts, cancel -----------------------------------------------------------
-    def _task_failed(self, vertex: ExecutionJobVertex, execution: Execution, error: str) -> None:
-        if execution.state.is_terminal:
-            return
-        execution.error = error
-        self._set_task_state(vertex, execution, ExecutionState.FAILED, error)
-        if self.status in (JobStatus.CREATED, JobStatus.RUNNING):
-            self._record_exception(error, _exception_name(error), vertex, execution)
-            asyncio.get_running_loop().create_task(self._fail_or_restart(error))
+    def _stopping_with(self, checkpoint_id: int, savepoint: asyncio.Future) -> None:
+        """A stop-with-savepoint is in flight: the failover machine follows it to its end."""
+        self._handle(ev.StopRequested(checkpoint_id))
 
+        def settled(fut: asyncio.Future) -> None:
+            failed = fut.cancelled() or fut.exception() is not None
+            self._handle(ev.CheckpointFailed(checkpoint_id) if failed else ev.CheckpointCompleted(checkpoint_id))
+        savepoint.add_done_callback(settled)
+
+    # -- the end ---------------------------------------------------------------------------------
     def _checkpoints_failing(self, cause: str) -> None:
-        if self.status == JobStatus.RUNNING:
-            self._record_exception(cause, "CheckpointException", None, None)
-            asyncio.get_running_loop().create_task(self._fail_or_restart(cause))
+        self._handle(ev.CheckpointsFailing(cause))
 
-    async def _fail_or_restart(self, cause: str) -> None:
-        """Failover: decide at once (so a second failure of the same attempt joins this one), then act."""
-        if self.status in (JobStatus.FAILING, JobStatus.RESTARTING, JobStatus.SUSPENDED) or self.status.is_globally_terminal:
-            return
-        self.checkpoints.stop()
-        self.checkpoints.abort_all(f"job failover: {last_line(cause)}")
-        decision = self.restart_strategy.on_failure()
-        if not decision.restart:
-            self._set_status(JobStatus.FAILING, cause)
-            await self._cancel_executions()
-            self._finish(JobStatus.FAILED, cause)
-            return
-        self._set_status(JobStatus.RESTARTING, cause)
-        self.bus.publish(events.JobRestarting(self.job_id, self.eg.attempt + 1, cause, decision.delay_s))
-        await self._cancel_executions()
-        self.resource_manager.free_slots(self.job_id)
-        await asyncio.sleep(decision.delay_s)
-        if self.status != JobStatus.RESTARTING:
-            return
-        self.restarts += 1
-        self.eg.attempt += 1
-        self.eg.reset_attempts()
-        self._set_status(JobStatus.CREATED)
-        await self._schedule()
+    def _stand_down(self) -> None:
+        """Suspended: no timer fires and no slot request completes for this JobMaster any more."""
+        for timer in self._timers:
+            timer.cancel()
+        for task in self._tasks:
+            task.cancel()
+        self._terminal.cancel()  # whoever awaits the job's end here: it ends under another leader
 
-    async def cancel(self) -> None:
-        """Cancel the job; returns once it is CANCELED (or already terminal)."""
-        if self.status.is_globally_terminal or self.status == JobStatus.CANCELLING:
-            await self.wait()
-            return
-        self._set_status(JobStatus.CANCELLING)
-        self.checkpoints.stop()
-        self.checkpoints.abort_all("job cancelled")
-        self.resource_manager.cancel_requests(self.job_id)
-        await self._cancel_executions()
-        self._finish(JobStatus.CANCELED)
-
-    async def _cancel_executions(self) -> None:
-        """Ask every live attempt to cancel and wait (bounded) for them to stop."""
-        for vertex, execution in self.eg.executions():
-            if execution.state.is_terminal:
-                continue
-            if execution.slot is None or execution.state in (ExecutionState.CREATED, ExecutionState.SCHEDULED):
-                self._set_task_state(vertex, execution, ExecutionState.CANCELED)
-                continue
-            try:
-                execution.slot.gateway.cancel_task(execution.attempt_id)
-            except TaskManagerGone:
-                self._set_task_state(vertex, execution, ExecutionState.CANCELED)
-                continue
-            self._set_task_state(vertex, execution, ExecutionState.CANCELING)
-        deadline = time.monotonic() + CANCEL_WAIT_S
-        while not self.eg.all_in(ExecutionState.CANCELED, ExecutionState.FAILED, ExecutionState.FINISHED):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            self._changed.clear()
-            try:
-                await asyncio.wait_for(self._changed.wait(), remaining)
-            except asyncio.TimeoutError:
-                break
-        for vertex, execution in self.eg.executions():
-            if not execution.state.is_terminal:
-                self._set_task_state(vertex, execution, ExecutionState.CANCELED,
-                                     "did not confirm cancellation in time")
-
-    def suspend(self, reason: str) -> None:
-        """Leadership lost: stop acting for the job at once (no deployments, checkpoints or HA writes)."""
-        if not (self.status.is_globally_terminal or self.status == JobStatus.SUSPENDED):
-            self._set_status(JobStatus.SUSPENDED, reason)
-            self.checkpoints.stop()
-            self.checkpoints.abort_all(reason)
-            for pending in (self._run_task, self._terminal):  # the schedule, and whoever awaits the end
-                if pending is not None:
-                    pending.cancel()
-
-    def _finish(self, status: JobStatus, cause: str | None = None) -> None:
-        if self.status.is_globally_terminal or self.status == JobStatus.SUSPENDED:
-            return
-        self._set_status(status, cause)
+    def _finish(self, status: JobStatus) -> None:
+        """The job ended: stop its checkpoints and timers, give back its slots and forget it in the HA store."""
+        for timer in self._timers:
+            timer.cancel()
         self.checkpoints.stop()
         self.checkpoints.abort_all(f"job {status.value}")
         self.checkpoints.sweep()
@@ -356,28 +339,8 @@ class JobMaster:
         except (LeadershipLost, OSError) as err:
             log.warning("job %s: cannot remove its HA entries: %s", self.job_id, err)
 
-    # -- state bookkeeping --------------------------------------------------------------------
-    def _set_status(self, status: JobStatus, cause: str | None = None) -> None:
-        previous = self.status
-        if previous == status:
-            return
-        self.status = advance(previous, status)
-        self.status_times[status.value] = time.time()
-        self.bus.publish(events.JobStatusChanged(self.job_id, self.name, status.value, previous.value,
-                                                 self.eg.attempt, cause))
-        self._changed.set()
-
-    def _set_task_state(self, vertex: ExecutionJobVertex, execution: Execution, state: ExecutionState,
-                        error: str | None = None) -> None:
-        if not execution.transition(state):
-            return
-        self.bus.publish(events.TaskStatusChanged(
-            self.job_id, vertex.id, vertex.name, self._subtask_of(vertex, execution), execution.attempt_id,
-            execution.attempt_number, state.value, execution.tm_id, execution.slot_index, error))
-        self._changed.set()
-
     def _record_exception(self, error: str, name: str, vertex, execution) -> None:
-        task = f"{vertex.name} ({self._subtask_of(vertex, execution) + 1}/{vertex.parallelism})" if vertex else None
+        task = f"{vertex.name} ({execution.subtask_index + 1}/{vertex.parallelism})" if vertex else None
         entry = FailureRecord(name, error, time.time(), task, execution.host if execution else None,
                               execution.tm_id if execution else None, self.eg.attempt)
         self.exceptions.insert(0, entry)
@@ -404,10 +367,3 @@ class JobMaster:
         return JobSnapshot(self.summary(), {JobStatus(k): t for k, t in self.status_times.items()}, vertices,
                            self.eg.plan(), self.max_parallelism, self.checkpoints is not None,
                            self.eg.job_graph.statement)
-
-
-def _exception_name(error: str) -> str:
-    """The exception class from the last line of a Python traceback, for Flink's ``exceptionName``."""
-    head = last_line(error).split(":", 1)[0].strip()
-    return head if head.replace(".", "").replace("_", "").isalnum() and " " not in head else "TaskFailure"
-

@@ -35,6 +35,7 @@ from runtime.errors import format_traceback
 from runtime.keygroups import KEY_GROUP_COLUMN, KeyGroupRange
 from runtime.messages import (AcknowledgeCheckpoint, CheckpointBarrier, DeclineCheckpoint, EndOfPartition,
                               TaskDeploymentDescriptor, TaskStateChanged, TriggerCheckpoint, Watermark)
+from runtime.states import ExecutionState
 from runtime.taskmanager.chain import OperatorChain, OperatorError
 from runtime.taskmanager.metrics import TaskMetricsTracker
 from runtime.taskmanager.network import InputGate, ResultPartition
@@ -102,10 +103,10 @@ class Task:
         self._runner = asyncio.current_task()
         reporter = asyncio.get_running_loop().create_task(self._report_metrics())
         try:
-            self._report("INITIALIZING")
+            self._report(ExecutionState.INITIALIZING)
             await self._prepare()
             self.metrics.start()
-            self._report("RUNNING")
+            self._report(ExecutionState.RUNNING)
             if self.is_source:
                 await self._run_source()
             else:
@@ -115,15 +116,15 @@ class Task:
             else:
                 await self._await_stop_savepoint()
             self._send_metrics()
-            self._report("FINISHED")
+            self._report(ExecutionState.FINISHED)
         except asyncio.CancelledError:
-            self._report("CANCELED")
+            self._report(ExecutionState.CANCELED)
         except Exception as err:  # noqa: BLE001 - every failure is reported, none kills the TaskManager
             if self._cancelled:
-                self._report("CANCELED")
+                self._report(ExecutionState.CANCELED)
             else:
                 log.warning("task %s failed: %s", self.tdd.task_name, err)
-                self._report("FAILED", _describe_failure(err))
+                self._report(ExecutionState.FAILED, _describe_failure(err))
         finally:
             reporter.cancel()
             await self._close()
@@ -459,7 +460,7 @@ class Task:
             await self.gate.close()
 
     # -- reporting ----------------------------------------------------------------------------
-    def _report(self, state: str, error: str | None = None) -> None:
+    def _report(self, state: ExecutionState, error: str | None = None) -> None:
         self.tm.send(TaskStateChanged(self.tdd.job_id, self.attempt_id, state, error))
 
     def _send_metrics(self) -> None:

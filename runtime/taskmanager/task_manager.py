@@ -34,6 +34,7 @@ from runtime.messages import (CancelTask, DeployTask, Disconnect, Envelope, Free
                               TriggerCheckpoint)
 from runtime.metrics.endpoint import PrometheusEndpoint, start_endpoint
 from runtime.metrics.families import taskmanager_families
+from runtime.states import ExecutionState
 from runtime.taskmanager.network import DataServer
 from runtime.taskmanager.slots import SlotError, TaskSlotTable
 from runtime.taskmanager.spark import SparkRunner
@@ -283,7 +284,8 @@ class TaskManager:
         try:
             slot = self.slots.by_allocation(tdd.allocation_id)
         except SlotError as err:
-            self.send(TaskStateChanged(tdd.job_id, tdd.attempt_id, "FAILED", f"cannot deploy: {err}"))
+            self.send(TaskStateChanged(tdd.job_id, tdd.attempt_id, ExecutionState.FAILED,
+                                       f"cannot deploy: {err}"))
             return
         slot.tasks.add(tdd.attempt_id)
         task = Task(tdd, self)

@@ -6,10 +6,9 @@ from __future__ import annotations
 import collections
 from dataclasses import dataclass, field
 
+from runtime.states import TERMINAL_JOB_STATES, TERMINAL_TASK_STATES  # noqa: F401 - re-exported for the views
 from runtime.views.graph import PlanVertex
 
-TERMINAL_TASK_STATES = ("FINISHED", "CANCELED", "FAILED")
-TERMINAL_JOB_STATES = ("FINISHED", "CANCELED", "FAILED")
 RATE_HISTORY = 600  # points per job (half-second buckets: five minutes)
 RESTART_HISTORY = 50
 

@@ -5,6 +5,7 @@ from runtime.ids import AllocationId, JobId, TaskManagerId
 from runtime.jobgraph import OperatorSpec
 from runtime.messages import (DeployTask, Envelope, Heartbeat, SlotStatus, TaskDeploymentDescriptor,
                               TaskStateChanged)
+from runtime.states import ExecutionState
 
 
 def test_nested_messages_round_trip_with_their_types():
@@ -32,4 +33,13 @@ def test_malformed_messages_raise_wire_errors(raw, message):
 
 def test_expected_type_is_enforced():
     with pytest.raises(WireError, match="expected a Envelope"):
-        decode(encode(TaskStateChanged("j", "a", "RUNNING")), Envelope)
+        decode(encode(TaskStateChanged("j", "a", ExecutionState.RUNNING)), Envelope)
+
+
+def test_task_states_travel_as_execution_states():
+    sent = TaskStateChanged("j", "a", ExecutionState.FAILED, "boom")
+    assert encode(sent).count('"state":"FAILED"') == 1
+    received = decode(encode(sent))
+    assert received == sent and received.state is ExecutionState.FAILED
+    with pytest.raises(WireError, match="TaskStateChanged.state: 'SLEEPING' is not a ExecutionState"):
+        decode(encode(sent).replace('"FAILED"', '"SLEEPING"', 1))

@@ -1,0 +1,205 @@
+"""The lifecycle of checkpoints as a pure state machine: events in, a list of actions out, no I/O.
+
+The CheckpointCoordinator feeds it what happens (a trigger, acknowledgements, a timer, a written
+``_metadata`` file, the HA store's answer) and executes the actions: send messages through the
+gateways, write and delete files, resolve the caller's future. Nothing here reads a clock or a file,
+so every transition is tested without processes (tests/unit/checkpoint/test_lifecycle.py)::
+
+    TriggerRequested --> PENDING --every participant Acknowledged--> ACKNOWLEDGED --MetadataWritten-->
+                            |                                           |
+                            |                      savepoint, or no HA store: COMPLETED
+                            |                      checkpoint with an HA store: PUBLISHING --PointerPublished--> COMPLETED
+                            |
+                            '-- Declined, TimedOut, AbortAll, MetadataFailed, PublishFailed --> FAILED
+
+    status        event                 actions
+    (none)        TriggerRequested      Started, SendTrigger to each source (or Refused / nothing if periodic)
+    PENDING       Acknowledged (last)   WriteMetadata
+    ACKNOWLEDGED  MetadataWritten       PublishPointer, or (savepoint / no HA) as PointerPublished
+    PUBLISHING    PointerPublished      Completed, DropCheckpoint beyond the retained, NotifyComplete to each
+                                        participant: the sinks commit only once the checkpoint is restorable
+    any live      a failure event       Failed, NotifyAborted to each participant, DiscardCheckpoint, and
+                                        TooManyFailures past execution.checkpointing.tolerable-failed-checkpoints
+    (none)        Acknowledged          DiscardState: debris of a checkpoint that ended or of a stranger
+
+Savepoints never count towards the tolerable failures and are never retained as restore points.
+"""
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from runtime.checkpoint.lifecycle_events import (AbortAll, Acknowledged, Action, Completed, CompletedCheckpoint,
+                                                 Declined, DiscardCheckpoint, DiscardState, DropCheckpoint, Event,
+                                                 Failed, MetadataFailed, MetadataWritten, NotifyAborted,
+                                                 NotifyComplete, Participants, PointerPublished, PublishFailed,
+                                                 PublishPointer, Refused, SendTrigger, Started, SubtaskSnapshot,
+                                                 TimedOut, TooManyFailures, TriggerRequested, WriteMetadata)
+from runtime.ids import ExecutionAttemptId
+
+
+class Phase(str, enum.Enum):
+    PENDING = "PENDING"
+    ACKNOWLEDGED = "ACKNOWLEDGED"
+    PUBLISHING = "PUBLISHING"
+
+
+@dataclass(frozen=True)
+class CheckpointSettings:
+    """The execution.checkpointing.* and state.checkpoints.* options the lifecycle decides by."""
+    timeout_s: float = 600.0
+    min_pause_s: float = 0.0
+    max_concurrent: int = 1
+    tolerable_failures: int = 2**31 - 1
+    retained: int = 1
+    publishes: bool = False  # completed checkpoints are recorded in an HA store before sinks commit
+
+
+@dataclass
+class PendingCheckpoint:
+    """A checkpoint on its way: who must acknowledge, who has, and how far it got."""
+    checkpoint_id: int
+    timestamp: float
+    is_savepoint: bool
+    directory: str
+    stop: bool
+    expected: Participants
+    acks: dict[ExecutionAttemptId, SubtaskSnapshot] = field(default_factory=dict)
+    phase: Phase = Phase.PENDING
+    done: CompletedCheckpoint | None = None
+
+
+class CheckpointLifecycle:
+    """Which checkpoints are in flight, which are retained, and what to do next; :meth:`handle` is the
+    one entry point. ``directory_for(checkpoint_id, is_savepoint, target)`` names a checkpoint's
+    directory (a pure function of its arguments)."""
+
+    def __init__(self, settings: CheckpointSettings, directory_for: Callable[[int, bool, str | None], str]):
+        self.settings = settings
+        self.directory_for = directory_for
+        self.next_id = 1
+        self.pending: dict[int, PendingCheckpoint] = {}
+        self.completed: list[CompletedCheckpoint] = []  # retained restore points, oldest first
+        self.initial: CompletedCheckpoint | None = None  # what the job was started from (the user's)
+        self.consecutive_failures = 0
+        self.last_end = float("-inf")
+
+    def handle(self, event: Event, now: float) -> list[Action]:
+        """Apply ``event`` at wall-clock time ``now`` (seconds) and return the actions, in order."""
+        out: list[Action] = []
+        if isinstance(event, TriggerRequested):
+            self._trigger(event, now, out)
+        elif isinstance(event, Acknowledged):
+            self._acknowledged(event, now, out)
+        elif isinstance(event, MetadataWritten):
+            pending = self._at(event.checkpoint_id, Phase.ACKNOWLEDGED)
+            if pending is not None and (pending.is_savepoint or not self.settings.publishes):
+                self._complete(pending, now, out)
+            elif pending is not None:
+                pending.phase = Phase.PUBLISHING
+                out.append(PublishPointer(pending.checkpoint_id, pending.directory))
+        elif isinstance(event, PointerPublished):
+            pending = self._at(event.checkpoint_id, Phase.PUBLISHING)
+            if pending is not None:
+                self._complete(pending, now, out)
+        elif isinstance(event, AbortAll):
+            for checkpoint_id in list(self.pending):
+                self._fail(checkpoint_id, event.reason, now, out, count=False)
+        else:
+            self._fail(event.checkpoint_id, _reason(event, self.settings.timeout_s), now, out)
+        return out
+
+    # -- restore points ----------------------------------------------------------------------------
+    def latest(self) -> CompletedCheckpoint | None:
+        """What a (re)deployment restores: the newest retained checkpoint, else the job's starting point."""
+        return self.completed[-1] if self.completed else self.initial
+
+    def start_from(self, checkpoint: CompletedCheckpoint, retained: bool = False) -> None:
+        """The job starts from ``checkpoint``: a user's savepoint (kept for ever), or with ``retained``
+        one of its own found in the HA store by a new leader (dropped like any of ours)."""
+        if retained:
+            self.completed.append(checkpoint)
+        else:
+            self.initial = checkpoint
+        self.next_id = max(self.next_id, checkpoint.checkpoint_id + 1)
+
+    # -- transitions -------------------------------------------------------------------------------
+    def _trigger(self, event: TriggerRequested, now: float, out: list[Action]) -> None:
+        if event.periodic and (len(self.pending) >= self.settings.max_concurrent
+                               or now - self.last_end < self.settings.min_pause_s or not event.tasks_running):
+            return
+        if not event.tasks_running:
+            out.append(Refused("not all tasks are RUNNING, so no checkpoint can be taken now"))
+            return
+        checkpoint_id = self.next_id
+        self.next_id += 1
+        directory = self.directory_for(checkpoint_id, event.is_savepoint, event.target)
+        self.pending[checkpoint_id] = PendingCheckpoint(checkpoint_id, now, event.is_savepoint, directory, event.stop,
+                                                        dict(event.participants))
+        out.append(Started(checkpoint_id, event.is_savepoint, directory, now, self.settings.timeout_s))
+        out.extend(SendTrigger(attempt, checkpoint_id, now, event.is_savepoint, directory, event.stop, event.drain)
+                   for attempt in event.sources)
+
+    def _acknowledged(self, event: Acknowledged, now: float, out: list[Action]) -> None:
+        pending = self._at(event.checkpoint_id, Phase.PENDING)
+        if pending is None or event.attempt_id not in pending.expected or event.attempt_id in pending.acks:
+            if event.pointer:
+                out.append(DiscardState(event.pointer))
+            return
+        vertex_id, subtask, operators = pending.expected[event.attempt_id]
+        pending.acks[event.attempt_id] = SubtaskSnapshot(vertex_id, subtask, event.pointer or "", operators, event.size)
+        if len(pending.acks) < len(pending.expected):
+            return
+        subtasks = sorted(pending.acks.values(), key=lambda s: (s.vertex_id, s.subtask))
+        pending.phase = Phase.ACKNOWLEDGED
+        pending.done = CompletedCheckpoint(pending.checkpoint_id, pending.timestamp, pending.is_savepoint,
+                                           pending.directory, subtasks, now - pending.timestamp,
+                                           sum(s.size for s in subtasks))
+        out.append(WriteMetadata(pending.done))
+
+    def _complete(self, pending: PendingCheckpoint, now: float, out: list[Action]) -> None:
+        done = pending.done
+        assert done is not None
+        del self.pending[pending.checkpoint_id]
+        self.consecutive_failures = 0
+        self.last_end = now
+        if not done.is_savepoint:
+            self.completed.append(done)
+            while len(self.completed) > self.settings.retained:
+                old = self.completed.pop(0)
+                if self.initial is None or old.directory != self.initial.directory:
+                    out.append(DropCheckpoint(old.directory))
+        out.append(Completed(done))
+        out.extend(NotifyComplete(attempt, done.checkpoint_id) for attempt in pending.expected)
+
+    def _fail(self, checkpoint_id: int, reason: str, now: float, out: list[Action], count: bool = True) -> None:
+        pending = self.pending.pop(checkpoint_id, None)
+        if pending is None:
+            return
+        self.last_end = now
+        out.append(Failed(checkpoint_id, pending.is_savepoint, reason, pending.timestamp,
+                          sum(a.size for a in pending.acks.values()), len(pending.acks)))
+        out.extend(NotifyAborted(attempt, checkpoint_id) for attempt in pending.expected)
+        out.append(DiscardCheckpoint(pending.directory))
+        if count and not pending.is_savepoint:
+            self.consecutive_failures += 1
+            if self.consecutive_failures > self.settings.tolerable_failures:
+                self.consecutive_failures = 0
+                out.append(TooManyFailures(f"exceeded checkpoint tolerable failure threshold "
+                                           f"({self.settings.tolerable_failures}); last: {reason}"))
+
+    def _at(self, checkpoint_id: int, phase: Phase) -> PendingCheckpoint | None:
+        pending = self.pending.get(checkpoint_id)
+        return pending if pending is not None and pending.phase == phase else None
+
+
+def _reason(event: Event, timeout_s: float) -> str:
+    if isinstance(event, Declined):
+        return f"declined by a subtask: {event.reason}"
+    if isinstance(event, TimedOut):
+        return f"checkpoint expired before completing (timeout {timeout_s:g} s)"
+    if isinstance(event, MetadataFailed):
+        return f"cannot write checkpoint metadata: {event.error}"
+    assert isinstance(event, PublishFailed)
+    return f"cannot record the checkpoint in the HA store: {event.error}"

@@ -1,0 +1,165 @@
+"""Every transition of the checkpoint lifecycle state machine, including the odd orders, without processes."""
+from runtime.checkpoint import lifecycle_events as ev
+from runtime.checkpoint.lifecycle import CheckpointLifecycle, CheckpointSettings, Phase
+from runtime.ids import ExecutionAttemptId, JobVertexId
+
+SRC, SNK = ExecutionAttemptId("src-0"), ExecutionAttemptId("snk-0")
+PARTICIPANTS = {SRC: (JobVertexId("v-src"), 0, ["src"]), SNK: (JobVertexId("v-snk"), 0, ["snk"])}
+
+
+def machine(**settings) -> CheckpointLifecycle:
+    return CheckpointLifecycle(CheckpointSettings(**{"timeout_s": 60.0, **settings}),
+                               lambda cid, savepoint, target: f"{target or 'mem://ck'}/{'sp' if savepoint else 'chk'}-{cid}")
+
+
+def trigger(m, now=100.0, **kw):
+    return m.handle(ev.TriggerRequested(True, PARTICIPANTS, (SRC,), **kw), now)
+
+
+def kinds(actions):
+    return [type(a).__name__ for a in actions]
+
+
+def acknowledge_all(m, cid, now=101.0):
+    return m.handle(ev.Acknowledged(cid, SRC, f"mem://ck/{cid}/src", 10), now) + \
+        m.handle(ev.Acknowledged(cid, SNK, f"mem://ck/{cid}/snk", 5), now)
+
+
+def complete(m, cid, now=102.0):
+    acknowledge_all(m, cid)
+    out = m.handle(ev.MetadataWritten(cid), now)
+    if m.settings.publishes and cid in m.pending:
+        out += m.handle(ev.PointerPublished(cid), now)
+    return out
+
+
+def test_a_trigger_starts_at_the_sources_and_the_last_acknowledgement_writes_the_metadata():
+    m = machine()
+    assert trigger(m) == [ev.Started(1, False, "mem://ck/chk-1", 100.0, 60.0),
+                          ev.SendTrigger(SRC, 1, 100.0, False, "mem://ck/chk-1", False)]
+    assert m.handle(ev.Acknowledged(1, SRC, "mem://ck/1/src", 10), 100.5) == []
+    (write,) = m.handle(ev.Acknowledged(1, SNK, "mem://ck/1/snk", 5), 101.0)
+    done = write.checkpoint
+    assert (done.checkpoint_id, done.size, done.duration_s) == (1, 15, 1.0)
+    assert [s.operators for s in done.subtasks] == [["snk"], ["src"]] and m.pending[1].phase == Phase.ACKNOWLEDGED
+
+
+def test_written_metadata_completes_the_checkpoint_and_only_then_the_sinks_commit():
+    m = machine()
+    trigger(m)
+    acknowledge_all(m, 1)
+    out = m.handle(ev.MetadataWritten(1), 102.0)
+    assert kinds(out) == ["Completed", "NotifyComplete", "NotifyComplete"]
+    assert out[1:] == [ev.NotifyComplete(SRC, 1), ev.NotifyComplete(SNK, 1)]
+    assert m.latest().checkpoint_id == 1 and not m.pending and m.last_end == 102.0
+
+
+def test_with_an_ha_store_the_pointer_is_published_before_the_sinks_commit():
+    m = machine(publishes=True)
+    trigger(m)
+    acknowledge_all(m, 1)
+    assert m.handle(ev.MetadataWritten(1), 102.0) == [ev.PublishPointer(1, "mem://ck/chk-1")]
+    assert m.latest() is None and m.pending[1].phase == Phase.PUBLISHING
+    assert kinds(m.handle(ev.PointerPublished(1), 103.0)) == ["Completed", "NotifyComplete", "NotifyComplete"]
+
+
+def test_a_savepoint_is_not_published_retained_or_counted_when_it_fails():
+    m = machine(publishes=True, tolerable_failures=0)
+    trigger(m, is_savepoint=True, target="mem://sp", stop=True)
+    assert m.pending[1].directory == "mem://sp/sp-1" and m.pending[1].stop
+    out = complete(m, 1)
+    assert kinds(out)[0] == "Completed" and m.latest() is None
+    trigger(m, is_savepoint=True)
+    assert "TooManyFailures" not in kinds(m.handle(ev.TimedOut(2), 200.0))
+
+
+def test_checkpoints_beyond_the_retained_are_dropped_but_never_the_users_starting_point():
+    m = machine(retained=1)
+    start = complete_checkpoint(5, "mem://user/savepoint-5")
+    m.start_from(start)
+    assert m.latest() is start and m.next_id == 6
+    trigger(m)
+    assert "DropCheckpoint" not in kinds(complete(m, 6))
+    trigger(m)
+    assert ev.DropCheckpoint("mem://ck/chk-6") in complete(m, 7)
+    recovered = machine(retained=1)
+    recovered.start_from(complete_checkpoint(3, "mem://ck/chk-3"), retained=True)
+    trigger(recovered)
+    assert ev.DropCheckpoint("mem://ck/chk-3") in complete(recovered, 4)
+
+
+def complete_checkpoint(cid, directory):
+    return ev.CompletedCheckpoint(cid, 1.0, False, directory, [], 0.0, 0)
+
+
+def test_a_decline_fails_the_checkpoint_and_tells_every_participant():
+    m = machine()
+    trigger(m)
+    m.handle(ev.Acknowledged(1, SRC, "mem://ck/1/src", 10), 100.5)
+    out = m.handle(ev.Declined(1, SNK, "sink not ready"), 101.0)
+    assert out == [ev.Failed(1, False, "declined by a subtask: sink not ready", 100.0, 10, 1),
+                   ev.NotifyAborted(SRC, 1), ev.NotifyAborted(SNK, 1), ev.DiscardCheckpoint("mem://ck/chk-1")]
+    assert m.handle(ev.Declined(1, SNK, "again"), 101.0) == []
+
+
+def test_a_timeout_while_the_metadata_is_written_wins_and_the_late_write_changes_nothing():
+    m = machine()
+    trigger(m)
+    acknowledge_all(m, 1)
+    out = m.handle(ev.TimedOut(1), 160.0)
+    assert out[0].reason == "checkpoint expired before completing (timeout 60 s)"
+    assert m.handle(ev.MetadataWritten(1), 161.0) == [] and m.latest() is None
+
+
+def test_metadata_and_publish_failures_fail_the_checkpoint():
+    m = machine(publishes=True)
+    trigger(m)
+    acknowledge_all(m, 1)
+    assert m.handle(ev.MetadataFailed(1, "disk full"), 102.0)[0].reason == "cannot write checkpoint metadata: disk full"
+    trigger(m)
+    acknowledge_all(m, 2)
+    m.handle(ev.MetadataWritten(2), 102.0)
+    out = m.handle(ev.PublishFailed(2, "LeadershipLost"), 103.0)
+    assert out[0].reason == "cannot record the checkpoint in the HA store: LeadershipLost"
+
+
+def test_an_acknowledgement_of_an_aborted_checkpoint_or_of_a_stranger_is_discarded():
+    m = machine()
+    trigger(m)
+    out = m.handle(ev.AbortAll("job failover: TaskManager lost"), 100.5)
+    assert kinds(out) == ["Failed", "NotifyAborted", "NotifyAborted", "DiscardCheckpoint"]
+    assert m.consecutive_failures == 0  # an abort is not the checkpoint's fault
+    late = m.handle(ev.Acknowledged(1, SRC, "mem://ck/1/src-cancelled-attempt", 10), 101.0)
+    assert late == [ev.DiscardState("mem://ck/1/src-cancelled-attempt")]
+    trigger(m)
+    assert m.handle(ev.Acknowledged(2, ExecutionAttemptId("old-attempt"), "mem://x", 1), 101.0) == \
+        [ev.DiscardState("mem://x")]
+    assert m.handle(ev.Acknowledged(2, SRC, None), 101.0) == [] and m.handle(ev.Acknowledged(2, SRC, "mem://dup"), 101.0) \
+        == [ev.DiscardState("mem://dup")]
+
+
+def test_more_consecutive_failures_than_tolerated_fail_the_job_and_a_completion_resets_the_count():
+    m = machine(tolerable_failures=1)
+    trigger(m)
+    assert "TooManyFailures" not in kinds(m.handle(ev.TimedOut(1), 160.0))
+    trigger(m)
+    complete(m, 2)
+    trigger(m)
+    assert "TooManyFailures" not in kinds(m.handle(ev.TimedOut(3), 160.0))
+    trigger(m)
+    out = m.handle(ev.Declined(4, SRC, "no"), 170.0)
+    assert out[-1] == ev.TooManyFailures("exceeded checkpoint tolerable failure threshold (1); "
+                                         "last: declined by a subtask: no")
+
+
+def test_periodic_triggers_wait_for_running_tasks_the_pause_and_a_free_concurrency_slot():
+    m = machine(min_pause_s=5.0, max_concurrent=1)
+    assert m.handle(ev.TriggerRequested(False, PARTICIPANTS, (SRC,), periodic=True), 100.0) == []
+    assert m.handle(ev.TriggerRequested(False, PARTICIPANTS, (SRC,)), 100.0) == \
+        [ev.Refused("not all tasks are RUNNING, so no checkpoint can be taken now")]
+    assert kinds(trigger(m, periodic=True))[0] == "Started"
+    assert trigger(m, now=101.0, periodic=True) == []  # one in flight
+    complete(m, 1, now=102.0)
+    assert trigger(m, now=104.0, periodic=True) == []  # within the minimum pause
+    assert kinds(trigger(m, now=107.5, periodic=True))[0] == "Started"
+    assert kinds(trigger(m, now=107.6))[0] == "Started"  # a user's trigger is not held back
