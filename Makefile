@@ -49,6 +49,7 @@ lint: setup
 	$(PY) -m ruff check runtime kernel_magics tests scripts
 	$(PY) -m mypy
 	$(PY) scripts/check_sizes.py
+	$(PY) scripts/gen_event_types.py --check
 	bash scripts/build-extension.sh --lint
 
 # sdist and wheel into dist/ (needs node and npm): the sdist carries the built side panel and the wheel

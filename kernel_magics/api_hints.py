@@ -6,7 +6,6 @@ token file, or from $FLINKBENCH_TOKEN when the connection was made with a bare t
 """
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import shlex
@@ -14,14 +13,11 @@ import shlex
 
 @functools.lru_cache(maxsize=1)
 def cli_commands() -> frozenset[str]:
-    """The subcommands the installed ``flinkbench`` CLI has (it grows as the runtime does)."""
-    from runtime.cli import _parser
+    """The subcommands the installed ``flinkbench`` CLI has (it grows as the runtime does): the CLI
+    dispatches every one through its public COMMANDS table."""
+    from runtime.cli import COMMANDS
 
-    found: set[str] = set()
-    for action in _parser()._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            found.update(action.choices)
-    return frozenset(found)
+    return frozenset(COMMANDS)
 
 
 def rest_lines(url: str, token_file: str | None, method: str, path: str, body=None) -> list[str]:

@@ -20,10 +20,7 @@ SUFFIXES = {".py", ".ts", ".tsx"}
 
 # "path" for a module, "path::Qualified.name" for a function, mapped to the lines it may have today.
 ALLOWED: dict[str, int] = {
-    "extension/src/model.ts": 474,
-    "runtime/jobmanager/job_master.py": 440,
     "runtime/jobmanager/rest.py": 446,
-    "runtime/taskmanager/network.py": 405,
     "runtime/taskmanager/task.py": 506,
 }
 

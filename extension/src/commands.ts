@@ -11,7 +11,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { Widget } from '@lumino/widgets';
 
 import { short } from './format';
-import { ClusterModel } from './model';
+import { ClusterModel, ICellLink } from './model';
 import { jobManagerAPI, requestAPI } from './request';
 import { ILocalClusterStatus } from './types';
 
@@ -86,15 +86,24 @@ async function attempt(what: string, action: () => Promise<unknown>): Promise<bo
   }
 }
 
+type Commands = JupyterFrontEnd['commands'];
+
+/** Register every panel command, grouped by what they act on. */
 export function registerPanelCommands(
   app: JupyterFrontEnd,
   model: ClusterModel,
   settings: ISettingRegistry.ISettings | null,
   docManager: IDocumentManager | null
 ): void {
-  const { commands } = app;
-  const jobName = (jobId: string) => model.jobs.get(jobId)?.name || short(jobId);
+  registerConnectionCommands(app.commands, model, settings);
+  registerLocalClusterCommands(app.commands, model);
+  registerJobCommands(app.commands, model);
+  registerFaultCommands(app.commands, model);
+  registerNavigationCommands(app.commands, model, docManager);
+}
 
+/** Which JobManager the panel and submissions talk to. */
+function registerConnectionCommands(commands: Commands, model: ClusterModel, settings: ISettingRegistry.ISettings | null): void {
   commands.addCommand(CommandIDs.connect, {
     label: 'Flinkbench: Connect to a JobManager…',
     caption: 'Forward the panel and submissions to the JobManager at a URL',
@@ -125,38 +134,14 @@ export function registerPanelCommands(
     label: 'Flinkbench: Reconnect to the JobManager',
     execute: () => model.connect()
   });
+}
 
+/** A cluster the Jupyter server starts and stops as child processes. */
+function registerLocalClusterCommands(commands: Commands, model: ClusterModel): void {
   commands.addCommand(CommandIDs.startLocal, {
     label: 'Flinkbench: Start a local cluster…',
     isEnabled: () => !['starting', 'running'].includes(model.connection?.local_cluster.state || ''),
-    execute: async () => {
-      const form = new FormBody([
-        { name: 'taskmanagers', label: 'TaskManagers', value: '1', type: 'number', hint: 'Each one runs a Spark JVM.' },
-        { name: 'slots', label: 'Slots per TaskManager', value: '2', type: 'number' },
-        { name: 'fault_injection', label: 'Allow killing TaskManagers and the JobManager', value: 'true', type: 'checkbox' }
-      ]);
-      const result = await showDialog({
-        title: 'Start a local cluster', body: form,
-        buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Start' })]
-      });
-      if (!result.button.accept || !result.value) {
-        return;
-      }
-      const v = result.value as Record<string, string>;
-      if (model.connection) {
-        model.connection.local_cluster = { ...model.connection.local_cluster, state: 'starting', error: null };
-        model.emit();
-      }
-      await attempt('starting the local cluster', () =>
-        requestAPI<ILocalClusterStatus>('local-cluster', {
-          method: 'POST',
-          body: JSON.stringify({
-            taskmanagers: Number(v.taskmanagers), slots: Number(v.slots), fault_injection: v.fault_injection === 'true'
-          })
-        })
-      );
-      await model.connect();
-    }
+    execute: () => startLocalCluster(model)
   });
 
   commands.addCommand(CommandIDs.stopLocal, {
@@ -170,6 +155,40 @@ export function registerPanelCommands(
       await model.connect();
     }
   });
+}
+
+async function startLocalCluster(model: ClusterModel): Promise<void> {
+  const form = new FormBody([
+    { name: 'taskmanagers', label: 'TaskManagers', value: '1', type: 'number', hint: 'Each one runs a Spark JVM.' },
+    { name: 'slots', label: 'Slots per TaskManager', value: '2', type: 'number' },
+    { name: 'fault_injection', label: 'Allow killing TaskManagers and the JobManager', value: 'true', type: 'checkbox' }
+  ]);
+  const result = await showDialog({
+    title: 'Start a local cluster', body: form,
+    buttons: [Dialog.cancelButton(), Dialog.okButton({ label: 'Start' })]
+  });
+  if (!result.button.accept || !result.value) {
+    return;
+  }
+  const v = result.value as Record<string, string>;
+  if (model.connection) {
+    model.connection.local_cluster = { ...model.connection.local_cluster, state: 'starting', error: null };
+    model.emit();
+  }
+  await attempt('starting the local cluster', () =>
+    requestAPI<ILocalClusterStatus>('local-cluster', {
+      method: 'POST',
+      body: JSON.stringify({
+        taskmanagers: Number(v.taskmanagers), slots: Number(v.slots), fault_injection: v.fault_injection === 'true'
+      })
+    })
+  );
+  await model.connect();
+}
+
+/** Cancel, savepoint and stop one job. */
+function registerJobCommands(commands: Commands, model: ClusterModel): void {
+  const jobName = (jobId: string) => model.jobs.get(jobId)?.name || short(jobId);
 
   commands.addCommand(CommandIDs.cancelJob, {
     label: args => (args.jobId ? `Cancel ${jobName(args.jobId as string)}` : 'Cancel job'),
@@ -203,7 +222,10 @@ export function registerPanelCommands(
       }
     }
   });
+}
 
+/** Kill processes on purpose, for teaching failover (only where the cluster allows fault injection). */
+function registerFaultCommands(commands: Commands, model: ClusterModel): void {
   commands.addCommand(CommandIDs.killTaskManager, {
     label: 'Kill TaskManager',
     isEnabled: () => model.faultInjection,
@@ -224,25 +246,31 @@ export function registerPanelCommands(
       }
     }
   });
+}
 
+/** From a job in the panel back to the notebook cell it was submitted from. */
+function registerNavigationCommands(commands: Commands, model: ClusterModel, docManager: IDocumentManager | null): void {
   commands.addCommand(CommandIDs.openCell, {
     label: 'Show the cell this job came from',
     execute: async args => {
       const link = model.jobCells.get(args.jobId as string);
-      if (!link || !docManager) {
-        return;
-      }
-      const widget = docManager.openOrReveal(link.path);
-      if (!(widget instanceof NotebookPanel)) {
-        return;
-      }
-      await widget.context.ready;
-      const notebook = widget.content;
-      const index = notebook.widgets.findIndex(cell => cell.model.id === link.cellId);
-      if (index >= 0) {
-        notebook.activeCellIndex = index;
-        await notebook.scrollToItem(index);
+      if (link && docManager) {
+        await revealCell(docManager, link);
       }
     }
   });
+}
+
+async function revealCell(docManager: IDocumentManager, link: ICellLink): Promise<void> {
+  const widget = docManager.openOrReveal(link.path);
+  if (!(widget instanceof NotebookPanel)) {
+    return;
+  }
+  await widget.context.ready;
+  const notebook = widget.content;
+  const index = notebook.widgets.findIndex(cell => cell.model.id === link.cellId);
+  if (index >= 0) {
+    notebook.activeCellIndex = index;
+    await notebook.scrollToItem(index);
+  }
 }

@@ -71,6 +71,7 @@ export function jobColor(jobId: string): string {
   return `hsl(${h}, 60%, 55%)`;
 }
 
+/** The first 8 characters of an id: enough to tell TaskManagers and jobs apart at a glance. */
 export function short(id: string | null | undefined): string {
   return id ? String(id).slice(0, 8) : '?';
 }

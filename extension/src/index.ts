@@ -34,56 +34,65 @@ const plugin: JupyterFrontEndPlugin<void> = {
     docManager: IDocumentManager | null
   ) => {
     const model = new ClusterModel(DEFAULT_REFRESH_MS);
-    let settings: ISettingRegistry.ISettings | null = null;
-    if (registry) {
-      try {
-        settings = await registry.load(PLUGIN_ID);
-      } catch (error) {
-        console.warn('flinkbench-jupyterlab: settings unavailable, using defaults', error);
-      }
-    }
-
+    const settings = await loadSettings(registry);
     registerPanelCommands(app, model, settings, docManager);
     registerSubmitCommand(app.commands, tracker, model, state);
     app.docRegistry.addWidgetExtension('Notebook', new SubmitButtonExtension(app.commands));
     highlightSqlCells(tracker);
     app.contextMenu.addItem({ command: CommandIDs.submitCell, selector: '.jp-Notebook .jp-CodeCell', rank: 0 });
-
-    const panel = new FlinkbenchPanel(model, app.commands);
-    app.shell.add(panel, 'left', { rank: 600 });
-    restorer?.add(panel, 'flinkbench-panel');
-    app.commands.addCommand(CommandIDs.openPanel, {
-      label: 'Flinkbench: Show the cluster panel',
-      execute: () => app.shell.activateById(panel.id)
-    });
-    if (palette) {
-      const category = 'Flinkbench';
-      for (const command of [CommandIDs.submitCell, CommandIDs.openPanel, CommandIDs.connect, CommandIDs.reconnect,
-        CommandIDs.startLocal, CommandIDs.stopLocal]) {
-        palette.addItem({ command, category });
-      }
-    }
-
-    // The settings' JobManager, when set, is the one to use; otherwise the server's default.
-    const applySettings = async () => {
-      const refresh = Number(settings?.get('refreshRate').composite) || DEFAULT_REFRESH_MS;
-      model.refreshMs = Math.max(200, refresh);
-      const url = (settings?.get('jobmanagerUrl').composite as string) || '';
-      const tokenFile = (settings?.get('tokenFile').composite as string) || '';
-      if (url) {
-        try {
-          await model.useJobManager(url, tokenFile);
-          return;
-        } catch (error) {
-          model.error = `the JobManager in the Flinkbench settings cannot be used: ${(error as Error).message}`;
-        }
-      }
-      await model.connect();
-    };
-    settings?.changed.connect(() => void applySettings());
+    addPanel(app, model, restorer, palette);
+    settings?.changed.connect(() => void applySettings(model, settings));
     // Not awaited: the app is restored only after every plugin, this one included, has activated.
-    void app.restored.then(applySettings);
+    void app.restored.then(() => applySettings(model, settings));
   }
 };
+
+async function loadSettings(registry: ISettingRegistry | null): Promise<ISettingRegistry.ISettings | null> {
+  if (!registry) {
+    return null;
+  }
+  try {
+    return await registry.load(PLUGIN_ID);
+  } catch (error) {
+    console.warn('flinkbench-jupyterlab: settings unavailable, using defaults', error);
+    return null;
+  }
+}
+
+/** The side panel, its "show" command and the palette entries. */
+function addPanel(app: JupyterFrontEnd, model: ClusterModel, restorer: ILayoutRestorer | null,
+  palette: ICommandPalette | null): void {
+  const panel = new FlinkbenchPanel(model, app.commands);
+  app.shell.add(panel, 'left', { rank: 600 });
+  restorer?.add(panel, 'flinkbench-panel');
+  app.commands.addCommand(CommandIDs.openPanel, {
+    label: 'Flinkbench: Show the cluster panel',
+    execute: () => app.shell.activateById(panel.id)
+  });
+  if (palette) {
+    const category = 'Flinkbench';
+    for (const command of [CommandIDs.submitCell, CommandIDs.openPanel, CommandIDs.connect, CommandIDs.reconnect,
+      CommandIDs.startLocal, CommandIDs.stopLocal]) {
+      palette.addItem({ command, category });
+    }
+  }
+}
+
+/** The settings' JobManager, when set, is the one to use; otherwise the server's default. */
+async function applySettings(model: ClusterModel, settings: ISettingRegistry.ISettings | null): Promise<void> {
+  const refresh = Number(settings?.get('refreshRate').composite) || DEFAULT_REFRESH_MS;
+  model.refreshMs = Math.max(200, refresh);
+  const url = (settings?.get('jobmanagerUrl').composite as string) || '';
+  const tokenFile = (settings?.get('tokenFile').composite as string) || '';
+  if (url) {
+    try {
+      await model.useJobManager(url, tokenFile);
+      return;
+    } catch (error) {
+      model.error = `the JobManager in the Flinkbench settings cannot be used: ${(error as Error).message}`;
+    }
+  }
+  await model.connect();
+}
 
 export default plugin;

@@ -6,18 +6,21 @@
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
-import { lastLine, short } from './format';
-import { addStartingFromSnapshot, applyProviderDecision } from './provider';
+import { ClusterEvent } from './events';
+import { ClusterEventFolder } from './modelEvents';
+import { addStartingFromSnapshot } from './provider';
 import { ApiError, eventsUrl, jobManagerAPI, requestAPI } from './request';
 import {
   ICheckpoint,
-  IClusterEvent,
+  IClusterSnapshot,
   IConnectionInfo,
   IJobManagerInfo,
-  IJobOverview,
-  ITaskManagerInfo,
+  IProxyError,
   ITaskMetrics
 } from './types';
+
+export { isTerminal } from './modelEvents';
+export { lastLine, short } from './format';
 
 /** How the panel's view of the cluster stands. */
 export type LinkState = 'connecting' | 'live' | 'unreachable' | 'not-configured';
@@ -79,14 +82,8 @@ export interface IActivity {
   kind: 'info' | 'warn' | 'error';
 }
 
-const MAX_CHECKPOINTS = 50;
 const MAX_ACTIVITY = 30;
 const MAX_RECONNECT_DELAY_MS = 10000;
-const TERMINAL = new Set(['FINISHED', 'FAILED', 'CANCELED']);
-
-export function isTerminal(state: string): boolean {
-  return TERMINAL.has(state);
-}
 
 export class ClusterModel {
   constructor(refreshMs: number) {
@@ -190,7 +187,7 @@ export class ClusterModel {
     if (socket !== this._socket) {
       return;
     }
-    let event: IClusterEvent;
+    let event: ClusterEvent | IClusterSnapshot | IProxyError;
     try {
       event = JSON.parse(data);
     } catch {
@@ -223,11 +220,11 @@ export class ClusterModel {
     }
   }
 
-  private applySnapshot(snapshot: IClusterEvent): void {
+  private applySnapshot(snapshot: IClusterSnapshot): void {
     this.jobmanagers = snapshot.jobmanagers || [];
     const previous = this.taskmanagers;
     this.taskmanagers = new Map();
-    for (const tm of (snapshot.taskmanagers || []) as ITaskManagerInfo[]) {
+    for (const tm of snapshot.taskmanagers || []) {
       const lost = tm.state !== 'REGISTERED';
       const known = previous.get(tm.id);
       const slots = lost && known ? known.slots : tm.slots.map(s => ({
@@ -240,7 +237,7 @@ export class ClusterModel {
     }
     addStartingFromSnapshot(this.taskmanagers, snapshot['resource-provider']);
     const jobs = new Map<string, IJobState>();
-    for (const overview of (snapshot.jobs || []) as IJobOverview[]) {
+    for (const overview of snapshot.jobs || []) {
       const job = this.jobs.get(overview.jid) || this.newJob(overview.jid, overview.name);
       job.state = overview.state;
       job.startTime = overview['start-time'];
@@ -256,14 +253,16 @@ export class ClusterModel {
     this.jobs = jobs;
   }
 
-  private newJob(jid: string, name: string): IJobState {
+  /** A job the panel has just heard of, before any of its tasks. */
+  newJob(jid: string, name: string): IJobState {
     return {
       jid, name, state: 'INITIALIZING', startTime: Date.now(), endTime: -1, parallelism: 0, restarts: 0,
       recordsPerS: 0, subtasks: new Map(), sinkVertices: null, checkpoints: []
     };
   }
 
-  private async loadPlan(job: IJobState): Promise<void> {
+  /** Learn a job's sink tasks from its plan (their output rate is the job's rate). */
+  async loadPlan(job: IJobState): Promise<void> {
     try {
       const detail = await jobManagerAPI<{ plan: { nodes: { id: string; inputs?: { id: string }[] }[] }; parallelism: number }>(
         `jobs/${job.jid}`
@@ -280,159 +279,18 @@ export class ClusterModel {
   }
 
   /** Fold one event into the state. Unknown types are ignored so newer JobManagers stay readable. */
-  apply(event: IClusterEvent): void {
-    this._handlers[event.type]?.(event);
+  apply(event: ClusterEvent): void {
+    this._folder.apply(event);
   }
 
-  private onTaskManagerRegistered(e: IClusterEvent): void {
-    const slots = Array.from({ length: e.slots }, (_, index) => ({ index, jobId: null, jobName: null, tasks: new Set<string>() }));
-    this.taskmanagers.set(e.tm_id, { id: e.tm_id, host: e.host, pid: e.pid, lost: false, slots });
-    this.log(e, `TaskManager ${short(e.tm_id)} registered with ${e.slots} slots`);
+  takeSubmission(jobName: string): ICellLink | undefined {
+    const link = this._pending.get(jobName);
+    this._pending.delete(jobName);
+    return link;
   }
 
-  private onTaskManagerLost(e: IClusterEvent): void {
-    const tm = this.taskmanagers.get(e.tm_id);
-    if (tm) {
-      tm.lost = true;
-      tm.reason = e.reason;
-    }
-    this.log(e, `TaskManager ${short(e.tm_id)} lost: ${e.reason}`, 'error');
-  }
-
-  private onSlotAllocated(e: IClusterEvent): void {
-    const slot = this.slot(e.tm_id, e.slot_index);
-    if (slot) {
-      slot.jobId = e.job_id;
-      slot.jobName = e.job_name;
-    }
-    this.log(e, `slot ${e.slot_index} of ${short(e.tm_id)} allocated to ${e.job_name}`);
-  }
-
-  private onSlotFreed(e: IClusterEvent): void {
-    const slot = this.slot(e.tm_id, e.slot_index);
-    if (slot && slot.jobId === e.job_id) {
-      slot.jobId = null;
-      slot.jobName = null;
-      slot.tasks.clear();
-    }
-    this.log(e, `slot ${e.slot_index} of ${short(e.tm_id)} freed`);
-  }
-
-  private onJobSubmitted(e: IClusterEvent): void {
-    const job = this.newJob(e.job_id, e.name);
-    job.startTime = (e.ts || Date.now() / 1000) * 1000;
-    this.jobs.set(job.jid, job);
-    const link = this._pending.get(e.name);
-    if (link) {
-      this._pending.delete(e.name);
-      this.jobCells.set(job.jid, link);
-    }
-    void this.loadPlan(job);
-  }
-
-  private onJobStatusChanged(e: IClusterEvent): void {
-    const job = this.jobs.get(e.job_id) || this.newJob(e.job_id, e.name);
-    this.jobs.set(job.jid, job);
-    job.state = e.status;
-    if (isTerminal(e.status)) {
-      job.endTime = (e.ts || Date.now() / 1000) * 1000;
-      job.recordsPerS = 0;
-    }
-    if (e.status === 'FAILED' || e.status === 'FAILING') {
-      this.log(e, `job ${job.name} ${e.status}${e.cause ? ': ' + lastLine(e.cause) : ''}`, 'error');
-    }
-  }
-
-  private onTaskStatusChanged(e: IClusterEvent): void {
-    const job = this.jobs.get(e.job_id);
-    if (!job) {
-      return;
-    }
-    const key = `${e.vertex_id}/${e.subtask_index}`;
-    const sub = job.subtasks.get(key) || {
-      vertexId: e.vertex_id, taskName: e.task_name, subtask: e.subtask_index, state: e.state,
-      tmId: null, slot: null, metrics: {}
-    };
-    const label = `${e.task_name} #${e.subtask_index + 1}`;
-    const oldSlot = sub.tmId !== null && sub.slot !== null ? this.slot(sub.tmId, sub.slot) : undefined;
-    oldSlot?.tasks.delete(label);
-    sub.state = e.state;
-    if (e.tm_id) {
-      sub.tmId = e.tm_id;
-      sub.slot = e.slot_index ?? null;
-    }
-    if (!isTerminal(e.state) && e.state !== 'CANCELING' && sub.tmId !== null && sub.slot !== null) {
-      this.slot(sub.tmId, sub.slot)?.tasks.add(label);
-    }
-    job.subtasks.set(key, sub);
-  }
-
-  private onTaskMetricsReported(e: IClusterEvent): void {
-    const job = this.jobs.get(e.job_id);
-    const sub = job?.subtasks.get(`${e.vertex_id}/${e.subtask_index}`);
-    if (!job || !sub) {
-      return;
-    }
-    sub.metrics = e.metrics || {};
-    if (job.sinkVertices && job.sinkVertices.size) {
-      let rate = 0;
-      job.subtasks.forEach(s => {
-        if (job.sinkVertices!.has(s.vertexId) && !isTerminal(s.state)) {
-          rate += s.metrics.records_out_per_s || 0;
-        }
-      });
-      job.recordsPerS = rate;
-    }
-  }
-
-  private onJobRestarting(e: IClusterEvent): void {
-    const job = this.jobs.get(e.job_id);
-    if (job) {
-      job.restarts = Math.max(job.restarts, e.attempt);
-    }
-    this.log(e, `job ${job?.name || short(e.job_id)} restarting (attempt ${e.attempt}) in ${e.delay_s} s: ${lastLine(e.cause)}`, 'warn');
-  }
-
-  private onCheckpointTriggered(e: IClusterEvent): void {
-    this.checkpoint(e, { status: 'IN_PROGRESS' });
-  }
-
-  private onCheckpointCompleted(e: IClusterEvent): void {
-    this.checkpoint(e, { status: 'COMPLETED', durationS: e.duration_s, stateSize: e.state_size, path: e.external_path });
-  }
-
-  private onCheckpointFailed(e: IClusterEvent): void {
-    this.checkpoint(e, { status: 'FAILED', reason: e.reason });
-  }
-
-  private onCheckpointRestored(e: IClusterEvent): void {
-    this.log(e, `job ${short(e.job_id)} restored from checkpoint ${e.checkpoint_id}`, 'warn');
-  }
-
-  private onLeaderChanged(e: IClusterEvent): void {
-    this.jobmanagers = e.jobmanagers && e.jobmanagers.length ? e.jobmanagers : [{ url: e.leader_url, role: 'leader' }];
-    this.log(e, `JobManager leader is now ${e.leader_url}`, 'warn');
-  }
-
-  private checkpoint(e: IClusterEvent, update: Partial<ICheckpoint>): void {
-    const job = this.jobs.get(e.job_id);
-    if (!job) {
-      return;
-    }
-    let entry = job.checkpoints.find(c => c.id === e.checkpoint_id && c.isSavepoint === !!e.is_savepoint);
-    if (!entry) {
-      entry = { id: e.checkpoint_id, status: 'IN_PROGRESS', isSavepoint: !!e.is_savepoint, triggeredAt: (e.ts || 0) * 1000 };
-      job.checkpoints.unshift(entry);
-      job.checkpoints.length = Math.min(job.checkpoints.length, MAX_CHECKPOINTS);
-    }
-    Object.assign(entry, update);
-  }
-
-  private slot(tmId: string, index: number): ISlotState | undefined {
-    return this.taskmanagers.get(tmId)?.slots[index];
-  }
-
-  private log(e: IClusterEvent, text: string, kind: IActivity['kind'] = 'info'): void {
+  /** Add a line to the cluster's recent activity. */
+  log(e: { ts?: number }, text: string, kind: IActivity['kind'] = 'info'): void {
     this.activity.unshift({ ts: (e.ts || Date.now() / 1000) * 1000, text, kind });
     this.activity.length = Math.min(this.activity.length, MAX_ACTIVITY);
   }
@@ -443,23 +301,7 @@ export class ClusterModel {
     }
   }
 
-  private readonly _handlers: Record<string, (e: IClusterEvent) => void> = {
-    TaskManagerRegistered: e => this.onTaskManagerRegistered(e),
-    TaskManagerLost: e => this.onTaskManagerLost(e),
-    ResourceProviderDecision: e => ((line) => this.log(e, line.text, line.kind))(applyProviderDecision(this.taskmanagers, e)),
-    SlotAllocated: e => this.onSlotAllocated(e),
-    SlotFreed: e => this.onSlotFreed(e),
-    JobSubmitted: e => this.onJobSubmitted(e),
-    JobStatusChanged: e => this.onJobStatusChanged(e),
-    TaskStatusChanged: e => this.onTaskStatusChanged(e),
-    TaskMetricsReported: e => this.onTaskMetricsReported(e),
-    JobRestarting: e => this.onJobRestarting(e),
-    CheckpointTriggered: e => this.onCheckpointTriggered(e),
-    CheckpointCompleted: e => this.onCheckpointCompleted(e),
-    CheckpointFailed: e => this.onCheckpointFailed(e),
-    CheckpointRestored: e => this.onCheckpointRestored(e),
-    LeaderChanged: e => this.onLeaderChanged(e)
-  };
+  private readonly _folder = new ClusterEventFolder(this);
   private _changed = new Signal<this, void>(this);
   private _socket: WebSocket | null = null;
   private _retryTimer = 0;

@@ -3,8 +3,8 @@
  * a TaskManager being started shows with its slots to come, one stopped for idleness goes away, and
  * every decision becomes a line of the cluster's activity.
  */
+import type { ResourceProviderDecisionEvent } from './events';
 import type { IActivity, ITaskManagerState } from './model';
-import type { IClusterEvent } from './types';
 
 type TaskManagers = Map<string, ITaskManagerState>;
 
@@ -18,7 +18,7 @@ function setStarting(tms: TaskManagers, tmId: string, slots: number, reason: str
 }
 
 /** Fold one decision into the TaskManagers; returns its activity line. */
-export function applyProviderDecision(tms: TaskManagers, e: IClusterEvent): Pick<IActivity, 'text' | 'kind'> {
+export function applyProviderDecision(tms: TaskManagers, e: ResourceProviderDecisionEvent): Pick<IActivity, 'text' | 'kind'> {
   if (e.tm_id && (e.decision === 'requested' || e.decision === 'started')) {
     setStarting(tms, e.tm_id, e.slots || 0, e.reason);
   } else if (e.tm_id && (e.decision === 'stopped' || e.decision === 'given-up')) {

@@ -129,10 +129,19 @@ export interface ICheckpoint {
   reason?: string;
 }
 
-/** Every message on the event stream: a type tag, a sequence number and a timestamp (seconds). */
-export interface IClusterEvent {
-  type: string;
+/** The first message on the event stream: the whole cluster as REST would show it then. */
+export interface IClusterSnapshot {
+  type: 'ClusterSnapshot';
   seq?: number;
   ts?: number;
-  [key: string]: any;
+  jobmanagers?: IJobManagerInfo[];
+  taskmanagers?: ITaskManagerInfo[];
+  jobs?: IJobOverview[];
+  'resource-provider'?: Record<string, any>;
+}
+
+/** What the server extension sends instead when it cannot reach the JobManager's stream. */
+export interface IProxyError {
+  type: 'ProxyError';
+  message: string;
 }

@@ -3,8 +3,9 @@
 Generated click events (user in [0, 10000), url, amount, event-time ts) -> filter amount > 0.1 ->
 key by user -> 10 s tumbling event-time windows with a 1 s watermark lag -> count and sum.
 
-:func:`expected` computes the same answer as a plain Spark batch query over the same generated rows
-(the datagen expressions are a pure function of the offset), which is how tests check it.
+tests/helpers/spark_reference.py computes the same answer as a plain Spark batch query over the same
+generated rows (the datagen expressions are a pure function of the offset), which is how tests check
+it; this module stays free of pyspark, which only TaskManagers (runtime.taskmanager.spark) import.
 """
 from __future__ import annotations
 
@@ -59,21 +60,6 @@ def build(env, rows: int | None, sink: str = "collect", **options):
     elif sink == "blackhole":
         counted.blackhole()
     return counted
-
-
-def expected(spark, rows: int, **options):
-    """The same per-(user, window) counts and sums from a plain Spark batch query, as an Arrow table."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import StructType
-
-    from runtime.taskmanager.spark import generate
-
-    params = {"schema": SCHEMA, **{k: v for k, v in source_options(rows, **options).items() if v is not None}}
-    df = generate(spark, StructType.fromDDL(SCHEMA), params, [(0, rows, 1)])
-    query = df.filter("amount > 0.1").groupBy("user", F.window("ts", WINDOW.replace(" s", " seconds"))).agg(
-        F.count(F.lit(1)).alias("clicks"), F.sum("amount").alias("total"))
-    return query.selectExpr("user", "window.start AS window_start", "window.end AS window_end",
-                            "clicks", "total").toArrow()
 
 
 def sql(rows: int | None = None, sink: str = "blackhole", event_rate: float = 10_000.0,

@@ -23,6 +23,7 @@ import os
 import shutil
 import time
 
+from runtime.fileio import write_json_atomically
 from runtime.ha.services import HaServices, LeaderInfo, LeadershipLost
 from runtime.ids import JobId, LeaderSessionId
 
@@ -30,13 +31,8 @@ MEMBER_TTL_LEASES = 3  # an announcement older than this many lease durations be
 
 
 def write_atomically(path: str, data: dict) -> None:
-    """Write JSON to ``path`` via a temporary file and rename (readers never see half a file)."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """Write JSON to ``path`` durably, all or nothing (the lease and the job entries are read by others)."""
+    write_json_atomically(path, data, durable=True)
 
 
 def read_json(path: str) -> dict | None:

@@ -14,6 +14,7 @@ import pyarrow as pa
 import os
 
 from runtime.arrow_ipc import table_from_b64, table_from_ipc, table_to_ipc
+from runtime.fileio import write_atomically
 from runtime.messages import CollectResult
 
 DEFAULT_MAX_ROWS = 2_000_000
@@ -65,9 +66,7 @@ class CollectBuffer:
         os.makedirs(self.persist_dir, exist_ok=True)
         checkpoint = "none" if msg.checkpoint_id is None else msg.checkpoint_id
         path = os.path.join(self.persist_dir, f"{offset:015d}.{msg.subtask_index}.{checkpoint}.{msg.sink_id}.arrow")
-        with open(path + ".tmp", "wb") as fh:
-            fh.write(table_to_ipc(table))
-        os.replace(path + ".tmp", path)
+        write_atomically(path, table_to_ipc(table))
         self._files[offset] = path
 
     def _load(self) -> None:

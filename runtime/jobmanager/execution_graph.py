@@ -11,11 +11,13 @@ import hashlib
 import time
 from dataclasses import dataclass, field
 
-from runtime.ids import AllocationId, ExecutionAttemptId, JobVertexId, TaskManagerId
+from runtime.config import Configuration
+from runtime.ids import AllocationId, ExecutionAttemptId, JobId, JobVertexId, TaskManagerId
 from runtime.jobgraph import EdgeSpec, JobGraph, OperatorSpec
 from runtime.jobmanager.gateways import AllocatedSlot
 from runtime.jobmanager.snapshots import PlanInput, PlanNode
-from runtime.messages import TaskMetrics
+from runtime.messages import (InputGateDescriptor, OutputDescriptor, ProducerLocation, TaskDeploymentDescriptor,
+                              TaskMetrics)
 from runtime.states import ExecutionState, advance
 
 
@@ -187,6 +189,26 @@ class ExecutionGraph:
         return tuple(PlanNode(v.id, v.name, v.parallelism, tuple((op.id, op.name, op.kind) for op in v.operators),
                               tuple(PlanInput(self.op_to_vertex[e.source], e.partitioning.upper(), tuple(e.keys))
                                     for e in v.inputs)) for v in self.vertices)
+
+    def deployment(self, vertex: ExecutionJobVertex, execution: Execution, job_id: JobId, conf: Configuration,
+                   checkpointing: bool) -> TaskDeploymentDescriptor:
+        """What a TaskManager needs to run ``execution``: its operators, where each input's producers
+        are (host and data port of their slots) and how many consumers each output has."""
+        inputs = []
+        for edge in vertex.inputs:
+            upstream = self.vertex(self.op_to_vertex[edge.source])
+            producers = [ProducerLocation(s.current.attempt_id, s.subtask_index, s.current.tm_id,
+                                          s.current.host, s.current.data_port) for s in upstream.subtasks]
+            inputs.append(InputGateDescriptor(upstream.id, edge.partitioning, producers))
+        outputs = [OutputDescriptor(self.op_to_vertex[e.target], e.partitioning, e.keys,
+                                    self.vertex(self.op_to_vertex[e.target]).parallelism) for e in vertex.outputs]
+        return TaskDeploymentDescriptor(
+            job_id=job_id, job_name=self.job_graph.name, vertex_id=vertex.id, task_name=vertex.name,
+            attempt_id=execution.attempt_id, attempt_number=execution.attempt_number,
+            subtask_index=execution.subtask_index, parallelism=vertex.parallelism,
+            max_parallelism=conf.get("pipeline.max-parallelism"), allocation_id=execution.allocation_id,
+            operators=vertex.operators, inputs=inputs, outputs=outputs, config=conf.as_strings(),
+            runtime_mode=conf.get("execution.runtime-mode"), checkpointing=checkpointing)
 
     def explain(self) -> str:
         lines = [f"ExecutionGraph of '{self.job_graph.name}': {len(self.vertices)} tasks, "

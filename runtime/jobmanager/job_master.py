@@ -21,7 +21,7 @@ from runtime.ids import ExecutionAttemptId, JobId, JobVertexId, TaskManagerId, T
 from runtime.jobgraph import JobGraph
 from runtime.jobmanager.collect import CollectBuffer
 from runtime.jobmanager import failover_events as ev
-from runtime.jobmanager.execution_graph import Execution, ExecutionGraph, ExecutionJobVertex
+from runtime.jobmanager.execution_graph import ExecutionGraph
 from runtime.jobmanager.failover import JobFailover
 from runtime.jobmanager.operations import OperationCache
 from runtime.jobmanager.push import PushLogs
@@ -30,8 +30,8 @@ from runtime.jobmanager.resource_manager import NoResourceAvailable
 from runtime.jobmanager.restart import restart_strategy
 from runtime.jobmanager.snapshots import FailureRecord, JobSnapshot, JobSummary, SubtaskSnapshot, VertexSnapshot
 from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, FetchPushedRows,
-                              InputGateDescriptor, OutputDescriptor, ProducerLocation, PushedRows,
-                              TaskDeploymentDescriptor, TaskMetrics, TaskStateChanged)
+                              PushedRows,
+                              TaskMetrics, TaskStateChanged)
 from runtime.states import ExecutionState, JobStatus
 
 log = logging.getLogger(__name__)
@@ -169,7 +169,7 @@ class JobMaster:
             vertex, execution = self.eg.find(attempt)
             if vertex is None or execution is None or execution.slot is None:
                 continue
-            descriptor = self._descriptor(vertex, execution)
+            descriptor = self.eg.deployment(vertex, execution, self.job_id, self.conf, self.checkpoints.periodic)
             if restore is not None:
                 descriptor.restore = restore.pointers_for({op.id for op in vertex.operators})
                 descriptor.restore_checkpoint_id = restore.checkpoint_id
@@ -202,24 +202,6 @@ class JobMaster:
         self.bus.publish(events.TaskStatusChanged(
             self.job_id, vertex.id, vertex.name, ex.subtask_index, ex.attempt_id, ex.attempt_number,
             action.state.value, ex.tm_id, ex.slot_index, action.error))
-
-    def _descriptor(self, vertex: ExecutionJobVertex, execution: Execution) -> TaskDeploymentDescriptor:
-        inputs = []
-        for edge in vertex.inputs:
-            upstream = self.eg.vertex(self.eg.op_to_vertex[edge.source])
-            producers = [ProducerLocation(s.current.attempt_id, s.subtask_index, s.current.tm_id,
-                                          s.current.host, s.current.data_port) for s in upstream.subtasks]
-            inputs.append(InputGateDescriptor(upstream.id, edge.partitioning, producers))
-        outputs = [OutputDescriptor(self.eg.op_to_vertex[e.target], e.partitioning, e.keys,
-                                    self.eg.vertex(self.eg.op_to_vertex[e.target]).parallelism)
-                   for e in vertex.outputs]
-        return TaskDeploymentDescriptor(
-            job_id=self.job_id, job_name=self.name, vertex_id=vertex.id, task_name=vertex.name,
-            attempt_id=execution.attempt_id, attempt_number=execution.attempt_number,
-            subtask_index=execution.subtask_index, parallelism=vertex.parallelism,
-            max_parallelism=self.conf.get("pipeline.max-parallelism"), allocation_id=execution.allocation_id,
-            operators=vertex.operators, inputs=inputs, outputs=outputs, config=self.conf.as_strings(),
-            runtime_mode=self.conf.get("execution.runtime-mode"), checkpointing=self.checkpoints.periodic)
 
     # -- reports from TaskManagers (the JobMasterGateway) -------------------------------------
     def update_task_execution_state(self, msg: TaskStateChanged) -> None:

@@ -21,7 +21,6 @@ import logging
 import os
 import secrets
 import signal
-import tempfile
 import time
 
 import tornado.httpserver
@@ -30,6 +29,7 @@ import tornado.web
 
 from runtime import events
 from runtime.config import Configuration
+from runtime.fileio import working_dir, write_json_atomically
 from runtime.ha.services import LeaderInfo, ha_services
 from runtime.ids import LeaderSessionId
 from runtime.jobmanager import rest
@@ -48,12 +48,6 @@ log = logging.getLogger(__name__)
 
 EXIT_LEADERSHIP_LOST = 3
 UNLIMITED_BODY = 1 << 62
-
-
-def working_dir(conf: Configuration) -> str:
-    path = conf.get("cluster.working-dir") or os.path.join(tempfile.gettempdir(), f"flinkbench-{os.getuid()}")
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    return path
 
 
 def resolve_token(conf: Configuration) -> tuple[str, str]:
@@ -197,12 +191,7 @@ class JobManager:
 
 def write_ready_file(path: str, jm: JobManager) -> None:
     """Tell a parent process where we listen (written atomically: it appears complete or not at all)."""
-    import json
-
-    tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
-        json.dump({"url": jm.url, "port": jm.port, "token_file": jm.token_file, "pid": os.getpid()}, fh)
-    os.replace(tmp, path)
+    write_json_atomically(path, {"url": jm.url, "port": jm.port, "token_file": jm.token_file, "pid": os.getpid()})
 
 
 async def serve(conf: Configuration, ready_file: str | None = None) -> None:

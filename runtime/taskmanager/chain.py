@@ -19,7 +19,7 @@ from runtime.jobgraph import OperatorSpec, unpack_udf
 from runtime.keygroups import KEY_GROUP_COLUMN, key_group_sql
 from runtime.messages import OutputDescriptor
 from runtime.taskmanager.process_operator import KeyedProcessOperator, OutputRowError
-from runtime.taskmanager.spark import UserFunctionError
+from runtime.taskmanager.spark import UserFunctionError, with_column_expr
 from runtime.taskmanager.sql_operators import SQL_OPERATORS
 from runtime.taskmanager.watermarks import BoundedOutOfOrderness
 from runtime.taskmanager.window_operator import WindowOperator
@@ -74,12 +74,10 @@ class SparkStage:
         out = self.key_output
         if out is None:
             return df
-        from pyspark.sql import functions as F
-
         missing = [k for k in out.keys if k not in df.columns]
         if missing:
             raise OperatorError(f"key_by {out.keys}: no column {missing}; available: {df.columns}")
-        return df.withColumn(KEY_GROUP_COLUMN, F.expr(key_group_sql(out.keys, self.max_parallelism)))
+        return with_column_expr(df, KEY_GROUP_COLUMN, key_group_sql(out.keys, self.max_parallelism))
 
 
 @dataclass

@@ -10,7 +10,8 @@ no credit.
 
 Frames: 4-byte big-endian header length, the header (runtime.messages via runtime.codec), and for
 DataBuffer a payload of ``size`` bytes holding one Arrow IPC stream. All of it runs on the
-TaskManager's asyncio loop.
+TaskManager's asyncio loop. This module holds the framing and the producer side; the consumer side
+is runtime.taskmanager.input_gate.
 """
 from __future__ import annotations
 
@@ -24,11 +25,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from runtime.arrow_ipc import table_from_ipc, table_to_ipc
+from runtime.arrow_ipc import table_to_ipc
 from runtime.codec import WireError, decode, encode
 from runtime.ids import ExecutionAttemptId
 from runtime.messages import (AddCredit, CheckpointBarrier, DataBuffer, EndOfPartition, PartitionRequest,
-                              PartitionRequestRejected, ProducerLocation, Watermark)
+                              PartitionRequestRejected, Watermark)
 from runtime.security import tokens_match
 
 log = logging.getLogger(__name__)
@@ -264,142 +265,3 @@ class DataServer:
             log.warning("closing data connection from %s: %s", peer, err)
         finally:
             writer.close()
-
-
-# ---------------------------------------------------------------------------------------------
-# Consumer side
-# ---------------------------------------------------------------------------------------------
-class _Channel:
-    def __init__(self, index: int, producer: ProducerLocation):
-        self.index = index
-        self.producer = producer
-        self.reader: asyncio.StreamReader | None = None
-        self.writer: asyncio.StreamWriter | None = None
-        self.finished = False
-
-
-class InputGate:
-    """All input channels of one consumer subtask, read as one ordered-per-channel stream."""
-
-    def __init__(self, producers: list[ProducerLocation], subpartition: int, consumer: ExecutionAttemptId,
-                 token: str, credits: int = 4):
-        self.channels = [_Channel(i, p) for i, p in enumerate(producers)]
-        self.subpartition, self.consumer, self.token, self.credits = subpartition, consumer, token, credits
-        self._items: asyncio.Queue = asyncio.Queue()
-        self._held: dict[int, collections.deque] = collections.defaultdict(collections.deque)
-        self._blocked: set[int] = set()
-        self._readers: list[asyncio.Task] = []
-        self._owed: int | None = None
-        self.records_in = 0
-        self.bytes_in = 0
-
-    async def connect(self, deadline_s: float = CONNECT_DEADLINE_S) -> None:
-        await asyncio.gather(*(self._connect(ch, deadline_s) for ch in self.channels))
-        loop = asyncio.get_running_loop()
-        self._readers = [loop.create_task(self._read(ch)) for ch in self.channels]
-
-    async def _connect(self, ch: _Channel, deadline_s: float) -> None:
-        deadline = time.monotonic() + deadline_s
-        delay = 0.05
-        while True:
-            try:
-                ch.reader, ch.writer = await asyncio.open_connection(ch.producer.host, ch.producer.data_port)
-                await write_frame(ch.writer, PartitionRequest(self.token, ch.producer.attempt_id,
-                                                              self.subpartition, self.consumer, self.credits))
-                return
-            except OSError as err:
-                if time.monotonic() > deadline:
-                    raise ConnectionError(f"cannot reach producer {ch.producer.attempt_id} on TaskManager "
-                                          f"{ch.producer.tm_id} ({ch.producer.host}:{ch.producer.data_port}): {err}") from None
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
-
-    async def _read(self, ch: _Channel) -> None:
-        try:
-            while True:
-                header, payload = await read_frame(ch.reader)
-                if isinstance(header, PartitionRequestRejected):
-                    raise ConnectionError(f"producer {ch.producer.attempt_id} on {ch.producer.tm_id} refused: "
-                                          f"{header.reason}")
-                item = table_from_ipc(payload) if isinstance(header, DataBuffer) else header
-                if isinstance(header, DataBuffer):
-                    self.bytes_in += len(payload)
-                await self._items.put((ch.index, item))
-                if isinstance(header, EndOfPartition):
-                    return
-        except (asyncio.IncompleteReadError, ConnectionError, WireError, OSError) as err:
-            reason = err if not isinstance(err, asyncio.IncompleteReadError) else "connection closed"
-            await self._items.put((ch.index, ConnectionError(
-                f"lost input from producer {ch.producer.attempt_id} on TaskManager {ch.producer.tm_id}: {reason}")))
-
-    async def next(self) -> tuple[int, Any] | None:
-        """The next (channel, table or event); None once every channel delivered EndOfPartition."""
-        self._grant_owed_credit()
-        while True:
-            ready = self._ready()
-            if ready is not None or self.finished:
-                return ready
-            if self._accept(*await self._items.get()):
-                return self._deliver(*self._last)
-
-    def poll(self) -> tuple[int, Any] | None:
-        """Like next(), but only what has already arrived: None instead of waiting."""
-        self._grant_owed_credit()
-        while True:
-            ready = self._ready()
-            if ready is not None or self._items.empty():
-                return ready
-            if self._accept(*self._items.get_nowait()):
-                return self._deliver(*self._last)
-
-    def _ready(self) -> tuple[int, Any] | None:
-        """An item held back for a channel that is no longer blocked."""
-        for index in list(self._held):
-            if index not in self._blocked and self._held[index]:
-                return self._deliver(index, self._held[index].popleft())
-        return None
-
-    def _accept(self, index: int, item: Any) -> bool:
-        """True if ``item`` can be delivered now (kept in ``_last``); held back if its channel is blocked."""
-        if isinstance(item, ConnectionError):
-            raise item
-        if index in self._blocked:
-            self._held[index].append(item)
-            return False
-        self._last = (index, item)
-        return True
-
-    def _deliver(self, index: int, item: Any) -> tuple[int, Any]:
-        if isinstance(item, EndOfPartition):
-            self.channels[index].finished = True
-        if isinstance(item, pa.Table):
-            self.records_in += item.num_rows
-            self._owed = index
-        return index, item
-
-    def _grant_owed_credit(self) -> None:
-        """Give back the credit of the last table once the caller asks for more (it is done with it)."""
-        if self._owed is None:
-            return
-        ch = self.channels[self._owed]
-        self._owed = None
-        if ch.writer is not None and not ch.writer.is_closing():
-            asyncio.get_running_loop().create_task(write_frame(ch.writer, AddCredit(1)))
-
-    def block(self, channel: int) -> None:
-        """Hold back further items of ``channel`` (barrier alignment) until unblock_all()."""
-        self._blocked.add(channel)
-
-    def unblock_all(self) -> None:
-        self._blocked.clear()
-
-    @property
-    def finished(self) -> bool:
-        return all(ch.finished for ch in self.channels)
-
-    async def close(self) -> None:
-        for task in self._readers:
-            task.cancel()
-        for ch in self.channels:
-            if ch.writer is not None:
-                ch.writer.close()

@@ -14,6 +14,7 @@ class SlotError(ClusterError):
 
 @dataclass
 class TaskSlot:
+    """One slot: the allocation (and so the job) holding it, and the task attempts running in it."""
     index: int
     allocation_id: AllocationId | None = None
     job_id: JobId | None = None
@@ -21,10 +22,15 @@ class TaskSlot:
 
 
 class TaskSlotTable:
+    """The slots of this TaskManager; the ResourceManager's table is the cluster-wide view of the same.
+
+    Runs on the TaskManager's loop. Errors are SlotErrors naming the slot or allocation."""
+
     def __init__(self, count: int):
         self.slots = [TaskSlot(i) for i in range(count)]
 
     def allocate(self, index: int, allocation_id: AllocationId, job_id: JobId) -> TaskSlot:
+        """Give slot ``index`` to an allocation (again, if it already holds it: requests may repeat)."""
         if not 0 <= index < len(self.slots):
             raise SlotError(f"no slot {index}: this TaskManager has {len(self.slots)}")
         slot = self.slots[index]
@@ -34,6 +40,7 @@ class TaskSlotTable:
         return slot
 
     def by_allocation(self, allocation_id: AllocationId) -> TaskSlot:
+        """The slot an allocation holds; where a deployment's tasks go."""
         for slot in self.slots:
             if slot.allocation_id == allocation_id:
                 return slot
@@ -47,6 +54,7 @@ class TaskSlotTable:
         return running
 
     def free_all(self) -> set[ExecutionAttemptId]:
+        """Release every slot (the JobManager is gone); returns the attempts to cancel."""
         running: set[ExecutionAttemptId] = set()
         for slot in self.slots:
             if slot.allocation_id is not None:
@@ -54,4 +62,5 @@ class TaskSlotTable:
         return running
 
     def report(self) -> list[SlotStatus]:
+        """Every slot's allocation, for registration and heartbeats (a new leader learns what is in use)."""
         return [SlotStatus(s.index, s.allocation_id, s.job_id) for s in self.slots]

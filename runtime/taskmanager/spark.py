@@ -140,6 +140,13 @@ class SparkRunner:
         return from_arrow_schema(table.schema)
 
 
+def with_column_expr(df, name: str, sql: str):
+    """``df`` with column ``name`` set to the SQL expression ``sql``."""
+    from pyspark.sql import functions as F
+
+    return df.withColumn(name, F.expr(sql))
+
+
 def generate(session, schema, params: dict, ranges: list[tuple[int, int, int]]):
     """Rows at the offsets of ``ranges`` (start, end, step) of a deterministic generated stream.
 

@@ -36,9 +36,12 @@ from runtime.keygroups import KEY_GROUP_COLUMN, KeyGroupRange
 from runtime.messages import (AcknowledgeCheckpoint, CheckpointBarrier, DeclineCheckpoint, EndOfPartition,
                               TaskDeploymentDescriptor, TaskStateChanged, TriggerCheckpoint, Watermark)
 from runtime.states import ExecutionState
+from runtime.checkpoint.barriers import BarrierAligner
+from runtime.taskmanager.bundles import burst_rows, next_bundle_size
 from runtime.taskmanager.chain import OperatorChain, OperatorError
+from runtime.taskmanager.input_gate import InputGate
 from runtime.taskmanager.metrics import TaskMetricsTracker
-from runtime.taskmanager.network import InputGate, ResultPartition
+from runtime.taskmanager.network import ResultPartition
 from runtime.taskmanager.partitioning import split_for_output
 from runtime.taskmanager.watermarks import WatermarkValve, from_wire, to_wire
 from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME
@@ -47,24 +50,6 @@ log = logging.getLogger(__name__)
 
 METRICS_INTERVAL_S = 1.0
 SINK_STAGING = "__sink_staging__"  # the snapshot table of what a sink staged (not an operator id)
-
-
-class BarrierAligner:
-    """Which channels have delivered the barrier of the checkpoint being aligned."""
-
-    def __init__(self):
-        self.checkpoint_id: int | None = None
-        self.barrier: CheckpointBarrier | None = None
-        self.arrived: set[int] = set()
-
-    def start(self, barrier: CheckpointBarrier) -> None:
-        self.checkpoint_id, self.barrier, self.arrived = barrier.checkpoint_id, barrier, set()
-
-    def complete(self, gate: InputGate) -> bool:
-        return all(i in self.arrived or ch.finished for i, ch in enumerate(gate.channels))
-
-    def reset(self) -> None:
-        self.checkpoint_id, self.barrier, self.arrived = None, None, set()
 
 
 class Task:
@@ -206,7 +191,7 @@ class Task:
                 return  # stopped with a savepoint: no end-of-input watermark, the job resumes later
             allowed = self.reader.rows_allowed_now(time.monotonic() - started)
             if allowed is not None:
-                emitted = max(emitted, allowed - _burst_rows(self.reader))
+                emitted = max(emitted, allowed - burst_rows(self.reader))
             want = size if allowed is None else min(size, allowed - emitted)
             if want <= 0:
                 await self._maybe_idle()
@@ -229,7 +214,7 @@ class Task:
             self._bundle_done(t0)
             took = time.monotonic() - t0
             overhead = took if overhead is None else min(overhead, took)
-            size = _next_bundle_size(size, took, target, min_rows, max_rows, overhead)
+            size = next_bundle_size(size, took, target, min_rows, max_rows, overhead)
         await self._advance_watermark(END_OF_TIME)
 
     def _source_bundle(self, rows: int):
@@ -477,27 +462,6 @@ class Task:
         while True:
             await asyncio.sleep(METRICS_INTERVAL_S)
             self._send_metrics()
-
-
-def _burst_rows(reader) -> int:
-    """How far a rate-limited source may run ahead of its pace to make up for a stall."""
-    if reader.max_burst_s is None or reader.rate is None:
-        return 2**62
-    return max(1, int(reader.max_burst_s * reader.rate))
-
-
-def _next_bundle_size(size: int, took: float, target: float, lo: int, hi: int, overhead: float = 0.0) -> int:
-    """Size the next bundle to take about ``max(target, 2 * overhead)``.
-
-    A Spark action has a fixed cost (``overhead``, the quickest bundle seen) that does not shrink with
-    the bundle, so a bundle must take at least twice that to spend most of its time on rows; growth is
-    at most 4x and shrinking at most half per step, to follow changing input smoothly.
-    """
-    if took <= 0:
-        return min(hi, size * 2)
-    aim = max(target, 2 * overhead)
-    scaled = int(size * aim / took)
-    return max(lo, min(hi, size * 4, max(size // 2, scaled)))
 
 
 def _describe_failure(err: BaseException) -> str:

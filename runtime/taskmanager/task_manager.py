@@ -26,6 +26,7 @@ import tornado.websocket
 
 from runtime.codec import WireError, decode, encode, from_plain, to_plain
 from runtime.config import Configuration
+from runtime.fileio import working_dir
 from runtime.ha.services import HaServices, ha_services
 from runtime.ids import ExecutionAttemptId, TaskManagerId
 from runtime.messages import (CancelTask, DeployTask, Disconnect, Envelope, FreeSlot, Heartbeat, HeartbeatAck,
@@ -51,7 +52,7 @@ class TaskManager:
         self.conf = conf
         self.bootstrap_url = self.jobmanager_url = jobmanager_url.rstrip("/")
         self.ha: HaServices | None = None if conf.get("high-availability.type") == "none" else ha_services(
-            conf, _default_working_dir(conf))
+            conf, working_dir(conf))
         self.token = token
         self.tm_id = TaskManagerId(conf.get("taskmanager.resource-id") or TaskManagerId.new())
         self.metrics_endpoint: PrometheusEndpoint | None = None
@@ -309,13 +310,6 @@ class TaskManager:
         finally:
             slot.tasks.discard(task.attempt_id)
             self.tasks.pop(task.attempt_id, None)
-
-
-def _default_working_dir(conf: Configuration) -> str:
-    """The JobManager's working dir, where file HA keeps its data unless storageDir says otherwise."""
-    from runtime.jobmanager.jobmanager import working_dir
-
-    return working_dir(conf)
 
 
 async def serve(conf: Configuration, jobmanager_url: str, token: str, slots: int | None = None) -> None:

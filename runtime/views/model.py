@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from runtime import events
 from runtime.views.graph import PlanVertex, plan_from_json
 from runtime.views.records import (TERMINAL_JOB_STATES, TERMINAL_TASK_STATES, CheckpointInfo, JobInfo, RestartInfo,
                                    SlotInfo, SubtaskInfo, TaskManagerInfo)
@@ -370,20 +371,22 @@ def _leader_changed(m: ClusterModel, e: dict) -> None:
                         e.get("jobmanagers") or m.jobmanagers)
 
 
-_HANDLERS: dict[str, Callable[[ClusterModel, dict], Any]] = {
-    "TaskManagerRegistered": _tm_registered,
-    "TaskManagerLost": _tm_lost,
-    "ResourceProviderDecision": _provider_decision,
-    "SlotAllocated": _slot_allocated,
-    "SlotFreed": _slot_freed,
-    "JobSubmitted": _job_submitted,
-    "JobStatusChanged": _job_status,
-    "TaskStatusChanged": _task_status,
-    "TaskMetricsReported": _task_metrics,
-    "JobRestarting": _job_restarting,
-    "CheckpointTriggered": _checkpoint_triggered,
-    "CheckpointCompleted": _checkpoint_completed,
-    "CheckpointFailed": _checkpoint_failed,
-    "CheckpointRestored": _checkpoint_restored,
-    "LeaderChanged": _leader_changed,
-}
+# Keyed by the event classes of runtime.events, the one definition the panel's TypeScript types are
+# generated from too (scripts/gen_event_types.py): both sides name every event the same way.
+_HANDLERS: dict[str, Callable[[ClusterModel, dict], Any]] = {cls.__name__: handler for cls, handler in (
+    (events.TaskManagerRegistered, _tm_registered),
+    (events.TaskManagerLost, _tm_lost),
+    (events.ResourceProviderDecision, _provider_decision),
+    (events.SlotAllocated, _slot_allocated),
+    (events.SlotFreed, _slot_freed),
+    (events.JobSubmitted, _job_submitted),
+    (events.JobStatusChanged, _job_status),
+    (events.TaskStatusChanged, _task_status),
+    (events.TaskMetricsReported, _task_metrics),
+    (events.JobRestarting, _job_restarting),
+    (events.CheckpointTriggered, _checkpoint_triggered),
+    (events.CheckpointCompleted, _checkpoint_completed),
+    (events.CheckpointFailed, _checkpoint_failed),
+    (events.CheckpointRestored, _checkpoint_restored),
+    (events.LeaderChanged, _leader_changed),
+)}

@@ -13,6 +13,7 @@ import pytest
 
 from runtime.api.functions import col
 from runtime.examples import clicks
+from tests.helpers.spark_reference import clicks_expected
 from tests.helpers.clusters import job_state, wait_until
 
 NAMES = ("user", "window_start", "window_end", "clicks", "total")
@@ -87,7 +88,7 @@ def test_ten_kills_and_a_task_exception_leave_the_committed_output_exact(fresh_c
     assert "injected task failure" in root_causes and "lost" in root_causes
 
     got = spark.read.parquet(str(out)).toArrow()
-    assert window_rows(got) == window_rows(clicks.expected(spark, rows)), "nothing lost, nothing duplicated"
+    assert window_rows(got) == window_rows(clicks_expected(spark, rows)), "nothing lost, nothing duplicated"
     assert not files_under(out / ".staging"), "no staged files left"
     job_dir = os.path.join(cluster.working_dir, "checkpoints", job.job_id)
     checkpoints = lambda: [d for d in os.listdir(job_dir) if d.startswith("chk-")] if os.path.isdir(job_dir) else []  # noqa: E731
@@ -155,7 +156,7 @@ def test_stop_with_savepoint_and_resume_at_other_parallelisms_gives_the_uninterr
             assert cluster.client.get(f"/jobs/{job.job_id}/checkpoints")["latest"]["savepoint"]["is_savepoint"]
         pieces.append(job.results(timeout=300))
     got = [row for piece in pieces for row in window_rows(piece)]
-    assert sorted(got) == window_rows(clicks.expected(spark, rows, event_rate=2_000.0))
+    assert sorted(got) == window_rows(clicks_expected(spark, rows, event_rate=2_000.0))
     assert all(p.num_rows for p in pieces[:2]), "each run produced some of the windows"
 
 
@@ -217,7 +218,7 @@ def test_checkpoints_restore_after_a_kill(fresh_cluster, spark, tmp_path, storag
     cluster.kill_taskmanager(0)
     cluster.add_taskmanager(wait=False)
     got = job.results(timeout=600)
-    assert window_rows(got) == window_rows(clicks.expected(spark, rows))
+    assert window_rows(got) == window_rows(clicks_expected(spark, rows))
     stats = cluster.client.get(f"/jobs/{job.job_id}/checkpoints")
     assert stats["latest"]["restored"] is not None and stats["latest"]["restored"]["external_path"].startswith(
         directory.split("://")[0] + "://")

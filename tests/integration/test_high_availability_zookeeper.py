@@ -10,6 +10,7 @@ import pytest
 
 from runtime.cluster import LocalCluster
 from runtime.examples import clicks
+from tests.helpers.spark_reference import clicks_expected
 from runtime.api.functions import col
 from runtime.ha.services import LeadershipLost
 from runtime.ha.zookeeper import ZooKeeperHaServices
@@ -136,7 +137,7 @@ def test_after_a_zookeeper_outage_exactly_one_jobmanager_serves_and_the_job_ends
 
     assert job.wait(600) == "FINISHED"
     got = spark.read.parquet(str(tmp_path / "out")).toArrow()
-    assert window_rows(got) == window_rows(clicks.expected(spark, rows, event_rate=event_rate)), \
+    assert window_rows(got) == window_rows(clicks_expected(spark, rows, event_rate=event_rate)), \
         "nothing lost, nothing duplicated"
 
 

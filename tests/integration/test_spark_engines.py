@@ -5,6 +5,7 @@ from __future__ import annotations
 import psutil
 
 from runtime.examples import clicks
+from tests.helpers.spark_reference import clicks_expected
 from tests.helpers.clusters import started_cluster
 from tests.helpers.spark_engines import spark_connect_server, spark_standalone
 from tests.integration.test_streaming import window_rows
@@ -18,7 +19,7 @@ def _run_clicks(cluster, spark) -> None:
     env.set_parallelism(2)
     clicks.build(env, ROWS)
     got = env.execute_async("clicks").results(timeout=300)
-    expected = clicks.expected(spark, ROWS)
+    expected = clicks_expected(spark, ROWS)
     assert got.num_rows == expected.num_rows > 0
     assert window_rows(got, *NAMES) == window_rows(expected, *NAMES)
 

@@ -8,6 +8,7 @@ import pytest
 
 from runtime.api.table import StreamTableEnvironment
 from runtime.examples import clicks
+from tests.helpers.spark_reference import clicks_expected
 from tests.helpers.clusters import job_state, wait_until
 
 pytestmark = pytest.mark.slow
@@ -20,7 +21,7 @@ def window_rows(rows) -> list[tuple]:
 
 
 def expected_rows(spark, rows: int) -> list[tuple]:
-    return window_rows(clicks.expected(spark, rows).to_pylist())
+    return window_rows(clicks_expected(spark, rows).to_pylist())
 
 
 def written_rows(spark, path) -> list[tuple]:

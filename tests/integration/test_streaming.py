@@ -13,6 +13,7 @@ from runtime.api.windows import (EventTimeSessionWindows, SlidingEventTimeWindow
                                  WatermarkStrategy, agg)
 from runtime.client import JobFailed
 from runtime.examples import clicks
+from tests.helpers.spark_reference import clicks_expected
 
 CLICK_ROWS = 100_000
 
@@ -28,7 +29,7 @@ def test_clicks_equals_a_spark_batch_query_and_its_exchange_crosses_task_manager
     clicks.build(env, CLICK_ROWS)
     job = env.execute_async("clicks")
     got = job.results(timeout=300)
-    expected = clicks.expected(spark, CLICK_ROWS)
+    expected = clicks_expected(spark, CLICK_ROWS)
     names = ("user", "window_start", "window_end", "clicks", "total")
     assert got.num_rows == expected.num_rows > 0
     assert window_rows(got, *names) == window_rows(expected, *names)

@@ -1,5 +1,5 @@
 """Bundle sizing: aim at the target time, grow at most 4x, shrink at most by half, stay in bounds."""
-from runtime.taskmanager.task import _next_bundle_size
+from runtime.taskmanager.bundles import next_bundle_size as _next_bundle_size
 
 
 def test_fast_bundles_grow_toward_the_target_time():

@@ -42,7 +42,7 @@ def test_subtasks_read_every_offset_once_and_a_restore_rescales():
 
 
 def test_a_rate_limited_source_catches_up_on_one_second_at_most_unless_it_is_realtime():
-    from runtime.taskmanager.task import _burst_rows
+    from runtime.taskmanager.bundles import burst_rows as _burst_rows
 
     assert _burst_rows(reader(0, 2, rows_per_second=1_000)) == 500  # this subtask's share of one second
     assert _burst_rows(reader(rows_per_second=1_000, realtime=True, timestamp_start=0)) >= 2**62

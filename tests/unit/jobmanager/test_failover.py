@@ -241,3 +241,15 @@ def test_a_terminal_job_ignores_everything(state):
     for event in (ev.CancelRequested(), ev.TaskManagerLost(TaskManagerId("tm-a"), "x"), ev.CheckpointsFailing("x"),
                   ev.RestartDelayPassed(0), ev.CancelTimedOut(0), ev.SlotsUnavailable(0, "x")):
         assert m.handle(event) == []
+
+
+def test_a_job_suspended_by_a_lost_leadership_stops_acting_even_mid_restart():
+    m = running()
+    m.handle(ev.TaskReported(attempts(m)[0].attempt_id, E.FAILED, "x"))
+    out = m.handle(ev.Suspended("leadership lost"))
+    assert out == [ev.JobStatusChanged(J.RESTARTING, J.SUSPENDED, "leadership lost"),
+                   ev.StopCheckpointing("leadership lost"), ev.JobSuspended()]
+    for event in (ev.RestartDelayPassed(0), ev.CancelRequested(), ev.CancelTimedOut(0),
+                  ev.TaskReported(attempts(m)[1].attempt_id, E.CANCELED), ev.Suspended("again")):
+        assert m.handle(event) == []
+    assert m.status == J.SUSPENDED

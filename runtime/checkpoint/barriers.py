@@ -1,0 +1,23 @@
+"""Barrier alignment: a task with several inputs snapshots once every input delivered the barrier."""
+from __future__ import annotations
+
+from runtime.messages import CheckpointBarrier
+from runtime.taskmanager.input_gate import InputGate
+
+
+class BarrierAligner:
+    """Which channels have delivered the barrier of the checkpoint being aligned."""
+
+    def __init__(self):
+        self.checkpoint_id: int | None = None
+        self.barrier: CheckpointBarrier | None = None
+        self.arrived: set[int] = set()
+
+    def start(self, barrier: CheckpointBarrier) -> None:
+        self.checkpoint_id, self.barrier, self.arrived = barrier.checkpoint_id, barrier, set()
+
+    def complete(self, gate: InputGate) -> bool:
+        return all(i in self.arrived or ch.finished for i, ch in enumerate(gate.channels))
+
+    def reset(self) -> None:
+        self.checkpoint_id, self.barrier, self.arrived = None, None, set()
