@@ -42,6 +42,7 @@ def help_text() -> str:
 
 @magics_class
 class FlinkMagics(Magics):
+    """The %flink line magic and %%flink cell magic; each subcommand lives in kernel_magics/commands."""
     def __init__(self, shell):
         super().__init__(shell)
         self.session = session_for(shell)

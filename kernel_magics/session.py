@@ -23,6 +23,7 @@ MAX_LIVE_DASHBOARDS = 4
 
 
 class FlinkSession:
+    """The notebook's connection to a cluster: its REST client, its event stream and the local cluster it started."""
     def __init__(self, shell):
         self.shell = shell
         self.cluster = None  # runtime.cluster.LocalCluster started by %flink local

@@ -31,6 +31,7 @@ STOP_TIMEOUT_S = 15.0
 
 
 class LocalCluster:
+    """A real JobManager and TaskManagers as child processes on this host, for notebooks, tests and the demo."""
     def __init__(self, taskmanagers: int = 2, slots: int = 2, config: dict[str, Any] | None = None,
                  working_dir: str | None = None, python: str | None = None, jobmanagers: int = 1):
         if jobmanagers < 1:

@@ -30,6 +30,7 @@ class IllegalTransition(FlinkbenchError, RuntimeError):
 
 
 class JobStatus(str, enum.Enum):
+    """A job's state, with Flink's names; moves only as JOB_TRANSITIONS allows."""
     INITIALIZING = "INITIALIZING"
     CREATED = "CREATED"
     RUNNING = "RUNNING"
@@ -47,6 +48,7 @@ class JobStatus(str, enum.Enum):
 
 
 class ExecutionState(str, enum.Enum):
+    """A subtask attempt's state, with Flink's names; moves only as EXECUTION_TRANSITIONS allows."""
     CREATED = "CREATED"
     SCHEDULED = "SCHEDULED"
     DEPLOYING = "DEPLOYING"

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 
 class DataStream:
+    """A stream of rows being defined: each method adds an operator to the job graph and returns the new stream."""
     def __init__(self, env: StreamExecutionEnvironment, op: OperatorSpec, timestamp_column: str | None = None):
         self.env = env
         self.op = op
@@ -242,6 +243,7 @@ class WindowedStream:
 
 
 class DataStreamSink:
+    """The end of a stream: where its rows go (a sink operator), with the sink's name and parallelism."""
     def __init__(self, stream: DataStream):
         self._stream = stream
         self.op = stream.op

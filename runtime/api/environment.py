@@ -52,6 +52,8 @@ def program_context(context: ProgramContext) -> Iterator[ProgramContext]:
 
 
 class StreamExecutionEnvironment:
+    """Where a job is built and from where it is submitted: sources, settings (parallelism, checkpointing,
+    mode) and execute."""
     def __init__(self, client: RestClient | None = None, config: dict[str, Any] | None = None):
         self._client = client
         self.config: dict[str, str] = {}

@@ -10,6 +10,7 @@ from typing import Any
 
 
 class Column:
+    """A column expression for select/filter/with_columns, rendered as Spark SQL."""
     __slots__ = ("sql",)
 
     def __init__(self, sql: str):

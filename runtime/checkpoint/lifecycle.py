@@ -40,6 +40,7 @@ from runtime.ids import ExecutionAttemptId
 
 
 class Phase(str, enum.Enum):
+    """How far a pending checkpoint got: acknowledgements, metadata, the HA store."""
     PENDING = "PENDING"
     ACKNOWLEDGED = "ACKNOWLEDGED"
     PUBLISHING = "PUBLISHING"

@@ -68,6 +68,7 @@ class ConnectorContext:
 
 
 class SourceReader:
+    """What a source connector implements: bundles of rows from its split, its position to snapshot and restore."""
     bounded: bool = True
     # Seconds of unused rate a rate-limited source may catch up on after a stall (a slow first
     # Spark action, a long GC); None catches up on all of it, as sources whose rows are due by
@@ -93,6 +94,7 @@ class SourceReader:
 
 
 class SinkWriter:
+    """What a sink connector implements: write bundles, stage them for a checkpoint, commit or abort them."""
     def __init__(self, ctx: ConnectorContext):
         self.ctx = ctx
 

@@ -51,6 +51,7 @@ def remove_quietly(path: str) -> None:
 
 
 class FileHaServices(HaServices):
+    """HA services on a shared directory: a renewed lease file for leadership, JSON files for jobs and checkpoints."""
     def __init__(self, root: str, lease_duration: float, clock=time.time):
         self.root = root
         self.lease_duration = lease_duration

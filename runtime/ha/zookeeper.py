@@ -48,6 +48,7 @@ def _store_call(what: str):
 
 
 class ZooKeeperHaServices(HaServices):
+    """HA services on ZooKeeper: an ephemeral leader znode, fenced writes as transactions checking its version."""
     def __init__(self, quorum: str, root: str, lease_duration: float):
         self.root = root
         self.lease_duration = lease_duration

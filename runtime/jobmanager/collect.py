@@ -21,6 +21,7 @@ DEFAULT_MAX_ROWS = 2_000_000
 
 
 class CollectBuffer:
+    """The rows a job's collect sinks delivered, kept for the client with offsets and de-duplication per checkpoint."""
     def __init__(self, max_rows: int = DEFAULT_MAX_ROWS, persist_dir: str | None = None):
         self.max_rows = max_rows
         self.persist_dir = persist_dir

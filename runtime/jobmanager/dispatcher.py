@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 
 class Dispatcher:
+    """Accepts jobs, gives each its own JobMaster and answers for the cluster as a whole; on the JobManager's loop."""
     def __init__(self, conf: Configuration, rm: ResourceManager, bus, working_dir: str = ".",
                  ha: HaServices | None = None):
         self.working_dir = working_dir

@@ -21,6 +21,7 @@ HISTORY = 2_000
 
 
 class Subscription:
+    """One reader of the event stream: a bounded queue of the events published since it subscribed."""
     def __init__(self, bus: EventBus):
         self._bus = bus
         self.seq = bus.seq  # the last event published before this subscription: it sees every later one
@@ -35,6 +36,7 @@ class Subscription:
 
 
 class EventBus:
+    """Fans the JobManager's events out to every subscriber of /events, keeping a short history for late readers."""
     def __init__(self):
         self._seq = 0
         self._subscribers: set[Subscription] = set()

@@ -61,6 +61,7 @@ def resolve_token(conf: Configuration) -> tuple[str, str]:
 
 
 class JobManager:
+    """The JobManager process: REST, event stream and control channel in front of the Dispatcher and ResourceManager."""
     def __init__(self, conf: Configuration):
         self.conf = conf
         self.token, self.token_file = resolve_token(conf)

@@ -21,6 +21,7 @@ class RestartDecision:
 
 
 class RestartStrategy:
+    """Decides after each failure whether the job restarts, and after how long; this base never restarts."""
     name = "none"
 
     def on_failure(self, now: float | None = None) -> RestartDecision:
@@ -28,6 +29,7 @@ class RestartStrategy:
 
 
 class FixedDelay(RestartStrategy):
+    """restart-strategy.type fixed-delay: a fixed number of restarts, each after the same delay."""
     name = "fixed-delay"
 
     def __init__(self, attempts: int, delay: float):
@@ -41,6 +43,7 @@ class FixedDelay(RestartStrategy):
 
 
 class FailureRate(RestartStrategy):
+    """restart-strategy.type failure-rate: restart unless too many failures fall within the interval."""
     name = "failure-rate"
 
     def __init__(self, max_failures: int, interval: float, delay: float):
@@ -58,6 +61,7 @@ class FailureRate(RestartStrategy):
 
 
 class ExponentialDelay(RestartStrategy):
+    """restart-strategy.type exponential-delay: a pause that grows per failure and resets after a quiet time."""
     name = "exponential-delay"
 
     def __init__(self, initial: float, maximum: float, multiplier: float, reset_after: float, attempts: int):

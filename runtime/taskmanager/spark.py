@@ -30,6 +30,7 @@ HASH_MODULUS = 2_147_483_647  # a prime: uniform enough for generated values
 
 
 class SparkRunner:
+    """A TaskManager's Spark session and the plans its tasks run on it (the one place pyspark is used)."""
     def __init__(self, conf: Configuration, slots: int, app_name: str = "flinkbench-taskmanager"):
         self.keeper = SparkSessionKeeper(conf, slots, app_name)
         self._schemas: dict[str, Any] = {}

@@ -21,7 +21,6 @@ Python traceback.
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 import time
 from typing import Any
@@ -37,22 +36,25 @@ from runtime.messages import (AcknowledgeCheckpoint, CheckpointBarrier, DeclineC
                               TaskDeploymentDescriptor, TaskStateChanged, TriggerCheckpoint, Watermark)
 from runtime.states import ExecutionState
 from runtime.checkpoint.barriers import BarrierAligner
-from runtime.taskmanager.bundles import burst_rows, next_bundle_size
+from runtime.checkpoint.task_state import read_restored, take_snapshot
 from runtime.taskmanager.chain import OperatorChain, OperatorError
 from runtime.taskmanager.input_gate import InputGate
 from runtime.taskmanager.metrics import TaskMetricsTracker
 from runtime.taskmanager.network import ResultPartition
 from runtime.taskmanager.partitioning import split_for_output
+from runtime.taskmanager.source_loop import SourceLoop
 from runtime.taskmanager.watermarks import WatermarkValve, from_wire, to_wire
 from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME
 
 log = logging.getLogger(__name__)
 
 METRICS_INTERVAL_S = 1.0
-SINK_STAGING = "__sink_staging__"  # the snapshot table of what a sink staged (not an operator id)
 
 
 class Task:
+    """One deployed subtask attempt: sets up its chain, connectors and exchange, runs its source loop
+    or its input loop, snapshots on barriers and reports its state; runs on the TaskManager's loop."""
+
     def __init__(self, tdd: TaskDeploymentDescriptor, tm):
         self.tdd = tdd
         self.tm = tm
@@ -65,8 +67,8 @@ class Task:
         self.valve: WatermarkValve | None = None
         self.output_watermark = BEFORE_TIME
         self.aligner = BarrierAligner()
-        self._triggers: collections.deque[TriggerCheckpoint] = collections.deque()
-        self._stopped_at: int | None = None  # the stop-with-savepoint checkpoint this task ended with
+        self.source_loop = SourceLoop(self)
+        self.stopped_at: int | None = None  # the stop-with-savepoint checkpoint this task ended with
         self._stop_outcome: asyncio.Future | None = None
         self._runner: asyncio.Task | None = None
         self._cancelled = False
@@ -93,10 +95,10 @@ class Task:
             self.metrics.start()
             self._report(ExecutionState.RUNNING)
             if self.is_source:
-                await self._run_source()
+                await self.source_loop.run()
             else:
                 await self._run_inputs()
-            if self._stopped_at is None:
+            if self.stopped_at is None:
                 await self._finish_outputs()
             else:
                 await self._await_stop_savepoint()
@@ -151,7 +153,8 @@ class Task:
 
     async def _restore(self) -> None:
         """Load the snapshots of every old subtask that ran one of our operators and hand each its part."""
-        sources, sinks, keyed = await self.run_blocking(self._read_snapshots)
+        sources, sinks, keyed = await self.run_blocking(read_restored, self.tdd, self.reader is not None,
+                                                        self.sink is not None)
         if sources:
             self.reader.restore(sources)
         if self.sink is not None:  # on the loop: restoring a sink may send to the JobManager
@@ -161,92 +164,9 @@ class Task:
         for stage in self.chain.stateful:
             await self.run_blocking(stage.operator.restore, keyed.get(stage.op.id, []), range(kg.start, kg.end + 1))
 
-    def _read_snapshots(self):
-        """Blocking: read this task's share of the restored checkpoint from storage."""
-        op_ids = {op.id for op in self.tdd.operators}
-        sources, sinks, keyed = [], [], collections.defaultdict(list)
-        for pointer in self.tdd.restore:
-            meta, tables = storage.read_subtask_state(pointer)
-            if meta.get("source") is not None and self.reader is not None and meta.get("source_op") in op_ids:
-                sources.append(meta["source"])
-            if meta.get("sink") is not None and self.sink is not None and meta.get("sink_op") in op_ids:
-                sinks.append((meta["subtask"], meta["sink"], tables.get(SINK_STAGING)))
-            for op_id, table in tables.items():
-                if op_id in op_ids:
-                    keyed[op_id].append(table)
-        return sources, sinks, keyed
-
-    # -- the source loop ----------------------------------------------------------------------
-    async def _run_source(self) -> None:
-        conf = self.tm.conf
-        target, max_rows, min_rows = (conf.get("taskmanager.bundle.target-time"),
-                                      conf.get("taskmanager.bundle.max-rows"), conf.get("taskmanager.bundle.min-rows"))
-        size = min_rows
-        overhead = None  # the quickest bundle so far: what one Spark action costs at least
-        started = time.monotonic()
-        emitted = 0
-        finished = False
-        while not finished:
-            if await self._take_source_checkpoints():
-                return  # stopped with a savepoint: no end-of-input watermark, the job resumes later
-            allowed = self.reader.rows_allowed_now(time.monotonic() - started)
-            if allowed is not None:
-                emitted = max(emitted, allowed - burst_rows(self.reader))
-            want = size if allowed is None else min(size, allowed - emitted)
-            if want <= 0:
-                await self._maybe_idle()
-                with self.metrics.idle():
-                    await asyncio.sleep(min(target, 0.05))
-                continue
-            t0 = time.monotonic()
-            table, finished, rows_read = await self.run_blocking(self._source_bundle, want)
-            if rows_read is None:  # the reader cannot tell before the action: count what came out
-                rows_read = table.num_rows if table is not None else 0
-            emitted += rows_read
-            self.metrics.records_in += rows_read
-            if rows_read == 0 and not finished:
-                await self._maybe_idle()
-                with self.metrics.idle():
-                    await asyncio.sleep(min(target, 0.1))  # nothing new yet (a watched directory, a push source)
-                continue
-            await self._emit(table)
-            await self._advance_watermark(self.chain.assigner.current if self.chain.assigner else None)
-            self._bundle_done(t0)
-            took = time.monotonic() - t0
-            overhead = took if overhead is None else min(overhead, took)
-            size = next_bundle_size(size, took, target, min_rows, max_rows, overhead)
-        await self._advance_watermark(END_OF_TIME)
-
-    def _source_bundle(self, rows: int):
-        """Blocking: one bundle through the chain as one Spark plan, out as Arrow."""
-        try:
-            df, read, finished = self.reader.next_bundle(rows)
-        except ValueError as err:  # bad connector options surface here, at the first read
-            raise ConnectorError(f"source '{self.tdd.operators[0].name}': {err}") from None
-        if df is None:
-            return None, finished, 0
-        return self.chain.process(self.spark, df), finished, read
-
-    async def _take_source_checkpoints(self) -> bool:
-        """At a bundle boundary: snapshot and send barriers for triggered checkpoints; True to stop."""
-        while self._triggers:
-            t = self._triggers.popleft()
-            barrier = CheckpointBarrier(t.checkpoint_id, t.timestamp, t.is_savepoint, t.target, t.stop, t.drain)
-            await self._checkpoint(barrier)
-            if barrier.stop:
-                self._stopped_at = barrier.checkpoint_id
-                return True
-        return False
-
-    async def _maybe_idle(self) -> None:
-        assigner = self.chain.assigner
-        if assigner is not None and assigner.is_idle():
-            for partition in self.partitions:
-                await partition.broadcast_event(Watermark(to_wire(self.output_watermark), idle=True))
-
     def trigger_checkpoint(self, trigger: TriggerCheckpoint) -> None:
-        """From the JobManager, for source tasks: take it at the next bundle boundary."""
-        self._triggers.append(trigger)
+        """From the JobManager, for source tasks: taken at the next bundle boundary."""
+        self.source_loop.trigger(trigger)
 
     # -- the input loop -----------------------------------------------------------------------
     async def _run_inputs(self) -> None:
@@ -296,30 +216,30 @@ class Task:
                 except asyncio.TimeoutError:
                     pass
             for table in await self.run_blocking(self.chain.on_processing_time, self.spark):
-                await self._emit(table)
+                await self.emit(table)
 
     async def _on_table(self, table: pa.Table) -> None:
         t0 = time.monotonic()
         self.metrics.records_in += table.num_rows
         self.metrics.bytes_in += table.nbytes
         out = await self.run_blocking(self.chain.process, self.spark, table) if self.chain.runs_in_spark else table
-        await self._emit(out)
+        await self.emit(out)
         if self.chain.assigner is not None:
-            await self._advance_watermark(self.chain.assigner.current)
-        self._bundle_done(t0)
+            await self.advance_watermark(self.chain.assigner.current)
+        self.bundle_done(t0)
 
     async def _on_input_watermark(self, watermark: int | None) -> None:
         if watermark is not None and self.chain.assigner is None:
-            await self._advance_watermark(watermark)
+            await self.advance_watermark(watermark)
 
-    async def _advance_watermark(self, watermark: int | None) -> None:
+    async def advance_watermark(self, watermark: int | None) -> None:
         """Fire what the new watermark completes, then pass it on."""
         if watermark is None or watermark <= self.output_watermark:
             return
         self.output_watermark = watermark
         if self.chain.stateful:
             for table in await self.run_blocking(self.chain.on_watermark, self.spark, watermark):
-                await self._emit(table)
+                await self.emit(table)
         if watermark != END_OF_TIME:
             self.metrics.watermark = to_wire(watermark)
             for partition in self.partitions:
@@ -342,10 +262,10 @@ class Task:
     async def _aligned(self) -> bool:
         barrier = self.aligner.barrier
         self.aligner.reset()
-        await self._checkpoint(barrier)
+        await self.checkpoint(barrier)
         self.gate.unblock_all()
         if barrier.stop:
-            self._stopped_at = barrier.checkpoint_id
+            self.stopped_at = barrier.checkpoint_id
         return barrier.stop
 
     async def _await_stop_savepoint(self) -> None:
@@ -353,34 +273,17 @@ class Task:
         if self._stop_outcome is None:
             self._stop_outcome = asyncio.get_running_loop().create_future()
         if not await self._stop_outcome:
-            raise RuntimeError(f"stop-with-savepoint {self._stopped_at} did not complete; the job goes on from "
+            raise RuntimeError(f"stop-with-savepoint {self.stopped_at} did not complete; the job goes on from "
                                "its last checkpoint")
 
     # -- snapshots ----------------------------------------------------------------------------
-    async def _checkpoint(self, barrier: CheckpointBarrier) -> None:
+    async def checkpoint(self, barrier: CheckpointBarrier) -> None:
         """Snapshot now (in memory, between bundles), forward the barrier, upload in the background."""
-        await self._advance_watermark(END_OF_TIME if barrier.drain else None)  # stop with drain: all fires first
-        meta, tables = self._snapshot(barrier.checkpoint_id)
+        await self.advance_watermark(END_OF_TIME if barrier.drain else None)  # stop with drain: all fires first
+        meta, tables = take_snapshot(self.tdd, self.reader, self.sink, self.chain.stateful, barrier.checkpoint_id)
         for partition in self.partitions:
             await partition.broadcast_event(barrier)
         asyncio.get_running_loop().create_task(self._upload(barrier, meta, tables))
-
-    def _snapshot(self, checkpoint_id: int) -> tuple[dict, dict[str, pa.Table]]:
-        meta = {"subtask": self.tdd.subtask_index, "parallelism": self.tdd.parallelism,
-                "operators": [op.id for op in self.tdd.operators]}
-        tables: dict[str, pa.Table] = {}
-        if self.reader is not None:
-            meta["source"], meta["source_op"] = self.reader.snapshot(), self.tdd.operators[0].id
-        if self.sink is not None:
-            sink_meta, staged = self.sink.prepare_commit(checkpoint_id)
-            meta["sink"], meta["sink_op"] = sink_meta, self.tdd.operators[-1].id
-            if staged is not None:
-                tables[SINK_STAGING] = staged
-        for stage in self.chain.stateful:
-            table = stage.operator.snapshot()
-            if table is not None:
-                tables[stage.op.id] = table
-        return meta, tables
 
     async def _upload(self, barrier: CheckpointBarrier, meta: dict, tables: dict) -> None:
         checkpoint_id, target = barrier.checkpoint_id, barrier.target
@@ -405,14 +308,14 @@ class Task:
         self._settle_stop(checkpoint_id, False)
 
     def _settle_stop(self, checkpoint_id: int, completed: bool) -> None:
-        if self._stopped_at is not None and checkpoint_id >= self._stopped_at:
+        if self.stopped_at is not None and checkpoint_id >= self.stopped_at:
             if self._stop_outcome is None:
                 self._stop_outcome = asyncio.get_running_loop().create_future()
             if not self._stop_outcome.done():
                 self._stop_outcome.set_result(completed)
 
     # -- output -------------------------------------------------------------------------------
-    async def _emit(self, table: pa.Table | None) -> None:
+    async def emit(self, table: pa.Table | None) -> None:
         if table is None or table.num_rows == 0:
             return
         self.metrics.records_out += table.num_rows
@@ -427,7 +330,7 @@ class Task:
             for channel, piece in pieces.items():
                 await partition.emit(channel, piece)
 
-    def _bundle_done(self, t0: float) -> None:
+    def bundle_done(self, t0: float) -> None:
         self.metrics.bundles += 1
         self.metrics.bundle_time_s = time.monotonic() - t0
 

@@ -48,6 +48,7 @@ REQUEST_TIMEOUT_S = 30.0
 
 
 class TaskManager:
+    """The TaskManager process: registers its slots with the leading JobManager, runs the tasks deployed into them."""
     def __init__(self, conf: Configuration, jobmanager_url: str, token: str, slots: int | None = None):
         self.conf = conf
         self.bootstrap_url = self.jobmanager_url = jobmanager_url.rstrip("/")

@@ -42,6 +42,8 @@ def needs_raw_rows(window: dict, aggregates: list[dict]) -> bool:
 
 
 class WindowOperator:
+    """Keyed event-time windows (tumbling, sliding, session) with allowed lateness, as a stateful operator of
+    a chain."""
     def __init__(self, params: dict, udfs: dict[str, Callable] | None = None):
         self.keys: list[str] = params["keys"]
         self.window: dict = params["window"]

@@ -32,6 +32,7 @@ PROVIDER_DECISIONS_KEPT = 30
 
 
 class ClusterModel:
+    """The cluster as the event stream tells it: TaskManagers, slots, jobs, subtasks, checkpoints."""
     def __init__(self):
         self.lock = threading.RLock()
         self.version = 0

@@ -31,6 +31,8 @@ def events_url(http_url: str) -> str:
 
 
 class EventStream:
+    """Reads a JobManager's /events WebSocket on a thread into a ClusterModel, reconnecting (and following the
+    leader)."""
     def __init__(self, model: ClusterModel, url: str, token: str | None,
                  on_leader_change: Callable[[str], None] | None = None):
         self.model = model

@@ -1,0 +1,101 @@
+"""The loop of a source task: read a bundle, run it through the chain, emit it, take checkpoints
+at bundle boundaries (a source has no barriers to wait for: the JobManager's trigger is its barrier).
+
+Bundles are sized to take about ``taskmanager.bundle.target-time`` each (runtime.taskmanager.bundles);
+a rate-limited source never runs further ahead of its pace than its burst allows. Runs on the
+TaskManager's loop; each bundle's Spark work runs in the task's thread pool.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import time
+from typing import TYPE_CHECKING
+
+from runtime.connectors.base import ConnectorError
+from runtime.messages import CheckpointBarrier, TriggerCheckpoint, Watermark
+from runtime.taskmanager.bundles import burst_rows, next_bundle_size
+from runtime.taskmanager.watermarks import to_wire
+from runtime.taskmanager.window_operator import END_OF_TIME
+
+if TYPE_CHECKING:
+    from runtime.taskmanager.task import Task
+
+
+class SourceLoop:
+    """Drives one source task; the checkpoints the JobManager triggers wait here for a bundle boundary."""
+
+    def __init__(self, task: Task):
+        self.task = task
+        self._triggers: collections.deque[TriggerCheckpoint] = collections.deque()
+
+    def trigger(self, trigger: TriggerCheckpoint) -> None:
+        self._triggers.append(trigger)
+
+    async def run(self) -> None:
+        """Until the source is exhausted (then the watermark jumps to the end of time) or a
+        stop-with-savepoint stops it (then it does not: the job resumes from the savepoint)."""
+        task, conf = self.task, self.task.tm.conf
+        target, max_rows, min_rows = (conf.get("taskmanager.bundle.target-time"),
+                                      conf.get("taskmanager.bundle.max-rows"), conf.get("taskmanager.bundle.min-rows"))
+        size, overhead = min_rows, None  # overhead: the quickest bundle so far, what one Spark action costs
+        started, emitted, finished = time.monotonic(), 0, False
+        while not finished:
+            if await self._take_checkpoints():
+                return
+            allowed = task.reader.rows_allowed_now(time.monotonic() - started)
+            if allowed is not None:
+                emitted = max(emitted, allowed - burst_rows(task.reader))
+            want = size if allowed is None else min(size, allowed - emitted)
+            if want <= 0:
+                await self._idle(min(target, 0.05))
+                continue
+            t0 = time.monotonic()
+            table, finished, rows_read = await task.run_blocking(self._bundle, want)
+            if rows_read is None:  # the reader cannot tell before the action: count what came out
+                rows_read = table.num_rows if table is not None else 0
+            emitted += rows_read
+            task.metrics.records_in += rows_read
+            if rows_read == 0 and not finished:
+                await self._idle(min(target, 0.1))  # nothing new yet (a watched directory, a push source)
+                continue
+            await task.emit(table)
+            await task.advance_watermark(task.chain.assigner.current if task.chain.assigner else None)
+            task.bundle_done(t0)
+            took = time.monotonic() - t0
+            overhead = took if overhead is None else min(overhead, took)
+            size = next_bundle_size(size, took, target, min_rows, max_rows, overhead)
+        await task.advance_watermark(END_OF_TIME)
+
+    def _bundle(self, rows: int):
+        """Blocking: one bundle through the chain as one Spark plan, out as Arrow."""
+        task = self.task
+        try:
+            df, read, finished = task.reader.next_bundle(rows)
+        except ValueError as err:  # bad connector options surface here, at the first read
+            raise ConnectorError(f"source '{task.tdd.operators[0].name}': {err}") from None
+        if df is None:
+            return None, finished, 0
+        return task.chain.process(task.spark, df), finished, read
+
+    async def _take_checkpoints(self) -> bool:
+        """At a bundle boundary: snapshot and send barriers for triggered checkpoints; True to stop."""
+        while self._triggers:
+            trigger = self._triggers.popleft()
+            barrier = CheckpointBarrier(trigger.checkpoint_id, trigger.timestamp, trigger.is_savepoint,
+                                        trigger.target, trigger.stop, trigger.drain)
+            await self.task.checkpoint(barrier)
+            if barrier.stop:
+                self.task.stopped_at = barrier.checkpoint_id
+                return True
+        return False
+
+    async def _idle(self, pause: float) -> None:
+        """No rows for now: tell consumers the source is idle (if its watermark says so), then wait."""
+        task = self.task
+        assigner = task.chain.assigner
+        if assigner is not None and assigner.is_idle():
+            for partition in task.partitions:
+                await partition.broadcast_event(Watermark(to_wire(task.output_watermark), idle=True))
+        with task.metrics.idle():
+            await asyncio.sleep(pause)
