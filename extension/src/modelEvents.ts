@@ -3,8 +3,16 @@
  * type. The event types are generated from runtime/events.py (events.ts), the same classes the
  * Python view model dispatches on, so both sides name and read every event the same way.
  */
-import type { ICellLink, IActivity, IJobState, ISlotState, ITaskManagerState } from './model';
-import type { ICheckpoint, IJobManagerInfo, ITaskMetrics } from './types';
+import type {
+  IActivity,
+  ICellLink,
+  ICheckpoint,
+  IJobManagerInfo,
+  IJobState,
+  ISlotState,
+  ITaskManagerState,
+  ITaskMetrics
+} from './types';
 import { lastLine, short } from './format';
 import { applyProviderDecision } from './provider';
 import {

@@ -4,7 +4,7 @@
  * every decision becomes a line of the cluster's activity.
  */
 import type { ResourceProviderDecisionEvent } from './events';
-import type { IActivity, ITaskManagerState } from './model';
+import type { IActivity, ITaskManagerState } from './types';
 
 type TaskManagers = Map<string, ITaskManagerState>;
 

@@ -145,3 +145,62 @@ export interface IProxyError {
   type: 'ProxyError';
   message: string;
 }
+
+// -- what the panel keeps (ClusterModel's state), built from the snapshot and the events ------------
+
+export interface ISlotState {
+  index: number;
+  jobId: string | null;
+  jobName: string | null;
+  /** "task name #subtask" of every subtask deployed in the slot. */
+  tasks: Set<string>;
+}
+
+export interface ITaskManagerState {
+  id: string;
+  host: string;
+  pid?: number;
+  lost: boolean;
+  starting?: boolean; // started by the local resource provider, not registered yet: its slots are to come
+  reason?: string;
+  slots: ISlotState[];
+}
+
+export interface ISubtaskState {
+  vertexId: string;
+  taskName: string;
+  subtask: number;
+  state: string;
+  tmId: string | null;
+  slot: number | null;
+  metrics: ITaskMetrics;
+}
+
+export interface IJobState {
+  jid: string;
+  name: string;
+  state: string;
+  startTime: number;
+  endTime: number;
+  parallelism: number;
+  restarts: number;
+  /** Sum of the sinks' output rate; from the snapshot until the first metrics arrive. */
+  recordsPerS: number;
+  subtasks: Map<string, ISubtaskState>;
+  /** Vertices with no consumers, learnt from the job's plan; their rate is the job's rate. */
+  sinkVertices: Set<string> | null;
+  checkpoints: ICheckpoint[];
+}
+
+/** A notebook cell a job was submitted from. */
+export interface ICellLink {
+  path: string;
+  cellId: string;
+}
+
+/** One line of the cluster's recent activity: the ResourceManager's decisions and failovers. */
+export interface IActivity {
+  ts: number;
+  text: string;
+  kind: 'info' | 'warn' | 'error';
+}

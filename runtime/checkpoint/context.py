@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from runtime.ids import ExecutionAttemptId, JobId, JobVertexId
-from runtime.jobmanager.gateways import TaskExecutorGateway
+from runtime.gateways import TaskExecutorGateway
 
 
 class CheckpointContext(Protocol):

@@ -27,7 +27,7 @@ from runtime.checkpoint.lifecycle import CheckpointLifecycle, CheckpointSettings
 from runtime.checkpoint.lifecycle_events import CompletedCheckpoint, SubtaskSnapshot
 from runtime.errors import CheckpointError
 from runtime.ids import ExecutionAttemptId
-from runtime.jobmanager.gateways import TaskManagerGone
+from runtime.gateways import TaskManagerGone
 from runtime.jobmanager.snapshots import (CheckpointConfigSnapshot, CheckpointRecord, CheckpointStatsSnapshot,
                                           RestoredCheckpoint)
 from runtime.messages import (AcknowledgeCheckpoint, DeclineCheckpoint, NotifyCheckpointAborted,

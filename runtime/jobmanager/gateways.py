@@ -10,8 +10,8 @@ fake in a unit test and read on its own. Names follow Flink's (RestfulGateway, D
   naming the leader), like Flink's leader retrieval in front of its handlers.
 - ResourceManagerGateway: what JobMasters (slots) and TaskManagers' control connections
   (registration, heartbeats, slot offers) ask of the ResourceManager.
-- TaskExecutorGateway: what a JobMaster asks of the TaskManager that holds one of its slots; the
-  ResourceManager hands one out with every AllocatedSlot, so a JobMaster never looks TaskManagers up.
+- AllocatedSlot: a slot handed to a job, with the TaskExecutorGateway (runtime.gateways) of the
+  TaskManager holding it, so a JobMaster never looks TaskManagers up.
 - JobMasterGateway: what the control channel and the Dispatcher ask of one job's JobMaster.
 """
 from __future__ import annotations
@@ -21,14 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from runtime.errors import ClusterError
-from runtime.ids import AllocationId, ExecutionAttemptId, JobId, TaskManagerId, TriggerId
+from runtime.gateways import TaskExecutorGateway
+from runtime.ids import AllocationId, JobId, TaskManagerId, TriggerId
 from runtime.jobmanager.snapshots import (CheckpointConfigSnapshot, CheckpointStatsSnapshot, ClusterOverview,
                                           FailureRecord, JobSnapshot, JobSummary, OperationStatus, PushAccepted,
                                           PushSourceSnapshot, ResultsPage, TaskManagerSnapshot)
 from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, FetchPushedRows,
-                              NotifyCheckpointAborted, NotifyCheckpointComplete, PushedRows, RegisterTaskManager,
-                              SlotOffer, SlotStatus, TaskDeploymentDescriptor, TaskMetrics, TaskStateChanged,
-                              TriggerCheckpoint)
+                              PushedRows, RegisterTaskManager,
+                              SlotOffer, SlotStatus, TaskMetrics, TaskStateChanged)
 from runtime.states import JobStatus
 
 
@@ -137,37 +137,12 @@ class LeaderRetriever(Protocol):
 # ---------------------------------------------------------------------------------------------
 # ResourceManager, TaskExecutor (TaskManager) and JobMaster
 # ---------------------------------------------------------------------------------------------
-class TaskManagerGone(ClusterError):
-    """The TaskManager behind a gateway left the ResourceManager's table: nothing reaches it any more."""
-
-
 class ControlConnection(Protocol):
     """The JobManager's end of one TaskManager's control connection: one-way messages, and hang-up."""
 
     def send(self, message: Any) -> None: ...
 
     def close(self, reason: str) -> None: ...
-
-
-class TaskExecutorGateway(Protocol):
-    """What a JobMaster asks of the TaskManager holding one of its slots (Flink's TaskExecutorGateway).
-
-    Each call is one message on the control connection, answered later by the TaskManager's own
-    reports (task states, checkpoint acknowledgements). Every call raises TaskManagerGone once that
-    TaskManager has been declared lost or has registered anew."""
-
-    @property
-    def tm_id(self) -> TaskManagerId: ...
-
-    def submit_task(self, descriptor: TaskDeploymentDescriptor) -> None: ...
-
-    def cancel_task(self, attempt_id: ExecutionAttemptId) -> None: ...
-
-    def trigger_checkpoint(self, message: TriggerCheckpoint) -> None: ...
-
-    def confirm_checkpoint(self, message: NotifyCheckpointComplete) -> None: ...
-
-    def abort_checkpoint(self, message: NotifyCheckpointAborted) -> None: ...
 
 
 @dataclass(frozen=True)

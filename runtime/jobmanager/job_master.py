@@ -25,7 +25,8 @@ from runtime.jobmanager.execution_graph import ExecutionGraph
 from runtime.jobmanager.failover import JobFailover
 from runtime.jobmanager.operations import OperationCache
 from runtime.jobmanager.push import PushLogs
-from runtime.jobmanager.gateways import ResourceManagerGateway, TaskExecutorGateway, TaskManagerGone
+from runtime.gateways import TaskExecutorGateway, TaskManagerGone
+from runtime.jobmanager.gateways import ResourceManagerGateway
 from runtime.jobmanager.resource_manager import NoResourceAvailable
 from runtime.jobmanager.restart import restart_strategy
 from runtime.jobmanager.snapshots import FailureRecord, JobSnapshot, JobSummary, SubtaskSnapshot, VertexSnapshot

@@ -21,7 +21,8 @@ from collections.abc import Callable
 from runtime import events
 from runtime.errors import ClusterError
 from runtime.ids import AllocationId, JobId, TaskManagerId
-from runtime.jobmanager.gateways import AllocatedSlot, ControlConnection, TaskManagerGone
+from runtime.gateways import TaskManagerGone
+from runtime.jobmanager.gateways import AllocatedSlot, ControlConnection
 from runtime.jobmanager.snapshots import SlotSnapshot, TaskManagerSnapshot
 from runtime.messages import (CancelTask, DeployTask, FreeSlot, NotifyCheckpointAborted, NotifyCheckpointComplete,
                               RegisterTaskManager, RequestSlot, SlotOffer, SlotStatus, TaskDeploymentDescriptor,

@@ -10,22 +10,50 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import pyarrow as pa
 
 from runtime.connectors.base import ConnectorError
-from runtime.messages import CheckpointBarrier, TriggerCheckpoint, Watermark
+from runtime.messages import CheckpointBarrier, TaskDeploymentDescriptor, TriggerCheckpoint, Watermark
 from runtime.taskmanager.bundles import burst_rows, next_bundle_size
+from runtime.taskmanager.metrics import TaskMetricsTracker
+from runtime.taskmanager.network import ResultPartition
 from runtime.taskmanager.watermarks import to_wire
 from runtime.taskmanager.window_operator import END_OF_TIME
 
-if TYPE_CHECKING:
-    from runtime.taskmanager.task import Task
+
+class SourceTask(Protocol):
+    """What the source loop needs of its task (runtime.taskmanager.task.Task)."""
+
+    tdd: TaskDeploymentDescriptor
+    tm: Any
+    reader: Any
+    chain: Any
+    metrics: TaskMetricsTracker
+    partitions: list[ResultPartition]
+    output_watermark: int
+    stopped_at: int | None
+
+    @property
+    def spark(self) -> Any: ...
+
+    async def run_blocking(self, fn: Callable, *args) -> Any: ...
+
+    async def emit(self, table: pa.Table | None) -> None: ...
+
+    async def advance_watermark(self, watermark: int | None) -> None: ...
+
+    def bundle_done(self, t0: float) -> None: ...
+
+    async def checkpoint(self, barrier: CheckpointBarrier) -> None: ...
 
 
 class SourceLoop:
     """Drives one source task; the checkpoints the JobManager triggers wait here for a bundle boundary."""
 
-    def __init__(self, task: Task):
+    def __init__(self, task: SourceTask):
         self.task = task
         self._triggers: collections.deque[TriggerCheckpoint] = collections.deque()
 

@@ -35,7 +35,7 @@ from runtime.keygroups import KEY_GROUP_COLUMN, KeyGroupRange
 from runtime.messages import (AcknowledgeCheckpoint, CheckpointBarrier, DeclineCheckpoint, EndOfPartition,
                               TaskDeploymentDescriptor, TaskStateChanged, TriggerCheckpoint, Watermark)
 from runtime.states import ExecutionState
-from runtime.checkpoint.barriers import BarrierAligner
+from runtime.taskmanager.barriers import BarrierAligner
 from runtime.checkpoint.task_state import read_restored, take_snapshot
 from runtime.taskmanager.chain import OperatorChain, OperatorError
 from runtime.taskmanager.input_gate import InputGate

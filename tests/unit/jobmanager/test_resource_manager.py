@@ -5,7 +5,7 @@ import pytest
 
 from runtime.ids import JobId, TaskManagerId
 from runtime.jobmanager.event_bus import EventBus
-from runtime.jobmanager.gateways import TaskManagerGone
+from runtime.gateways import TaskManagerGone
 from runtime.jobmanager.resource_manager import NoResourceAvailable, ResourceManager
 from runtime.messages import CancelTask, FreeSlot, RegisterTaskManager, RequestSlot, SlotOffer
 
