@@ -100,6 +100,13 @@ class ExecutionJobVertex:
         return ExecutionState.FINISHED
 
 
+def _placed(execution: Execution) -> AllocatedSlot:
+    """The slot of an attempt being deployed; every attempt of a round has one before any deploys."""
+    if execution.slot is None:
+        raise RuntimeError(f"attempt {execution.attempt_id} has no slot yet")
+    return execution.slot
+
+
 def vertex_id_for(head_op_id: str) -> JobVertexId:
     """Stable across restarts and resubmission of the same graph, so checkpointed state finds its task."""
     return JobVertexId(hashlib.md5(head_op_id.encode()).hexdigest())
@@ -144,11 +151,14 @@ class ExecutionGraph:
         op_to_vertex: dict[str, JobVertexId] = {}
         for chain in chain_operators(graph):
             vid = vertex_id_for(chain[0].id)
+            parallelism = chain[0].parallelism
+            if parallelism is None:
+                raise ValueError(f"operator '{chain[0].name}' has no parallelism: validate the JobGraph first")
             for op in chain:
                 op_to_vertex[op.id] = vid
             self.vertices.append(ExecutionJobVertex(
                 id=vid, name=" -> ".join(op.name for op in chain), operators=chain,
-                parallelism=chain[0].parallelism, inputs=graph.inputs_of(chain[0].id),
+                parallelism=parallelism, inputs=graph.inputs_of(chain[0].id),
                 outputs=graph.outputs_of(chain[-1].id)))
         self.op_to_vertex = op_to_vertex
         self.reset_attempts()
@@ -197,8 +207,8 @@ class ExecutionGraph:
         inputs = []
         for edge in vertex.inputs:
             upstream = self.vertex(self.op_to_vertex[edge.source])
-            producers = [ProducerLocation(s.current.attempt_id, s.subtask_index, s.current.tm_id,
-                                          s.current.host, s.current.data_port) for s in upstream.subtasks]
+            producers = [ProducerLocation(s.current.attempt_id, s.subtask_index, slot.tm_id, slot.host, slot.data_port)
+                         for s in upstream.subtasks for slot in [_placed(s.current)]]
             inputs.append(InputGateDescriptor(upstream.id, edge.partitioning, producers))
         outputs = [OutputDescriptor(self.op_to_vertex[e.target], e.partitioning, e.keys,
                                     self.vertex(self.op_to_vertex[e.target]).parallelism) for e in vertex.outputs]
@@ -206,7 +216,7 @@ class ExecutionGraph:
             job_id=job_id, job_name=self.job_graph.name, vertex_id=vertex.id, task_name=vertex.name,
             attempt_id=execution.attempt_id, attempt_number=execution.attempt_number,
             subtask_index=execution.subtask_index, parallelism=vertex.parallelism,
-            max_parallelism=conf.get("pipeline.max-parallelism"), allocation_id=execution.allocation_id,
+            max_parallelism=conf.get("pipeline.max-parallelism"), allocation_id=_placed(execution).allocation_id,
             operators=vertex.operators, inputs=inputs, outputs=outputs, config=conf.as_strings(),
             runtime_mode=conf.get("execution.runtime-mode"), checkpointing=checkpointing)
 

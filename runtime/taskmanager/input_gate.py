@@ -49,25 +49,25 @@ class InputGate:
 
     async def connect(self, deadline_s: float = CONNECT_DEADLINE_S) -> None:
         """Connect to every producer (retrying until ``deadline_s``) and start reading."""
-        await asyncio.gather(*(self._connect(ch, deadline_s) for ch in self.channels))
-        for ch in self.channels:
-            self.attach(ch.index, ch.reader, ch.writer)
+        streams = await asyncio.gather(*(self._connect(ch, deadline_s) for ch in self.channels))
+        for ch, (reader, writer) in zip(self.channels, streams):
+            self.attach(ch.index, reader, writer)
 
     def attach(self, channel: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Read ``channel`` from this stream pair (connect() does it for each; tests hand in their own)."""
         ch = self.channels[channel]
         ch.reader, ch.writer = reader, writer
-        self._readers.append(asyncio.get_running_loop().create_task(self._read(ch)))
+        self._readers.append(asyncio.get_running_loop().create_task(self._read(ch, reader)))
 
-    async def _connect(self, ch: _Channel, deadline_s: float) -> None:
+    async def _connect(self, ch: _Channel, deadline_s: float) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         deadline = time.monotonic() + deadline_s
         delay = 0.05
         while True:
             try:
-                ch.reader, ch.writer = await asyncio.open_connection(ch.producer.host, ch.producer.data_port)
-                await write_frame(ch.writer, PartitionRequest(self.token, ch.producer.attempt_id,
-                                                              self.subpartition, self.consumer, self.credits))
-                return
+                reader, writer = await asyncio.open_connection(ch.producer.host, ch.producer.data_port)
+                await write_frame(writer, PartitionRequest(self.token, ch.producer.attempt_id,
+                                                           self.subpartition, self.consumer, self.credits))
+                return reader, writer
             except OSError as err:
                 if time.monotonic() > deadline:
                     raise ConnectionError(f"cannot reach producer {ch.producer.attempt_id} on TaskManager "
@@ -75,10 +75,10 @@ class InputGate:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
 
-    async def _read(self, ch: _Channel) -> None:
+    async def _read(self, ch: _Channel, reader: asyncio.StreamReader) -> None:
         try:
             while True:
-                header, payload = await read_frame(ch.reader)
+                header, payload = await read_frame(reader)
                 if isinstance(header, PartitionRequestRejected):
                     raise ConnectionError(f"producer {ch.producer.attempt_id} on {ch.producer.tm_id} refused: "
                                           f"{header.reason}")

@@ -28,7 +28,7 @@ from runtime.codec import WireError, decode, encode, from_plain, to_plain
 from runtime.config import Configuration
 from runtime.fileio import working_dir
 from runtime.ha.services import HaServices, ha_services
-from runtime.ids import ExecutionAttemptId, TaskManagerId
+from runtime.ids import ExecutionAttemptId, LeaderSessionId, TaskManagerId
 from runtime.messages import (CancelTask, DeployTask, Disconnect, Envelope, FreeSlot, Heartbeat, HeartbeatAck,
                               NotifyCheckpointAborted, NotifyCheckpointComplete, PushedRows, RegisterTaskManager,
                               RegistrationAccepted, RegistrationRejected, RequestSlot, SlotOffer, TaskStateChanged,
@@ -66,7 +66,7 @@ class TaskManager:
         # binds taskmanager.bind-host, advertises taskmanager.host (in RegisterTaskManager, for producers' peers)
         self.data_server = DataServer(conf.taskmanager_bind_host(), conf.get("taskmanager.data.port"), token)
         self.tasks: dict[ExecutionAttemptId, Task] = {}
-        self.leader_session_id = None
+        self.leader_session_id: LeaderSessionId | None = None
         self._ws: tornado.websocket.WebSocketClientConnection | None = None
         self._pending: collections.deque = collections.deque(maxlen=PENDING_LIMIT)
         self._stopping = asyncio.Event()
@@ -154,11 +154,13 @@ class TaskManager:
     async def _watch_leader(self) -> None:
         """Close the connection once another JobManager holds the leadership (the one we follow may be
         paused or cut off, so its socket alone would not tell us)."""
-        loop = asyncio.get_running_loop()
+        loop, ha = asyncio.get_running_loop(), self.ha
+        if ha is None:
+            return
         while True:
             await asyncio.sleep(self.conf.get("heartbeat.interval"))
             try:
-                leader = await loop.run_in_executor(None, self.ha.leader)
+                leader = await loop.run_in_executor(None, ha.leader)
             except OSError:
                 continue
             if leader and self.leader_session_id is not None and leader.session_id != self.leader_session_id:
@@ -200,6 +202,8 @@ class TaskManager:
 
     def request_blocking(self, message, timeout: float = REQUEST_TIMEOUT_S):
         """:meth:`request` for connector code in a worker thread: blocks that thread, never the loop."""
+        if self.loop is None:
+            raise ConnectionError("the TaskManager is not running")
         return asyncio.run_coroutine_threadsafe(self.request(message, timeout), self.loop).result(timeout + 5)
 
     def _settle(self, reply) -> None:
