@@ -16,7 +16,6 @@ from runtime.codec import WireError, decode, encode, from_plain, to_plain
 from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, Disconnect, Envelope,
                               FetchPushedRows, Heartbeat, HeartbeatAck, PushedRows, RegisterTaskManager,
                               RegistrationAccepted, RegistrationRejected, SlotOffer, TaskMetrics, TaskStateChanged)
-from runtime.jobmanager.gateways import JobMasterGateway
 from runtime.security import bearer, tokens_match
 
 log = logging.getLogger(__name__)
@@ -101,7 +100,7 @@ class ControlSocket(tornado.websocket.WebSocketHandler):
                                        self.jm.rm.heartbeat_interval, self.jm.rm.heartbeat_timeout))
 
     def _to_job_master(self, message) -> None:
-        master: JobMasterGateway | None = self.jm.dispatcher.jobs.get(message.job_id)
+        master = self.jm.dispatcher.job_master(message.job_id)
         if master is None:
             return
         if isinstance(message, TaskStateChanged):
@@ -117,7 +116,7 @@ class ControlSocket(tornado.websocket.WebSocketHandler):
 
     def _pushed_rows(self, message: FetchPushedRows) -> PushedRows:
         """A push source subtask's next rows, answered on this connection (the task waits for them)."""
-        master: JobMasterGateway | None = self.jm.dispatcher.jobs.get(message.job_id)
+        master = self.jm.dispatcher.job_master(message.job_id)
         if master is None:
             return PushedRows(message.request_id, error=f"job {message.job_id} is not known to this JobManager")
         return master.fetch_pushed_rows(message)

@@ -19,7 +19,7 @@ from runtime.errors import CheckpointError, SubmissionError
 from runtime.ha.services import HaServices, LeadershipLost, NoHaServices
 from runtime.ids import JobId, LeaderSessionId, TriggerId
 from runtime.jobgraph import JobGraph, JobGraphError
-from runtime.jobmanager.gateways import OperationRefused, UnknownJob, UnknownTaskManager
+from runtime.jobmanager.gateways import JobMasterGateway, OperationRefused, UnknownJob, UnknownTaskManager
 from runtime.jobmanager.job_master import JobMaster
 from runtime.jobmanager.operations import OperationCache
 from runtime.jobmanager.push import SourceRefused
@@ -71,7 +71,7 @@ class Dispatcher:
                 master = self._job_master(job_id, payload)
                 pointer = self.ha.checkpoint_pointer(job_id)
                 if pointer:
-                    master.checkpoints.recover(load_checkpoint(pointer))
+                    master.resume_from(load_checkpoint(pointer))
             except (SubmissionError, CheckpointError) as err:
                 log.error("cannot recover job %s: %s", job_id, err)
                 continue
@@ -128,6 +128,10 @@ class Dispatcher:
         except (WireError, TypeError) as err:
             raise SubmissionError(f"job_graph is malformed: {err}") from None
         return graph
+
+    def job_master(self, job_id: JobId) -> JobMasterGateway | None:
+        """The gateway of a job's JobMaster, where its TaskManagers' reports go; None for a job not here."""
+        return self.jobs.get(job_id)
 
     def job(self, job_id: str) -> JobMaster:
         master = self.jobs.get(job_id)  # type: ignore[call-overload]

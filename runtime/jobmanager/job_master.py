@@ -94,6 +94,10 @@ class JobMaster:
         self._handle(ev.CancelRequested())
         await self.wait()
 
+    def resume_from(self, checkpoint: CompletedCheckpoint) -> None:
+        """A new leader resumes the job: its first deployment restores ``checkpoint`` (from the HA store)."""
+        self.checkpoints.recover(checkpoint)
+
     def suspend(self, reason: str) -> None:
         """This JobManager lost the leadership: stop acting for the job at once (no deployments,
         checkpoints or HA writes) without ending it; the leader resumes it from the HA store."""
