@@ -10,6 +10,7 @@ import pyarrow.ipc as ipc
 
 
 def table_to_ipc(table: pa.Table) -> bytes:
+    """One Arrow IPC stream holding ``table``: how tables cross a process boundary."""
     sink = io.BytesIO()
     with ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
@@ -17,6 +18,7 @@ def table_to_ipc(table: pa.Table) -> bytes:
 
 
 def table_from_ipc(data: bytes) -> pa.Table:
+    """The table of one Arrow IPC stream (the inverse of table_to_ipc)."""
     return ipc.open_stream(data).read_all()
 
 
@@ -26,4 +28,5 @@ def table_to_b64(table: pa.Table) -> str:
 
 
 def table_from_b64(data: str) -> pa.Table:
+    """The table of a base64 Arrow IPC stream, as JSON messages carry tables."""
     return table_from_ipc(base64.b64decode(data))

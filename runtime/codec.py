@@ -52,10 +52,12 @@ def to_plain(obj: Any) -> Any:
 
 
 def encode(obj: Any) -> str:
+    """``obj`` (a wire dataclass) as tagged JSON text."""
     return json.dumps(to_plain(obj), separators=(",", ":"))
 
 
 def decode(text: str | bytes, expected: type[T] | None = None) -> T:
+    """A wire dataclass from JSON text, checked to be an ``expected`` if given; WireError otherwise."""
     try:
         data = json.loads(text)
     except (ValueError, UnicodeDecodeError) as err:
@@ -64,6 +66,7 @@ def decode(text: str | bytes, expected: type[T] | None = None) -> T:
 
 
 def from_plain(data: Any, expected: type[T] | None = None) -> T:
+    """A wire dataclass from its tagged dict (already parsed JSON); WireError when it does not fit."""
     if not isinstance(data, dict) or "type" not in data:
         raise WireError("message must be a JSON object with a 'type' field")
     cls = _REGISTRY.get(data["type"])

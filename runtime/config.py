@@ -290,6 +290,7 @@ def option(key: str) -> Option:
 
 
 def render(key: str, value: Any) -> str:
+    """``value`` of option ``key`` as Flink writes it in a configuration file."""
     if option(key).parse is parse_duration:
         return format_duration(value)
     if isinstance(value, bool):
@@ -321,6 +322,7 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, A
 
 
 def from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Options set through environment variables (``FLINKBENCH_`` and the key in capitals, ``.``/``-`` as ``_``)."""
     return {opt.key: environ[opt.env_name] for opt in OPTIONS.values() if opt.env_name in environ}
 
 

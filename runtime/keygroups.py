@@ -26,6 +26,7 @@ def operator_index_for_key_group(key_group, max_parallelism: int, parallelism: i
 
 
 def channels_for_key_groups(key_groups: np.ndarray, max_parallelism: int, parallelism: int) -> np.ndarray:
+    """The consumer subtask of each key group: contiguous ranges, as Flink assigns them."""
     return operator_index_for_key_group(np.asarray(key_groups, dtype=np.int64), max_parallelism, parallelism)
 
 

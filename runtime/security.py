@@ -24,6 +24,7 @@ class SecurityError(ConfigurationError):
 
 
 def new_token() -> str:
+    """A fresh random cluster token."""
     return secrets.token_urlsafe(TOKEN_BYTES)
 
 
@@ -37,6 +38,7 @@ def write_token_file(path: str, token: str) -> None:
 
 
 def read_token_file(path: str) -> str:
+    """The token in ``path``; SecurityError when it is missing, empty or too short."""
     try:
         with open(path, encoding="utf-8") as fh:
             token = fh.read().strip()
@@ -65,6 +67,7 @@ def bearer(header: str | None) -> str | None:
 
 
 def is_loopback(address: str) -> bool:
+    """Whether ``address`` only reaches this host (127.0.0.0/8, ::1, localhost)."""
     if address in ("localhost", ""):
         return address == "localhost"
     try:

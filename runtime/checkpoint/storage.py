@@ -45,6 +45,7 @@ def _options(url: str) -> dict:
 
 
 def join(base: str, *parts: str) -> str:
+    """``base`` and ``parts`` joined with '/', for local paths and fsspec URLs alike."""
     return "/".join([base.rstrip("/"), *parts])
 
 
@@ -56,6 +57,7 @@ def normalise(url: str) -> str:
 
 
 def write_bytes(url: str, data: bytes) -> None:
+    """Write ``data`` at ``url`` (its directory made as needed); StorageError names the URL."""
     fs, path = _fs(url)
     try:
         parent = path.rsplit("/", 1)[0]
@@ -69,6 +71,7 @@ def write_bytes(url: str, data: bytes) -> None:
 
 
 def read_bytes(url: str) -> bytes:
+    """The bytes at ``url``; StorageError names the URL."""
     fs, path = _fs(url)
     try:
         with fs.open(path, "rb") as fh:
@@ -80,6 +83,7 @@ def read_bytes(url: str) -> bytes:
 
 
 def exists(url: str) -> bool:
+    """Whether something is stored at ``url``."""
     fs, path = _fs(url)
     try:
         return fs.exists(path)
@@ -100,6 +104,7 @@ def remove(url: str) -> None:
 
 
 def list_dirs(url: str) -> list[str]:
+    """The names of the directories directly under ``url``."""
     fs, path = _fs(url)
     try:
         return sorted(p.rsplit("/", 1)[-1] for p in fs.ls(path, detail=False))
@@ -108,12 +113,14 @@ def list_dirs(url: str) -> list[str]:
 
 
 def write_json(url: str, value: Any) -> int:
+    """Write ``value`` as JSON at ``url``; returns the size written."""
     data = json.dumps(value).encode()
     write_bytes(url, data)
     return len(data)
 
 
 def read_json(url: str) -> Any:
+    """The JSON document at ``url``; StorageError when it is missing or malformed."""
     try:
         return json.loads(read_bytes(url))
     except ValueError as err:
@@ -121,10 +128,12 @@ def read_json(url: str) -> Any:
 
 
 def checkpoint_dir(base: str, job_id: str, checkpoint_id: int) -> str:
+    """Where checkpoint ``checkpoint_id`` of a job lives: ``<base>/<job>/chk-<id>``, as in Flink."""
     return join(normalise(base), job_id, f"chk-{checkpoint_id}")
 
 
 def savepoint_dir(base: str, job_id: str, checkpoint_id: int) -> str:
+    """Where a savepoint of a job goes: ``<base>/savepoint-<job id's first 6>-<id>``, as in Flink."""
     return join(normalise(base), f"savepoint-{job_id[:6]}-{checkpoint_id}")
 
 
@@ -143,6 +152,7 @@ def write_subtask_state(directory: str, name: str, meta: dict, tables: dict[str,
 
 
 def read_subtask_state(pointer: str) -> tuple[dict, dict[str, pa.Table]]:
+    """One subtask's snapshot from its pointer: its metadata and its tables by name."""
     meta = read_json(join(pointer, "state.json"))
     tables = {op_id: table_from_ipc(read_bytes(join(pointer, name))) for op_id, name in meta.get("tables", {}).items()}
     return meta, tables

@@ -118,6 +118,7 @@ class SinkWriter:
 
 
 def source(name: str):
+    """Class decorator: register a SourceReader under ``name`` (the operator's ``connector``)."""
     def register(cls):
         _SOURCES[name] = cls
         return cls
@@ -125,6 +126,7 @@ def source(name: str):
 
 
 def sink(name: str):
+    """Class decorator: register a SinkWriter under ``name`` (the operator's ``connector``)."""
     def register(cls):
         _SINKS[name] = cls
         return cls
@@ -165,7 +167,7 @@ def _connector_class(registry: dict[str, type], ctx: ConnectorContext, role: str
 
         try:
             return unpack_udf(ctx.params["class"])
-        except RuntimeError as err:
+        except errors.SubmissionError as err:
             raise ConnectorError(f"{role} '{ctx.operator_name}' ({ctx.params.get('class_name')}): {err}") from None
     if name not in registry:
         raise ConnectorError(f"{role} '{ctx.operator_name}': unknown connector {name!r}, "
@@ -174,8 +176,10 @@ def _connector_class(registry: dict[str, type], ctx: ConnectorContext, role: str
 
 
 def source_reader(ctx: ConnectorContext) -> SourceReader:
+    """The SourceReader an operator names (registered, or shipped with the job)."""
     return _connector_class(_SOURCES, ctx, "source")(ctx)
 
 
 def sink_writer(ctx: ConnectorContext) -> SinkWriter:
+    """The SinkWriter an operator names (registered, or shipped with the job)."""
     return _connector_class(_SINKS, ctx, "sink")(ctx)

@@ -83,6 +83,7 @@ class ExponentialDelay(RestartStrategy):
 
 
 def restart_strategy(conf: Configuration) -> RestartStrategy:
+    """The strategy ``restart-strategy.type`` names, with Flink's default when it is unset."""
     kind = conf.get("restart-strategy.type")
     if kind is None:
         kind = "fixed-delay" if conf.get("execution.checkpointing.interval") > 0 else "none"

@@ -35,11 +35,12 @@ class OperatorError(SubmissionError):
 
 
 def load_udf(op: OperatorSpec):
+    """The user function an operator ships (unpickled), or None when it has none."""
     if not op.udf:
         return None
     try:
         return unpack_udf(op.udf)
-    except RuntimeError as err:
+    except SubmissionError as err:
         raise OperatorError(f"operator '{op.name}': {err}") from None
 
 

@@ -48,6 +48,7 @@ Event = Watermark | CheckpointBarrier | EndOfPartition
 # Framing, shared by both ends
 # ---------------------------------------------------------------------------------------------
 async def write_frame(writer: asyncio.StreamWriter, header: Any, payload: bytes = b"") -> None:
+    """Send one frame: the header's length, the header, and a DataBuffer's payload."""
     encoded = encode(header).encode()
     writer.write(HEADER.pack(len(encoded)) + encoded)
     if payload:

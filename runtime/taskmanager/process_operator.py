@@ -34,6 +34,7 @@ class OutputRowError(errors.UserFunctionError, ValueError):
 
 
 def wall_clock_millis() -> int:
+    """Processing time in epoch milliseconds, as process functions see it."""
     return time.time_ns() // 1_000_000
 
 

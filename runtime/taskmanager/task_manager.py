@@ -318,6 +318,7 @@ class TaskManager:
 
 
 async def serve(conf: Configuration, jobmanager_url: str, token: str, slots: int | None = None) -> None:
+    """Run a TaskManager process until SIGTERM or SIGINT (``flinkbench taskmanager``)."""
     tm = TaskManager(conf, jobmanager_url, token, slots)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -75,8 +75,10 @@ class WatermarkValve:
 
 
 def to_wire(watermark_us: int) -> float:
+    """A watermark in microseconds as the seconds a Watermark message carries."""
     return watermark_us / 1e6
 
 
 def from_wire(seconds: float) -> int:
+    """A Watermark message's seconds as microseconds (the inverse of to_wire)."""
     return int(round(seconds * 1e6))
