@@ -36,7 +36,6 @@ from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheck
 from runtime.states import ExecutionState, JobStatus
 
 log = logging.getLogger(__name__)
-
 MAX_EXCEPTIONS = 100
 
 
@@ -126,7 +125,8 @@ class JobMaster:
             self.bus.publish(events.JobStatusChanged(self.job_id, self.name, action.status.value,
                                                      action.previous.value, self.eg.attempt, action.cause))
         elif isinstance(action, ev.RequestSlots):
-            self._tasks.add(asyncio.get_running_loop().create_task(self._request_slots(action)))
+            self._tasks.add(request := asyncio.get_running_loop().create_task(self._request_slots(action)))
+            request.add_done_callback(self._tasks.discard)
         elif isinstance(action, ev.DeployTasks):
             self._deploy(action.attempts)
         elif isinstance(action, ev.CancelTask):
