@@ -28,8 +28,8 @@ from runtime.checkpoint.lifecycle_events import CompletedCheckpoint, SubtaskSnap
 from runtime.errors import CheckpointError
 from runtime.ids import ExecutionAttemptId
 from runtime.gateways import TaskManagerGone
-from runtime.jobmanager.snapshots import (CheckpointConfigSnapshot, CheckpointRecord, CheckpointStatsSnapshot,
-                                          RestoredCheckpoint)
+from runtime.checkpoint.stats import (CheckpointConfigSnapshot, CheckpointRecord, CheckpointStatsSnapshot,
+                                      RestoredCheckpoint)
 from runtime.messages import (AcknowledgeCheckpoint, DeclineCheckpoint, NotifyCheckpointAborted,
                               NotifyCheckpointComplete, TriggerCheckpoint)
 

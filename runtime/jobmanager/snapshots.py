@@ -8,8 +8,10 @@ since the epoch (JobManager clock); ``None`` where something has not happened ye
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from runtime.checkpoint.stats import (CheckpointConfigSnapshot, CheckpointRecord,  # noqa: F401 - part of the snapshots
+                                      CheckpointStatsSnapshot, RestoredCheckpoint)
 from runtime.ids import AllocationId, ExecutionAttemptId, JobId, JobVertexId, TaskManagerId
 from runtime.messages import TaskMetrics
 from runtime.states import ExecutionState, JobStatus
@@ -195,52 +197,3 @@ class PushAccepted:
     source: PushSourceSnapshot
     first: int
     end: int
-
-
-@dataclass(frozen=True)
-class CheckpointConfigSnapshot:
-    interval_s: float  # 0: periodic checkpoints off
-    timeout_s: float
-    min_pause_s: float
-    max_concurrent: int
-    tolerable_failures: int
-    storage: str
-    savepoints_dir: str
-
-
-@dataclass(frozen=True)
-class CheckpointRecord:
-    """One checkpoint or savepoint in a job's history."""
-    checkpoint_id: int
-    status: str  # IN_PROGRESS, COMPLETED, FAILED
-    is_savepoint: bool
-    trigger_time: float
-    latest_ack_time: float
-    duration_s: float
-    size: int
-    num_subtasks: int
-    num_acknowledged: int = 0
-    failure: str | None = None
-    external_path: str | None = None
-
-
-@dataclass(frozen=True)
-class RestoredCheckpoint:
-    checkpoint_id: int
-    path: str
-    is_savepoint: bool
-    restore_time: float
-
-
-@dataclass(frozen=True)
-class CheckpointStatsSnapshot:
-    """A job's checkpoint counts and history (newest first)."""
-    triggered: int
-    completed: int
-    failed: int
-    in_progress: int
-    restored: int
-    history: tuple[CheckpointRecord, ...]
-    latest_restored: RestoredCheckpoint | None = None
-    latest_failed: CheckpointRecord | None = None
-    retained_paths: dict[int, str] = field(default_factory=dict)

@@ -1,0 +1,54 @@
+"""What a job's checkpoint coordinator tells about its checkpoints: typed, read-only snapshots that the
+Dispatcher hands to the REST layer (runtime.jobmanager.snapshots holds the others)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class CheckpointConfigSnapshot:
+    interval_s: float  # 0: periodic checkpoints off
+    timeout_s: float
+    min_pause_s: float
+    max_concurrent: int
+    tolerable_failures: int
+    storage: str
+    savepoints_dir: str
+
+
+@dataclass(frozen=True)
+class CheckpointRecord:
+    """One checkpoint or savepoint in a job's history."""
+    checkpoint_id: int
+    status: str  # IN_PROGRESS, COMPLETED, FAILED
+    is_savepoint: bool
+    trigger_time: float
+    latest_ack_time: float
+    duration_s: float
+    size: int
+    num_subtasks: int
+    num_acknowledged: int = 0
+    failure: str | None = None
+    external_path: str | None = None
+
+
+@dataclass(frozen=True)
+class RestoredCheckpoint:
+    checkpoint_id: int
+    path: str
+    is_savepoint: bool
+    restore_time: float
+
+
+@dataclass(frozen=True)
+class CheckpointStatsSnapshot:
+    """A job's checkpoint counts and history (newest first)."""
+    triggered: int
+    completed: int
+    failed: int
+    in_progress: int
+    restored: int
+    history: tuple[CheckpointRecord, ...]
+    latest_restored: RestoredCheckpoint | None = None
+    latest_failed: CheckpointRecord | None = None
+    retained_paths: dict[int, str] = field(default_factory=dict)
