@@ -172,13 +172,13 @@ class Dispatcher:
         return self.job(job_id).status
 
     def job_exceptions(self, job_id: str) -> list[FailureRecord]:
-        return list(self.job(job_id).exceptions)
+        return self.job(job_id).failure_history()
 
     def checkpoint_stats(self, job_id: str) -> CheckpointStatsSnapshot:
-        return self.job(job_id).checkpoints.stats()
+        return self.job(job_id).checkpoint_stats()
 
     def checkpoint_config(self, job_id: str) -> CheckpointConfigSnapshot:
-        return self.job(job_id).checkpoints.config()
+        return self.job(job_id).checkpoint_config()
 
     def request_task_managers(self) -> list[TaskManagerSnapshot]:
         return self.rm.snapshots()
@@ -200,13 +200,13 @@ class Dispatcher:
         return self._running(job_id, "stop-with-savepoint").trigger_savepoint(target, stop=True, drain=drain)
 
     def savepoint_status(self, job_id: str, trigger_id: str) -> OperationStatus | None:
-        return self.job(job_id).savepoint_operations.status(trigger_id)
+        return self.job(job_id).savepoint_status(trigger_id)
 
     def trigger_checkpoint(self, job_id: str) -> TriggerId:
         return self._running(job_id, "checkpoints").trigger_checkpoint()
 
     def checkpoint_status(self, job_id: str, trigger_id: str) -> OperationStatus | None:
-        return self.job(job_id).checkpoint_operations.status(trigger_id)
+        return self.job(job_id).checkpoint_status(trigger_id)
 
     def dispose_savepoint(self, path: str) -> TriggerId:
         """Delete a savepoint (or retained checkpoint) directory, after checking that it is one."""

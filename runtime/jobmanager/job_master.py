@@ -15,6 +15,7 @@ import time
 
 from runtime import events
 from runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointFailure, CompletedCheckpoint
+from runtime.checkpoint.stats import CheckpointConfigSnapshot, CheckpointStatsSnapshot
 from runtime.config import Configuration
 from runtime.ha.services import JobEntries, LeadershipLost
 from runtime.ids import ExecutionAttemptId, JobId, JobVertexId, TaskManagerId, TriggerId
@@ -29,9 +30,9 @@ from runtime.gateways import TaskExecutorGateway, TaskManagerGone
 from runtime.jobmanager.gateways import ResourceManagerGateway
 from runtime.jobmanager.resource_manager import NoResourceAvailable
 from runtime.jobmanager.restart import restart_strategy
-from runtime.jobmanager.snapshots import FailureRecord, JobSnapshot, JobSummary, SubtaskSnapshot, VertexSnapshot
-from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, FetchPushedRows,
-                              PushedRows,
+from runtime.jobmanager.snapshots import (FailureRecord, JobSnapshot, JobSummary, OperationStatus, SubtaskSnapshot,
+                                          VertexSnapshot)
+from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, FetchPushedRows, PushedRows,
                               TaskMetrics, TaskStateChanged)
 from runtime.states import ExecutionState, JobStatus
 
@@ -47,8 +48,6 @@ class JobMaster:
                  working_dir: str, restore: CompletedCheckpoint | None = None, ha: JobEntries | None = None):
         self.job_id = job_id
         self.ha = ha  # this job's entries in the HA store (graph, latest checkpoint pointer)
-        self.working_dir = working_dir
-        self.graph = graph
         self.conf = conf
         self.resource_manager = rm
         self.bus = bus
@@ -273,6 +272,22 @@ class JobMaster:
         if stop:
             self._stopping_with(self.checkpoints.last_triggered, future)
         return self.savepoint_operations.track(future, lambda done: done.directory)
+
+    def checkpoint_stats(self) -> CheckpointStatsSnapshot:
+        return self.checkpoints.stats()
+
+    def checkpoint_config(self) -> CheckpointConfigSnapshot:
+        return self.checkpoints.config()
+
+    def savepoint_status(self, trigger_id: str) -> OperationStatus | None:
+        return self.savepoint_operations.status(trigger_id)
+
+    def checkpoint_status(self, trigger_id: str) -> OperationStatus | None:
+        return self.checkpoint_operations.status(trigger_id)
+
+    def failure_history(self) -> list[FailureRecord]:
+        """The job's exceptions, newest first (Flink's exception history)."""
+        return list(self.exceptions)
 
     def trigger_checkpoint(self) -> TriggerId:
         """A checkpoint now, besides the periodic ones; poll the trigger id for its checkpoint id."""
