@@ -106,10 +106,13 @@ class StreamTableEnvironment:
         return self.sql_query(f"SELECT * FROM {path}")
 
     def create_temporary_function(self, name: str, fn: Callable, result_type: str = "STRING") -> None:
-        """A Python scalar function callable from SQL by ``name`` (vectorised: pandas Series in and out)."""
+        """A Python scalar function callable from SQL by ``name``: vectorised, it gets a pandas Series per
+        argument and returns one Series of ``result_type`` (a Spark/Flink type name); it runs inside Spark."""
         if not callable(fn):
             raise TypeError(f"create_temporary_function takes a Python function, got {fn!r}")
-        self.catalog.add_function(FunctionDef(name, fn, result_type))
+        from runtime.sql.types import parse_type, spark_type
+
+        self.catalog.add_function(FunctionDef(name.lower(), fn, spark_type(parse_type(result_type))))
 
     def list_tables(self) -> list[str]:
         return self.catalog.table_names()
@@ -134,7 +137,7 @@ class StreamTableEnvironment:
     def _stream_of(self, table: Table) -> DataStream:
         from runtime.sql.translator import Translator
 
-        return Translator(self.env, self.executor.runtime_mode).translate(table.plan)
+        return Translator(self.env, self.executor.runtime_mode, self.catalog.functions).translate(table.plan)
 
 
 class Table:

@@ -182,7 +182,7 @@ class SqlExecutor:
 
         env = StreamExecutionEnvironment(self.env._client, {**self.env.config, **self.overrides})
         env.restore_from = self.env.restore_from
-        translator = Translator(env, self.runtime_mode)
+        translator = Translator(env, self.runtime_mode, self.catalog.functions)
         for sink in sinks:
             translator.translate(sink)
         return env

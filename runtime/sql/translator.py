@@ -9,6 +9,7 @@ resumes from its own savepoints.
 from __future__ import annotations
 
 import hashlib
+import re
 
 from runtime.api.datastream import DataStream
 from runtime.connectors.collect import collect_params
@@ -22,9 +23,10 @@ from runtime.taskmanager.changelog import OP_COLUMN
 
 
 class Translator:
-    def __init__(self, env, runtime_mode: str = "streaming"):
+    def __init__(self, env, runtime_mode: str = "streaming", functions: dict | None = None):
         self.env = env
         self.mode = runtime_mode
+        self.functions = functions or {}  # the catalog's Python functions: name -> FunctionDef
         self.digests: dict[int, str] = {}
         self.named: set[int] = set()  # operators already given a uid (by the node that made them)
 
@@ -73,17 +75,24 @@ class Translator:
                                         name="Source: Values")
 
     # -- stateless --------------------------------------------------------------------------------
+    def _used_functions(self, texts: list[str | None]) -> dict | None:
+        """The Python functions these Spark SQL texts call ({name: (fn, type)}), shipped with the operator."""
+        used = {name: (f.fn, f.result_type) for name, f in self.functions.items()
+                if any(t and re.search(rf"\b{re.escape(name)}\s*\(", t, re.I) for t in texts)}
+        return used or None
+
     def _calc(self, node: Calc) -> DataStream:
         stream = self.translate(node.input)
         if node.condition:
-            stream = stream._then("filter", "Calc(where)", {"condition": node.condition})
+            stream = stream._then("filter", "Calc(where)", {"condition": node.condition},
+                                  self._used_functions([node.condition]))
         identity = [sql for _, sql in node.exprs] == [quoted(n) for n in node.input.names] and \
             [n for n, _ in node.exprs] == node.input.names
         if not identity:
             exprs = [sql if sql == quoted(name) else f"{sql} AS {quoted(name)}" for name, sql in node.exprs]
             if node.input.updating:
                 exprs.append(quoted(OP_COLUMN))
-            stream = stream._then("select", "Calc(select)", {"exprs": exprs})
+            stream = stream._then("select", "Calc(select)", {"exprs": exprs}, self._used_functions(exprs))
         stream.timestamp_column = node.rowtime
         return stream
 

@@ -84,6 +84,10 @@ class SparkRunner:
         from pyspark.sql import functions as F
 
         try:
+            if isinstance(fn, dict) and kind in ("select", "filter"):  # SQL's Python functions, by name
+                from runtime.taskmanager.spark_aggregates import register_functions
+
+                fn = register_functions(self.session, fn)
             if kind == "select":
                 return df.selectExpr(*params["exprs"])
             if kind == "filter" and fn is None:
@@ -190,7 +194,9 @@ def window_combine(df, params: dict):
     ts_us = F.expr(f"unix_micros(`{ts}`)")
     df = df.withColumn(EVENT_TIME, ts_us)
     if window["type"] == "cumulate":
-        df = _cumulate_windows(df, window)
+        from runtime.taskmanager.spark_aggregates import cumulate_windows
+
+        df = cumulate_windows(df, window)
     elif window["type"] != "session":
         slide, per_row = window["slide_us"], window["size_us"] // window["slide_us"]
         last_start = F.col(EVENT_TIME) - F.expr(f"pmod({EVENT_TIME}, {slide}L)")
@@ -216,21 +222,6 @@ def window_combine(df, params: dict):
                 partials.append(fn(column).alias(name))
     bounds = [F.col(WINDOW_START)] + ([F.col(WINDOW_END)] if window["type"] == "cumulate" else [])
     return df.groupBy(*[F.col(f"`{k}`") for k in keys], *bounds).agg(*partials)
-
-
-def _cumulate_windows(df, window: dict):
-    """One row per cumulating window a row falls in: the same start, ends every step up to the max size."""
-    from pyspark.sql import functions as F
-
-    from runtime.taskmanager.window_operator import EVENT_TIME, WINDOW_END, WINDOW_START
-
-    size, step = window["size_us"], window["step_us"]
-    start = F.col(EVENT_TIME) - F.expr(f"pmod({EVENT_TIME}, {size}L)")
-    first = F.floor((F.col(EVENT_TIME) - F.col(WINDOW_START)) / F.lit(step)) + 1
-    ends = F.expr(f"sequence(CAST(__first AS BIGINT), {size // step}L)")
-    return (df.withColumn(WINDOW_START, start).withColumn("__first", first)
-              .withColumn(WINDOW_END, F.explode(ends)).drop("__first")
-              .withColumn(WINDOW_END, F.col(WINDOW_START) + F.col(WINDOW_END) * F.lit(step)))
 
 
 def datagen_column(name: str, type_name: str, opts: dict, seed: int, params: dict) -> str:

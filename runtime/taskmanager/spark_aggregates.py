@@ -1,4 +1,4 @@
-"""Spark plans of SQL's local (pre-)aggregation: per bundle, before the hash exchange.
+"""Spark plans of SQL's aggregations (local pre-aggregation, cumulating windows) and its Python functions.
 
 A non-windowed GROUP BY over an append-only input sends one partial per key and bundle instead of
 every row: ``__records`` (rows), and per aggregate the columns runtime.taskmanager.group_aggregate
@@ -30,3 +30,28 @@ def local_aggregate(df, params: dict):
         else:
             partials.append(getattr(F, spec["fn"])(column).alias(names[0]))
     return df.groupBy(*[F.col(f"`{k}`") for k in keys]).agg(*partials)
+
+
+def cumulate_windows(df, window: dict):
+    """One row per cumulating window a row falls in: the same start, ends every step up to the max size."""
+    from pyspark.sql import functions as F
+
+    from runtime.taskmanager.window_operator import EVENT_TIME, WINDOW_END, WINDOW_START
+
+    size, step = window["size_us"], window["step_us"]
+    start = F.col(EVENT_TIME) - F.expr(f"pmod({EVENT_TIME}, {size}L)")
+    first = F.floor((F.col(EVENT_TIME) - F.col(WINDOW_START)) / F.lit(step)) + 1
+    ends = F.expr(f"sequence(CAST(__first AS BIGINT), {size // step}L)")
+    return (df.withColumn(WINDOW_START, start).withColumn("__first", first)
+              .withColumn(WINDOW_END, F.explode(ends)).drop("__first")
+              .withColumn(WINDOW_END, F.col(WINDOW_START) + F.col(WINDOW_END) * F.lit(step)))
+
+
+def register_functions(session, functions: dict) -> None:
+    """Register SQL's Python scalar functions ({name: (fn, result type)}) as pandas UDFs of the session;
+    returns None, the stage's own function once they are registered."""
+    from pyspark.sql.functions import pandas_udf
+
+    for name, (fn, result_type) in functions.items():
+        session.udf.register(name, pandas_udf(fn, returnType=result_type))
+    return None

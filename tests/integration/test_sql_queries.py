@@ -89,3 +89,10 @@ def test_changelogs_are_correct_retraction_streams(t_env, spark_views, query):
     assert "+I" in kinds and ({"-U", "-D"} & kinds), f"an updating result retracts something: {kinds}"
     _kinds_in_order(rows)
     assert normalized(materialize(rows)) == normalized(spark_views.sql(query).collect())
+
+
+def test_python_functions_run_inside_spark(t_env, spark_views):
+    t_env.create_temporary_function("shout", lambda urls: urls.str.upper() + "!", "STRING")
+    rows, _ = run(t_env, "SELECT id, shout(url) AS loud FROM clicks WHERE id <= 20 AND shout(url) <> '/HELP!'")
+    expected = spark_views.sql("SELECT id, concat(upper(url), '!') FROM clicks WHERE id <= 20 AND url <> '/help'")
+    assert normalized(materialize(rows)) == normalized(expected.collect())

@@ -112,3 +112,18 @@ def test_unsupported_joins_and_windows_are_refused_by_name(t_env, query, words):
     t_env.execute_sql(USERS)
     with pytest.raises(UnsupportedSqlError, match=words):
         t_env.sql_query(query)
+
+
+def test_python_functions_travel_with_the_operators_that_call_them(t_env):
+    from runtime.jobgraph import unpack_udf
+    from runtime.sql import statements
+
+    def twice(values):
+        return values * 2
+
+    t_env.create_temporary_function("twice", twice, "DOUBLE")
+    stmt = statements.parse_script("SELECT twice(amount) AS a FROM clicks WHERE twice(amount) > 1")[0]
+    env = t_env.executor.job_environment([t_env.executor.plan(stmt)])
+    shipped = {op.kind: unpack_udf(op.udf) for op in env.operators if op.udf}
+    assert set(shipped) == {"filter", "select"}
+    assert shipped["select"]["twice"][1] == "DOUBLE" and shipped["select"]["twice"][0](3) == 6
