@@ -38,7 +38,8 @@ for name, query in spec["queries"].items():
                 present[key] = present.get(key, 0) + (1 if kind in (0, 2) else -1)
         answers[name] = {"rows": [json.loads(k) for k, n in present.items() for _ in range(n)]}
     except Exception as err:
-        answers[name] = {"error": str(err).splitlines()[0][:500]}
+        causes = [line.strip() for line in str(err).splitlines() if line.strip().startswith("Caused by")]
+        answers[name] = {"error": (causes[-1] if causes else str(err).splitlines()[0])[:800]}
 json.dump(answers, open(sys.argv[2], "w"))
 '''
 

@@ -66,7 +66,8 @@ def ddl(paths: dict[str, Path]) -> list[str]:
     return [
         f"""CREATE TABLE clicks (id BIGINT, user_id BIGINT, url STRING, amount DOUBLE, ts TIMESTAMP(3),
               WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
-            WITH ('connector' = 'filesystem', 'path' = '{paths["clicks"]}', 'format' = 'csv')""",
+            WITH ('connector' = 'filesystem', 'path' = '{paths["clicks"]}', 'format' = 'csv',
+                  'csv.null-literal' = '')""",
         f"""CREATE TABLE users (uid BIGINT, name STRING, tier STRING)
             WITH ('connector' = 'filesystem', 'path' = '{paths["users"]}', 'format' = 'csv')""",
         f"""CREATE TABLE payments (pid BIGINT, click_id BIGINT, `value` INT, pts TIMESTAMP(3),
