@@ -10,6 +10,7 @@ from kernel_magics.commands import subcommand
 from kernel_magics.errors import FlinkError, translating
 from runtime.config import parse_dynamic_properties, read_yaml
 
+PROVIDER_LINES = 8  # recent resource-provider decisions %flink status prints
 # The local provider starts TaskManagers when a job needs more slots and stops idle ones it started.
 LOCAL_DEFAULTS = {"cluster.fault-injection.enabled": "true", "resourcemanager.provider": "local"}
 
@@ -107,7 +108,7 @@ def stop(session, line: str):
 @show_api_option
 @translating("cannot get the cluster status")
 def status(session, line: str):
-    """The connection, JobManagers, TaskManagers with their slots, and jobs."""
+    """The connection, JobManagers, TaskManagers with their slots, jobs, and the resource provider's recent decisions."""
     args = parse_argstring(status, line)
     client = session.require_client()
     conn = session.model.connection
@@ -125,6 +126,10 @@ def status(session, line: str):
         cells = [(s.get("job-name") or s["job-id"][:8]) if s.get("job-id") else "free" for s in tm.get("slots", [])]
         print(f"TaskManager {tm['id']} pid {tm.get('pid')} slots {tm.get('freeSlots')}/{tm.get('slotsNumber')} free: "
               f"[{' | '.join(cells)}]")
+    with session.model.lock:  # what the resource provider did lately, as the event stream told
+        decisions = list(session.model.provider_decisions)[-PROVIDER_LINES:]
+    for d in decisions:
+        print(f"resource provider: {d['decision']} {d.get('tm_id') or ''}: {d.get('reason') or ''}")
     if args.show_api:
         api_hints.show(client.url, session.token_file, "GET", "/overview")
         api_hints.show(client.url, session.token_file, "GET", "/taskmanagers")

@@ -90,8 +90,8 @@ class JobManager:
         self.port = sockets[0].getsockname()[1]
         self.dashboard = Dashboard(self)
         control = [(r"/control$", ControlSocket, {"jm": self})]
-        app = self.dashboard.application(rest.rules(rest.RestContext(self.dispatcher, self, self.conf)) + control,
-                                         self.port)
+        context = rest.RestContext(self.dispatcher, self, self.conf, self.provider.describe)
+        app = self.dashboard.application(rest.rules(context) + control, self.port)
         front = rest.gate(app, self.token, self.conf.get("rest.server.max-content-length"), ("/control",))
         self.server = tornado.httpserver.HTTPServer(front, max_body_size=UNLIMITED_BODY)  # the gate limits bodies
         self.server.add_sockets(sockets)

@@ -45,6 +45,7 @@ class RestContext:
     gateway: DispatcherGateway
     leader: LeaderRetriever
     conf: Configuration
+    resources: Callable[[], dict] | None = None  # the resource provider's state, for the event stream's start
 
 
 class HTTPError(tornado.web.HTTPError):

@@ -40,7 +40,10 @@ class EventsSocket(JsonErrors, tornado.websocket.WebSocketHandler):
 
     def open(self):
         self._sub = self.ctx.gateway.subscribe_events()
-        self.write_message(json.dumps(cluster_snapshot(self.ctx.gateway, self.ctx.leader, self._sub.seq), default=str))
+        snapshot = cluster_snapshot(self.ctx.gateway, self.ctx.leader, self._sub.seq)
+        if self.ctx.resources is not None:
+            snapshot["resource-provider"] = self.ctx.resources()
+        self.write_message(json.dumps(snapshot, default=str))
         self._pump = asyncio.get_running_loop().create_task(self._forward())
 
     async def _forward(self):
