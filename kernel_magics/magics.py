@@ -4,6 +4,7 @@ from __future__ import annotations
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from kernel_magics.chart_options import chart_arguments
 from kernel_magics.commands import SUBCOMMANDS, load_all, summary
 from kernel_magics.errors import FlinkError
 from kernel_magics.session import session_for
@@ -19,6 +20,7 @@ from kernel_magics.session import session_for
 @argument("--max-rows", type=int, default=100, metavar="N", help="rows the live results table keeps (default 100)")
 @argument("-o", dest="output", metavar="VAR", help="put every collected row in a pandas DataFrame named VAR")
 @argument("--show-api", action="store_true", help="also print the equivalent REST call and CLI command")
+@chart_arguments
 def cell_options(line):
     """Run the cell's DataStream code as a job on the connected cluster, with a live view below it.
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from runtime.codec import wire
 from runtime.ids import AllocationId, ExecutionAttemptId, JobId, JobVertexId, TaskManagerId
-from runtime.messages import TaskMetrics
+from runtime.messages import TaskManagerStatus, TaskMetrics
 
 
 @wire
@@ -40,6 +40,13 @@ class ResourceProviderDecision:
     tm_id: TaskManagerId | None
     reason: str
     slots: int = 0
+
+
+@wire
+@dataclass
+class TaskManagerStatusReported:
+    tm_id: TaskManagerId
+    status: TaskManagerStatus
 
 
 @wire

@@ -228,6 +228,16 @@ class TaskMetrics:
 
 @wire
 @dataclass
+class TaskManagerStatus:
+    """What a TaskManager says about itself every few heartbeats, for its dashboard page."""
+    tm_id: TaskManagerId
+    rss_bytes: int  # the process and its children (the Spark JVM)
+    spark_driver_memory: str
+    log_lines: list[str] = field(default_factory=list)
+
+
+@wire
+@dataclass
 class CollectResult:
     """Rows from a collect sink on their way to the client, as base64 Arrow IPC stream bytes."""
     job_id: JobId

@@ -56,6 +56,14 @@ export interface ResourceProviderDecisionEvent {
   ts?: number;
 }
 
+export interface TaskManagerStatusReportedEvent {
+  type: 'TaskManagerStatusReported';
+  tm_id: string;
+  status: unknown;
+  seq?: number;
+  ts?: number;
+}
+
 export interface SlotAllocatedEvent {
   type: 'SlotAllocated';
   tm_id: string;
@@ -187,6 +195,7 @@ export type ClusterEvent =
   | TaskManagerRegisteredEvent
   | TaskManagerLostEvent
   | ResourceProviderDecisionEvent
+  | TaskManagerStatusReportedEvent
   | SlotAllocatedEvent
   | SlotFreedEvent
   | JobSubmittedEvent
@@ -207,7 +216,7 @@ export type EventHandlers = {
   [K in ClusterEventType]: (e: Extract<ClusterEvent, { type: K }>) => void;
 };
 
-export const EVENT_TYPES: readonly ClusterEventType[] = ['TaskManagerRegistered', 'TaskManagerLost', 'ResourceProviderDecision', 'SlotAllocated', 'SlotFreed', 'JobSubmitted', 'JobStatusChanged', 'TaskStatusChanged', 'TaskMetricsReported', 'JobRestarting', 'CheckpointTriggered', 'CheckpointCompleted', 'CheckpointFailed', 'CheckpointRestored', 'LeaderChanged'];
+export const EVENT_TYPES: readonly ClusterEventType[] = ['TaskManagerRegistered', 'TaskManagerLost', 'ResourceProviderDecision', 'TaskManagerStatusReported', 'SlotAllocated', 'SlotFreed', 'JobSubmitted', 'JobStatusChanged', 'TaskStatusChanged', 'TaskMetricsReported', 'JobRestarting', 'CheckpointTriggered', 'CheckpointCompleted', 'CheckpointFailed', 'CheckpointRestored', 'LeaderChanged'];
 
 /** From runtime/states.py. */
 export const TERMINAL_JOB_STATES: ReadonlySet<string> = new Set(['CANCELED', 'FAILED', 'FINISHED']);

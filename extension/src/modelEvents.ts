@@ -68,6 +68,8 @@ export class ClusterEventFolder {
   private readonly handlers: EventHandlers = {
     TaskManagerRegistered: e => this.onTaskManagerRegistered(e),
     TaskManagerLost: e => this.onTaskManagerLost(e),
+    // Memory and log lines are for the dashboard's TaskManager page; the panel shows neither.
+    TaskManagerStatusReported: () => undefined,
     ResourceProviderDecision: e => {
       const line = applyProviderDecision(this.m.taskmanagers, e);
       this.m.log(e, line.text, line.kind);

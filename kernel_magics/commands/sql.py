@@ -12,6 +12,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import display
 
 from kernel_magics import api_hints
+from kernel_magics.chart_options import chart_arguments, results_view_options
 from kernel_magics.commands import subcommand
 from kernel_magics.commands.jobs import CANCEL_WAIT_S, wait_terminal
 from kernel_magics.errors import FlinkError, cluster_error, one_line
@@ -36,13 +37,13 @@ class SqlCellError(FlinkError):
           help="table (materialised, updated in place), changelog (+I/-U/+U/-D rows) or tableau (printed rows)")
 @argument("-o", dest="output", metavar="VAR", help="the last query's final table as a pandas DataFrame named VAR")
 @argument("--show-api", action="store_true", help="also print the equivalent REST call")
+@chart_arguments
 def sql(session, line: str, cell: str | None = None):
     """Run Flink SQL: %%flink sql [options], then statements separated by ';' (a cell magic)."""
     args = parse_argstring(sql, line)
     if cell is None or not cell.strip():
         raise FlinkError("%%flink sql is a cell magic: put SQL statements in the cell below it")
-    if args.max_rows < 1:
-        raise FlinkError("--max-rows must be at least 1")
+    results_view_options(args)
     t_env = session_table_env(session)
     executor = t_env.executor
     executor.overrides = cell_overrides(args)
@@ -134,7 +135,8 @@ def show_job(session, executor, args, stmt, result) -> None:
     name = args.name or " ".join(stmt.text.split())[:60]
     if result.fields:
         mode = args.result_mode or executor.result_mode
-        view = SqlJobView(session, job, name, args.max_rows, args.output, mode, result.columns, stmt.text)
+        view = SqlJobView(session, job, name, args.max_rows, args.output, mode, result.columns, stmt.text,
+                          chart=results_view_options(args))
     else:
         print(result.text)
         view = JobView(session, job, name, args.max_rows)

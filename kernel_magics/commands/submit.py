@@ -15,6 +15,7 @@ from __future__ import annotations
 from IPython.display import display
 
 from kernel_magics import api_hints
+from kernel_magics.chart_options import results_view_options
 from kernel_magics.commands.jobs import CANCEL_WAIT_S, wait_terminal
 from kernel_magics.errors import CellSyntaxError, FlinkError, cluster_error, one_line, trim_to_cell
 from runtime.client import ClusterError
@@ -96,8 +97,7 @@ def submit_cell(session, args, cell: str):
     from kernel_magics.widgets.job_view import JobView
 
     shell = session.shell
-    if args.max_rows < 1:
-        raise FlinkError("--max-rows must be at least 1")
+    chart = results_view_options(args)
     env = make_environment(session, args)
     for name, value in cell_names().items():
         shell.user_ns.setdefault(name, value)
@@ -126,7 +126,7 @@ def submit_cell(session, args, cell: str):
     shell.user_ns["last_job"] = job  # later cells reach the job through it, e.g. last_job.push(source, rows)
     wait = args.wait or args.mode == "batch"
     try:
-        view = JobView(session, session.client.job(job.job_id), name, args.max_rows, args.output)
+        view = JobView(session, session.client.job(job.job_id), name, args.max_rows, args.output, chart=chart)
         session.show_job(view)
         display(view)
         if not wait:

@@ -4,6 +4,7 @@ Everything lives under one URL prefix, ``<base_url>/flinkbench/``:
 
 - ``api/<path>``      forwards REST calls to the configured JobManager's ``/<path>``;
 - ``events``          forwards the JobManager's event stream (WebSocket);
+- ``graph/<job id>``  the job graph laid out for the panel (runtime.views.graph, as the notebook draws it);
 - ``connection``      which JobManager the panel (and kernels that submit from it) talk to;
 - ``local-cluster``   start and stop a LocalCluster owned by this Jupyter server.
 

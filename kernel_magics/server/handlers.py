@@ -19,6 +19,7 @@ from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 
+from kernel_magics.server.failover import find_leader, note_jobmanagers
 from kernel_magics.server.local_cluster import LocalClusterError, LocalClusterManager
 from kernel_magics.server.target import Connection, JobManagerTarget, TargetError
 
@@ -200,11 +201,17 @@ class EventsProxySocket(WebSocketMixin, tornado.websocket.WebSocketHandler, Jupy
 
     async def open(self, *args, **kwargs):
         super().open(*args, **kwargs)
+        connection = self.settings["flinkbench_connection"]
         try:
-            target = self.settings["flinkbench_connection"].current()
-            request = HTTPRequest(target.ws_url + "/events", headers={"Authorization": f"Bearer {target.token()}"},
-                                  connect_timeout=CONNECT_TIMEOUT_S, request_timeout=CONNECT_TIMEOUT_S)
-            self.upstream = await tornado.websocket.websocket_connect(request)
+            target = connection.current()
+            try:
+                self.upstream = await self._connect(target)
+            except (OSError, HTTPClientError, tornado.websocket.WebSocketError) as err:
+                leader = await find_leader(connection)  # HA: the leader may have moved while we were away
+                if leader is None:
+                    raise err from None
+                target = leader
+                self.upstream = await self._connect(target)
         except TargetError as err:
             self._fail(str(err))
             return
@@ -213,6 +220,12 @@ class EventsProxySocket(WebSocketMixin, tornado.websocket.WebSocketHandler, Jupy
             return
         self._pump = asyncio.get_running_loop().create_task(self._relay(target))
 
+    @staticmethod
+    async def _connect(target: JobManagerTarget):
+        request = HTTPRequest(target.ws_url + "/events", headers={"Authorization": f"Bearer {target.token()}"},
+                              connect_timeout=CONNECT_TIMEOUT_S, request_timeout=CONNECT_TIMEOUT_S)
+        return await tornado.websocket.websocket_connect(request)
+
     async def _relay(self, target: JobManagerTarget) -> None:
         while True:
             message = await self.upstream.read_message()
@@ -220,6 +233,7 @@ class EventsProxySocket(WebSocketMixin, tornado.websocket.WebSocketHandler, Jupy
                 reason = self.upstream.close_reason or "connection lost"
                 self._fail(f"JobManager at {target.url} closed the event stream: {reason}")
                 return
+            note_jobmanagers(self.settings["flinkbench_connection"], message)
             try:
                 await self.write_message(message)
             except tornado.websocket.WebSocketClosedError:
@@ -244,7 +258,10 @@ class EventsProxySocket(WebSocketMixin, tornado.websocket.WebSocketHandler, Jupy
 
 def routes(prefix: str) -> list:
     """Every route of the extension; tests walk this list to check each one requires authentication."""
+    from kernel_magics.server.graph import JobGraphHandler
+
     return [
+        (rf"/{prefix}/graph/([^/]+)", JobGraphHandler),
         (rf"/{prefix}/connection", ConnectionHandler),
         (rf"/{prefix}/local-cluster", LocalClusterHandler),
         (rf"/{prefix}/events", EventsProxySocket),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from runtime.errors import ClusterError
@@ -67,6 +67,7 @@ class Connection:
     def __init__(self, default: JobManagerTarget | None):
         self.default = default
         self.chosen: JobManagerTarget | None = None
+        self.known: list[str] = []  # every JobManager of the cluster the event stream named (HA standbys)
 
     def current(self) -> JobManagerTarget:
         target = self.chosen or self.default
@@ -76,6 +77,17 @@ class Connection:
 
     def choose(self, target: JobManagerTarget | None) -> None:
         self.chosen = target
+        self.known = []
+
+    def remember(self, urls: list[str]) -> None:
+        """The cluster's JobManagers, as its event stream lists them: where to look when this one goes."""
+        self.known = [u.rstrip("/") for u in urls if u]
+
+    def follow(self, leader_url: str) -> JobManagerTarget:
+        """Talk to ``leader_url`` from now on: the same cluster (token file, source), its new leader."""
+        target = replace(self.current(), url=normalise_url(leader_url))
+        self.chosen = target
+        return target
 
     def forget(self, source: str) -> None:
         """Drop the chosen target if it came from ``source`` (e.g. a local cluster that stopped)."""

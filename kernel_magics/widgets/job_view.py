@@ -18,7 +18,9 @@ from bokeh.layouts import column
 from runtime.client import TERMINAL_STATES, ClusterError, JobClient, JobFailed
 from runtime.errors import last_line
 from runtime.views.columns import STATE_COLORS
+from runtime.views.charts import ChartSpec, ResultsChart
 from runtime.views.figures import ClusterViews
+from runtime.views.graph import plan_from_json
 from runtime.views.results import ResultsTable
 
 from kernel_magics.widgets.bokehjs import LiveBokeh, ensure_loaded
@@ -31,7 +33,7 @@ LINGER_S = 2.0  # keep redrawing this long after the end, for the last events
 
 class JobView:
     def __init__(self, session, job: JobClient, name: str, max_rows: int = 100, output_var: str | None = None,
-                 start_offset: int = 0):
+                 start_offset: int = 0, chart: ChartSpec | None = None):
         self.session = session
         self.job = job
         self.job_id = job.job_id
@@ -41,7 +43,9 @@ class JobView:
         self.results = ResultsTable(max_rows)
         self.header = ipywidgets.HTML()
         self.views.refresh(session.model, force=True)  # before the widget copies the document
-        self.bokeh = LiveBokeh(column(self.results.table, self.views.layout, sizing_mode="stretch_width"))
+        self.chart = ResultsChart(chart) if chart else None
+        shown = [self.chart.layout] if self.chart else []
+        self.bokeh = LiveBokeh(column(*shown, self.results.table, self.views.layout, sizing_mode="stretch_width"))
         self.widget = ipywidgets.VBox([self.header, self.bokeh.widget])
         self.finished = threading.Event()
         self.state = "SUBMITTED"
@@ -117,9 +121,19 @@ class JobView:
             return schema.empty_table().to_pandas()
         return pa.concat_tables(tables, promote_options="default").to_pandas()
 
+    def _load_plan(self) -> None:
+        """The job's tasks and exchanges, for the graph: the event stream does not carry them."""
+        try:
+            plan = self.job.rest.get(f"/jobs/{self.job_id}/plan").get("plan") or {}
+        except ClusterError as err:
+            self.reader_error = f"cannot read the job's plan for its graph ({err})"
+            return
+        self.session.model.set_plan(self.job_id, plan_from_json(plan))
+
     def _read(self) -> None:
         """Reader thread: pull rows by offset until the job ends and all its rows are read."""
         backoff = POLL_S
+        self._load_plan()
         while not self._stop.is_set():
             try:
                 table, nxt, done, state = self.job.fetch(self._offset, READ_LIMIT)
@@ -176,7 +190,10 @@ class JobView:
         with self._lock:
             pending, self._pending = self._pending, []
         if pending:
-            self.results.append(pa.concat_tables(pending, promote_options="default"))
+            rows = pa.concat_tables(pending, promote_options="default")
+            self.results.append(rows)
+            if self.chart is not None:
+                self.chart.append(rows)
         text = self._header_html()
         if self.header.value != text:
             self.header.value = text
@@ -195,6 +212,9 @@ class JobView:
                  f"attempt {attempt}, restarts {restarts}",
                  f"{self.rows_total:,} rows collected" + (f" (showing the last {shown})" if self.rows_total > shown else "")]
         lines = [" \u00b7 ".join(parts)]
+        graph = self.views.job_graph
+        if graph is not None and graph.hint and state == "RUNNING":
+            lines.append(f"<span class='flinkbench-bottleneck' style='color:#b8860b'>\u26a0 {html.escape(graph.hint)}</span>")
         if connection["state"] != "connected":
             lines.append(f"<span style='color:#c60'>{html.escape(connection['message'])}</span>")
         if self.reader_error:

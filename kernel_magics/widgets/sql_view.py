@@ -15,6 +15,7 @@ import pyarrow as pa
 from runtime.api.table_result import rows_of
 from runtime.sql.display import materialize, tableau
 from runtime.taskmanager.changelog import OP_COLUMN, SHORT
+from runtime.views.charts import ChartSpec
 from runtime.views.results import replace_rows
 
 from kernel_magics.widgets.job_view import LINGER_S, JobView
@@ -24,8 +25,8 @@ MODES = ("table", "changelog", "tableau")
 
 class SqlJobView(JobView):
     def __init__(self, session, job, name: str, max_rows: int, output_var: str | None, mode: str,
-                 columns: list[str], statement: str):
-        super().__init__(session, job, name, max_rows, None)
+                 columns: list[str], statement: str, chart: ChartSpec | None = None):
+        super().__init__(session, job, name, max_rows, None, chart=chart)
         self.sql_output_var = output_var
         self.mode = mode
         self.columns = columns
@@ -79,6 +80,8 @@ class SqlJobView(JobView):
         return self._finished_at is None or time.monotonic() - self._finished_at < LINGER_S
 
     def _redraw(self) -> None:
+        if self.chart is not None:  # the chart follows the materialised result: an updated row moves its point
+            self.chart.append(_arrow(self.columns, [tuple(r) for r in self.materialized()]))
         if self.mode == "table":
             rows = self.materialized()
             replace_rows(self.results, _arrow(self.columns, [tuple(r) for r in rows]))

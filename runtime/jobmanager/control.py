@@ -12,10 +12,12 @@ import logging
 
 import tornado.websocket
 
+from runtime import events
 from runtime.codec import WireError, decode, encode, from_plain, to_plain
 from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, Disconnect, Envelope,
                               FetchPushedRows, Heartbeat, HeartbeatAck, PushedRows, RegisterTaskManager,
-                              RegistrationAccepted, RegistrationRejected, SlotOffer, TaskMetrics, TaskStateChanged)
+                              RegistrationAccepted, RegistrationRejected, SlotOffer, TaskManagerStatus, TaskMetrics,
+                              TaskStateChanged)
 from runtime.security import bearer, tokens_match
 
 log = logging.getLogger(__name__)
@@ -87,6 +89,8 @@ class ControlSocket(tornado.websocket.WebSocketHandler):
             self._to_job_master(message)
         elif isinstance(message, FetchPushedRows):
             self.send(self._pushed_rows(message))
+        elif isinstance(message, TaskManagerStatus):
+            self.jm.bus.publish(events.TaskManagerStatusReported(self.tm_id, message))
         else:
             log.warning("unexpected control message %s from %s", type(message).__name__, self.tm_id)
 

@@ -31,10 +31,11 @@ from runtime.ha.services import HaServices, ha_services
 from runtime.ids import ExecutionAttemptId, LeaderSessionId, TaskManagerId
 from runtime.messages import (CancelTask, DeployTask, Disconnect, Envelope, FreeSlot, Heartbeat, HeartbeatAck,
                               NotifyCheckpointAborted, NotifyCheckpointComplete, PushedRows, RegisterTaskManager,
-                              RegistrationAccepted, RegistrationRejected, RequestSlot, SlotOffer, TaskStateChanged,
-                              TriggerCheckpoint)
+                              RegistrationAccepted, RegistrationRejected, RequestSlot, SlotOffer, TaskManagerStatus,
+                              TaskStateChanged, TriggerCheckpoint)
 from runtime.metrics.endpoint import PrometheusEndpoint, start_endpoint
 from runtime.metrics.families import taskmanager_families
+from runtime.process_info import LogTail, rss_bytes
 from runtime.states import ExecutionState
 from runtime.taskmanager.network import DataServer
 from runtime.taskmanager.slots import SlotError, TaskSlotTable
@@ -45,6 +46,8 @@ log = logging.getLogger(__name__)
 
 PENDING_LIMIT = 10_000
 REQUEST_TIMEOUT_S = 30.0
+STATUS_EVERY_S = 5.0  # how often memory and recent log lines go to the JobManager (its dashboard page)
+STATUS_LOG_LINES = 60
 
 
 class TaskManager:
@@ -74,9 +77,11 @@ class TaskManager:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._replies: dict[int, asyncio.Future] = {}  # request id -> the JobManager's answer
         self._request_ids = itertools.count(1)
+        self.log_tail = LogTail(STATUS_LOG_LINES)
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def run(self) -> None:
+        logging.getLogger().addHandler(self.log_tail)
         await self.data_server.start()
         self.metrics_endpoint = start_endpoint(self.conf, self._metric_families, self.token,
                                                self.conf.get("taskmanager.host"))
@@ -135,10 +140,15 @@ class TaskManager:
             self.leader_session_id = None
 
     async def _heartbeat(self) -> None:
+        last_status = 0.0
         while True:
             await asyncio.sleep(self.conf.get("heartbeat.interval"))
             if self.leader_session_id is not None:
                 self._write(Heartbeat(self.tm_id, self.slots.report()))
+                if asyncio.get_running_loop().time() - last_status >= STATUS_EVERY_S:
+                    last_status = asyncio.get_running_loop().time()
+                    self._write(TaskManagerStatus(self.tm_id, rss_bytes(), str(self.conf.get("spark.driver.memory")),
+                                                  self.log_tail.lines()))
 
     async def _leader_url(self) -> str:
         """The leading JobManager's address from the HA services; the bootstrap URL while none leads."""

@@ -16,7 +16,9 @@ from bokeh.palettes import RdYlGn11
 from bokeh.plotting import figure
 from bokeh.transform import linear_cmap
 
-from runtime.views.columns import all_columns
+from runtime.views.columns import all_columns, graph_of
+from runtime.views.graph import JobGraphView
+from runtime.views.graph_figure import GraphFigure
 from runtime.views.model import ClusterModel
 
 ROW_PX = 34
@@ -137,7 +139,10 @@ class ClusterViews:
                        _table(self.sources["provider"], [("time", "time", "time"), ("decision", "decision"),
                                                          ("tm_id", "TaskManager"), ("reason", "reason")], height=140),
                        sizing_mode="stretch_width")
-        self.tabs = Tabs(tabs=[TabPanel(child=slots, title="Slots"), TabPanel(child=tasks, title="Tasks"),
+        self.graph = GraphFigure() if job_id else None
+        self.job_graph: JobGraphView | None = None
+        graph_tab = [TabPanel(child=self.graph.layout, title="Graph")] if self.graph else []
+        self.tabs = Tabs(tabs=[*graph_tab, TabPanel(child=slots, title="Slots"), TabPanel(child=tasks, title="Tasks"),
                                TabPanel(child=checkpoints, title="Checkpoints"),
                                TabPanel(child=failover, title="Failover")], sizing_mode="stretch_width")
         header = [Div(text=f"<h3 style='margin:4px 0'>{title}</h3>")] if title else []
@@ -153,6 +158,10 @@ class ClusterViews:
             return False
         cols = all_columns(model, self.job_id)
         self.version = cols["version"]
+        if self.graph is not None:
+            with model.lock:
+                self.job_graph = graph_of(model, self.job_id)
+            self.graph.refresh(self.job_graph)
         for name, source in self.sources.items():
             if self._shown.get(name) != cols[name]:
                 source.data = cols[name]

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
+from runtime.views import text
 from runtime.views.layout import Layout, layout
 
 BUSY_THRESHOLD = 0.75  # a task this busy (busiest subtask) is a bottleneck candidate
@@ -25,6 +26,7 @@ LIVE_STATES = ("RUNNING",)
 IDLE_FILL, BUSY_FILL, BACKPRESSURED_FILL = "#5db1ff", "#ee6464", "#888888"
 IDLE_BORDER, BUSY_BORDER, BACKPRESSURED_BORDER = "#1890ff", "#ee2222", "#000000"
 BOTTLENECK_BORDER = "#d4a017"
+TITLE_CHARS = 30
 
 
 @dataclass(frozen=True)
@@ -106,11 +108,25 @@ class JobGraphView:
         return next(n for n in self.nodes if n.id == node_id)
 
     def to_json(self) -> dict:
-        """Plain JSON for the side panel: the same positions, colours and figures the Bokeh views draw."""
+        """Plain JSON for the side panel: the same positions, colours, figures and text the Bokeh views draw."""
         out = asdict(self)
         for edge, plain in zip(self.edges, out["edges"]):
             plain["label"] = edge.label
+        for node, plain in zip(self.nodes, out["nodes"]):
+            plain["title"], plain["lines"] = node_title(node), label_lines(node)
         return out
+
+
+def node_title(node: GraphNode) -> str:
+    return node.name if len(node.name) <= TITLE_CHARS else node.name[: TITLE_CHARS - 1] + "\u2026"
+
+
+def label_lines(node: GraphNode) -> list[str]:
+    """What is written inside a task's box, under its title, on every front."""
+    lag = f"watermark lag {text.seconds(node.watermark_lag_s)}" if node.watermark_lag_s is not None else "no watermark"
+    return [f"Parallelism: {node.parallelism}",
+            f"in {text.rate(node.in_rate)} \u00b7 out {text.rate(node.out_rate)}",
+            f"busy {text.percent(node.busy)} \u00b7 backpressured {text.percent(node.backpressure)}", lag]
 
 
 # -- reading plans ----------------------------------------------------------------------------

@@ -21,6 +21,7 @@ class TaskManagerInfo:
     state: str = "REGISTERED"  # or LOST, or STARTING (the resource provider started it; not registered yet)
     reason: str | None = None
     pid: int | None = None
+    status: dict = field(default_factory=dict)  # its latest TaskManagerStatus: memory, recent log lines
 
 
 @dataclass

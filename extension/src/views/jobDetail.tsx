@@ -10,6 +10,7 @@ import { backpressure, bytes, clock, count, duration, lastLine, rate, short, wat
 import { ClusterModel, IJobState, isTerminal } from '../model';
 import { jobManagerAPI } from '../request';
 import { ICheckpoint, IExceptionsView, IJobDetail } from '../types';
+import { JobGraphView } from './graph';
 import { jobDuration } from './jobs';
 
 interface IProps {
@@ -161,7 +162,7 @@ function Statement({ text }: { text?: string | null }): JSX.Element | null {
   ) : null;
 }
 
-export function JobDetailView({ job, close, run }: IProps): JSX.Element {
+export function JobDetailView({ model, job, close, run }: IProps): JSX.Element {
   const views = useRestViews(job);
   const running = !isTerminal(job.state) && job.state !== 'CANCELLING';
   const entries = views.exceptions?.exceptionHistory?.entries || [];
@@ -183,9 +184,11 @@ export function JobDetailView({ job, close, run }: IProps): JSX.Element {
       )}
       {views.error && <p className="jp-Flinkbench-error">{views.error}</p>}
       <Statement text={views.detail?.plan.statement} />
+      <h4>Job graph</h4>
+      <JobGraphView jid={job.jid} refreshMs={model.refreshMs} />
       {views.detail && (
         <>
-          <h4>Task graph</h4>
+          <h4>Tasks</h4>
           <TaskGraph detail={views.detail} />
           <h4>Subtasks</h4>
           <Subtasks detail={views.detail} job={job} />

@@ -141,22 +141,37 @@ def io_metrics(reports: list[TaskMetrics]) -> m.IOMetricsInfo:
     for r in reports:
         for channel, n in r.sent_to.items():
             sent[channel] = sent.get(channel, 0) + n
-    busy = [min(1.0, r.bundle_time_s) for r in reports]
+    most = lambda name: max((getattr(r, name) for r in reports), default=0.0)  # noqa: E731
+    ids = [r.last_checkpoint_id for r in reports if r.last_checkpoint_id is not None]
+    sizes = [r.last_checkpoint_size for r in reports if r.last_checkpoint_size is not None]
+    durations = [r.last_checkpoint_duration_s for r in reports if r.last_checkpoint_duration_s is not None]
     return m.IOMetricsInfo(
         read_bytes=total("bytes_in"), read_bytes_complete=bool(reports), write_bytes=total("bytes_out"),
         write_bytes_complete=bool(reports), read_records=total("records_in"), read_records_complete=bool(reports),
         write_records=total("records_out"), write_records_complete=bool(reports),
-        accumulated_busy_time=sum(busy), records_in=total("records_in"), records_out=total("records_out"),
+        accumulated_busy_time=total("accumulated_busy_ms"), accumulated_idle_time=total("accumulated_idle_ms"),
+        accumulated_backpressured_time=total("accumulated_backpressured_ms"), records_in=total("records_in"),
+        records_out=total("records_out"),
         bytes_in=total("bytes_in"), bytes_out=total("bytes_out"), records_in_per_s=total("records_in_per_s"),
         records_out_per_s=total("records_out_per_s"),
         backpressure_ratio=max((r.backpressure_ratio for r in reports), default=0.0),
         watermark=min(marks) if marks and len(marks) == len(reports) else None,
         bundle_time_s=max((r.bundle_time_s for r in reports), default=0.0), bundles=total("bundles"),
-        sent_to=sent, late_records=total("late_records"), state_rows=total("state_rows"))
+        sent_to=sent, late_records=total("late_records"), state_rows=total("state_rows"),
+        busy_time_ms_per_s=most("busy_time_ms_per_s"), idle_time_ms_per_s=most("idle_time_ms_per_s"),
+        backpressured_time_ms_per_s=most("backpressured_time_ms_per_s"), last_checkpoint_id=max(ids, default=None),
+        last_checkpoint_duration_s=max(durations, default=None), last_checkpoint_size=sum(sizes) if sizes else None)
 
 
 def backpressure_level(ratio: float) -> str:
     return next(level for bound, level in BACKPRESSURE_LEVELS if ratio <= bound or bound == 1.0)
+
+
+def _share(s, name: str, otherwise: float) -> float:
+    """A running subtask's share of time in a state (Flink's busyRatio, idleRatio); ``otherwise`` when not running."""
+    if s.state != ExecutionState.RUNNING or s.metrics is None:
+        return otherwise
+    return min(1.0, max(0.0, getattr(s.metrics, name) / 1000.0))
 
 
 def backpressure(v: VertexSnapshot, now: float) -> m.JobVertexBackPressureInfo:
@@ -166,8 +181,7 @@ def backpressure(v: VertexSnapshot, now: float) -> m.JobVertexBackPressureInfo:
         level = backpressure_level(ratio)
         subtasks.append(m.SubtaskBackPressureInfo(
             subtask=s.index, attempt_number=s.attempt, backpressure_level=level, deprecated_backpressure_level=level,
-            ratio=ratio, idle_ratio=0.0 if s.state == ExecutionState.RUNNING else 1.0,
-            busy_ratio=max(0.0, 1.0 - ratio) if s.state == ExecutionState.RUNNING else 0.0))
+            ratio=ratio, idle_ratio=_share(s, "idle_time_ms_per_s", 1.0), busy_ratio=_share(s, "busy_time_ms_per_s", 0.0)))
     worst = backpressure_level(max((s.ratio for s in subtasks), default=0.0))
     return m.JobVertexBackPressureInfo(backpressure_level=worst, deprecated_backpressure_level=worst,
                                        end_timestamp=ms(now), subtasks=subtasks)

@@ -81,6 +81,15 @@ class IOMetricsInfo:
     sent_to: dict[str, int] = F("sent_to", doc="rows sent to each downstream subtask")
     late_records: int = F("late_records")
     state_rows: int = F("state_rows")
+    busy_time_ms_per_s: float = F("busy_time_ms_per_s", default=0.0,
+                                  doc="Flink's busyTimeMsPerSecond (a task: its busiest subtask)")
+    idle_time_ms_per_s: float = F("idle_time_ms_per_s", default=0.0, doc="Flink's idleTimeMsPerSecond")
+    backpressured_time_ms_per_s: float = F("backpressured_time_ms_per_s", default=0.0,
+                                           doc="Flink's backPressuredTimeMsPerSecond")
+    last_checkpoint_id: int | None = F("last_checkpoint_id", default=None)
+    last_checkpoint_duration_s: float | None = F("last_checkpoint_duration_s", default=None,
+                                                 doc="trigger to this subtask's acknowledgement")
+    last_checkpoint_size: int | None = F("last_checkpoint_size", default=None, doc="bytes this subtask wrote")
 
 
 @message

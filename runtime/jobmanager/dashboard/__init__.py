@@ -1,10 +1,14 @@
 """The JobManager's web dashboard: a Bokeh server app at ``/dashboard`` in the JobManager's own server.
 
 The tornado application that serves the REST API is a ``BokehTornado``, with the REST routes as its
-extra patterns, so the dashboard needs no second port. Every browser tab gets its own Bokeh document
-with the same four views as the notebook (runtime.views.figures), refreshed at most
-``REFRESH_MS`` apart from one ClusterModel that listens to the JobManager's event bus in-process:
-the same events the ``/events`` WebSocket sends. Everything runs on the JobManager's loop.
+extra patterns, so the dashboard needs no second port. Its pages are the ones a Flink user expects,
+each its own address: the overview (``/dashboard``), jobs (``?page=jobs``), a job (``?job=<id>``, with
+``&tab=graph|subtasks|checkpoints|exceptions|configuration``), TaskManagers (``?page=taskmanagers``,
+``?taskmanager=<id>``) and the JobManager (``?page=jobmanager``). Every browser tab gets its own Bokeh
+document: what comes from REST is re-read every second through this JobManager's own REST API
+(runtime.jobmanager.dashboard.source), and the live views (the job graph, slots, tasks, checkpoints)
+are redrawn at most ``REFRESH_MS`` apart from one ClusterModel that listens to the JobManager's event
+bus in-process: the same events the ``/events`` WebSocket sends. Everything runs on the JobManager's loop.
 
 The page is behind the cluster token: ``/dashboard?token=<token>`` (which also sets the token
 cookie for the page's own requests and WebSocket), the cookie, or ``Authorization: Bearer``.
@@ -22,13 +26,18 @@ from bokeh.server.auth_provider import AuthProvider
 from bokeh.server.tornado import BokehTornado
 from tornado.ioloop import IOLoop
 
+from runtime.jobmanager.dashboard.job_page import JobPage
+from runtime.jobmanager.dashboard.pages import (JobManagerPage, JobsPage, OverviewPage, Page, PageContext,
+                                                TaskManagerPage, TaskManagersPage)
+from runtime.jobmanager.dashboard.source import RestSource
+from runtime.process_info import LogTail
 from runtime.security import COOKIE_NAME, bearer, tokens_match
-from runtime.views.figures import ClusterViews
 from runtime.views.model import ClusterModel
 
 log = logging.getLogger(__name__)
 
 PATH = "/dashboard"
+PAGES: dict[str, type[Page]] = {"jobs": JobsPage, "taskmanagers": TaskManagersPage, "jobmanager": JobManagerPage}
 REFRESH_MS = 250
 REFUSED = ("401: missing or invalid cluster token. Open {path}?token=<token> (the token is in the cluster's "
            "token file), or send 'Authorization: Bearer <token>'.\n")
@@ -71,6 +80,8 @@ class Dashboard:
         self.model.set_connection("connected", jm.url, f"this JobManager ({jm.url})")
         jm.bus.add_listener(self.model.apply_safely)
         self.app: BokehTornado | None = None
+        self.logs = LogTail()
+        logging.getLogger().addHandler(self.logs)
 
     def application(self, rest_routes: list, port: int) -> BokehTornado:
         """The JobManager's tornado application: the REST routes plus the dashboard; started on this loop."""
@@ -88,16 +99,28 @@ class Dashboard:
         return self.app
 
     def stop(self) -> None:
+        logging.getLogger().removeHandler(self.logs)
         if self.app is not None:
             self.app.stop()
 
     def _make_document(self, doc: Document) -> None:
-        """One browser tab: the cluster's views, or one job's with ``?job=<id>``."""
-        args = doc.session_context.request.arguments if doc.session_context else {}  # type: ignore[attr-defined]
-        job = args.get("job", [b""])[0]
-        job_id = (job.decode() if isinstance(job, bytes) else job) or None
-        views = ClusterViews(job_id, title=f"Flinkbench JobManager{' - job ' + job_id if job_id else ''}")
-        views.refresh(self.model, force=True)
-        doc.title = "Flinkbench dashboard"
-        doc.add_root(views.layout)
-        doc.add_periodic_callback(lambda: views.refresh(self.model), REFRESH_MS)
+        """One browser tab: the page its query arguments name (the overview without any)."""
+        request = doc.session_context.request if doc.session_context else None  # type: ignore[attr-defined]
+        args = {k: (v[0].decode() if isinstance(v[0], bytes) else v[0]) for k, v in (request.arguments if request else {}).items()
+                if v and k != "token"}
+        ctx = PageContext(doc, RestSource(self.jm.url, self.jm.token), self.model, self.jm.token_file, self.logs, args)
+        page = page_for(ctx)
+        doc.title = f"Flinkbench dashboard · {page.title}"
+        doc.add_root(page.layout)
+        doc.add_next_tick_callback(page.refresh)
+        doc.add_periodic_callback(page.refresh, page.refresh_ms)
+        page.tick()
+        doc.add_periodic_callback(page.tick, REFRESH_MS)
+
+
+def page_for(ctx: PageContext) -> Page:
+    if ctx.args.get("job"):
+        return JobPage(ctx)
+    if ctx.args.get("taskmanager"):
+        return TaskManagerPage(ctx)
+    return PAGES.get(ctx.args.get("page", ""), OverviewPage)(ctx)
