@@ -42,7 +42,7 @@ class Narrator:
         self.read: dict[int, int] = {}  # source subtask -> rows read in the current attempt
         self.source_tm: str | None = None
         self.checkpoint: int | None = None
-        self.killed = False
+        self.killed = self.flowing = False
         self.state = "CREATED"
 
     def on(self, event: dict) -> None:
@@ -74,6 +74,9 @@ class Narrator:
 
     def _on_TaskMetricsReported(self, e: dict) -> None:  # noqa: N802
         if e["task_name"].startswith("Source"):
+            if not self.flowing and e["metrics"]["records_in"]:
+                self.flowing = True
+                self.say("clicks flowing: the TaskManagers' Spark sessions are up and the first bundles ran")
             self.read[e["subtask_index"]] = e["metrics"]["records_in"]
         if not self.killed and self.checkpoint is not None and sum(self.read.values()) >= ROWS // 2:
             self.kill()
