@@ -72,6 +72,8 @@ def translate(node: exp.Expr) -> exp.Expr:
             return _floor_ceil_to(n)
         if isinstance(n, exp.TimestampAdd):
             return _timestamp_add(n)
+        if isinstance(n, exp.Extract) and n.this.name.upper() == "SECOND":  # Flink: whole seconds, Spark: decimal
+            return exp.Anonymous(this="second", expressions=[n.expression])
         if isinstance(n, exp.Anonymous):
             name = n.name.upper()
             if name in UNSUPPORTED:

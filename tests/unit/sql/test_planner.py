@@ -127,3 +127,12 @@ def test_python_functions_travel_with_the_operators_that_call_them(t_env):
     shipped = {op.kind: unpack_udf(op.udf) for op in env.operators if op.udf}
     assert set(shipped) == {"filter", "select"}
     assert shipped["select"]["twice"][1] == "DOUBLE" and shipped["select"]["twice"][0](3) == 6
+
+
+def test_extract_second_is_whole_seconds_as_in_flink():
+    import sqlglot
+
+    from runtime.sql.dialect import Flink
+    from runtime.sql.functions import to_spark
+
+    assert to_spark(sqlglot.parse_one("EXTRACT(SECOND FROM ts)", read=Flink)).upper() == "SECOND(TS)"
