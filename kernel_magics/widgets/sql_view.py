@@ -12,9 +12,8 @@ import html
 import ipywidgets
 import pyarrow as pa
 
-from runtime.api.table_result import rows_of
-from runtime.sql.display import materialize, tableau
-from runtime.taskmanager.changelog import OP_COLUMN, SHORT
+from runtime.changelog import OP_COLUMN, SHORT, materialize, rows_of
+from runtime.sql.display import tableau
 from runtime.views.charts import ChartSpec
 from runtime.views.results import replace_rows
 

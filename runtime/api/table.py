@@ -12,7 +12,8 @@ from typing import Any
 from collections.abc import Callable
 
 from runtime.api.datastream import DataStream
-from runtime.api.table_result import Row, RowKind, TableResult
+from runtime.api.table_result import TableResult
+from runtime.changelog import Row, RowKind, materialize
 from runtime.sql import statements
 from runtime.sql.catalog import Catalog, Column, FunctionDef, StreamTable, ViewDef
 from runtime.sql.errors import SqlValidationError
@@ -38,15 +39,18 @@ class TableConfig:
         self._t_env = t_env
 
     def set(self, key: str, value: str) -> TableConfig:
+        """Set a configuration key, as ``SET 'key' = 'value'`` does; SqlError for an unknown or ill-typed key."""
         self._t_env.execute_sql(f"SET '{key}' = '{value}'")
         return self
 
     def get(self, key: str, default: Any = None) -> Any:
+        """A key's value: a SQL client setting, else the environment's configuration, else ``default``."""
         executor = self._t_env.executor
         return executor.client_settings.get(key, executor.env.config.get(key, default))
 
 
 class StreamTableEnvironment:
+    """PyFlink's StreamTableEnvironment: runs SQL statements and makes Tables on one environment's catalog."""
     def __init__(self, env, catalog: Catalog | None = None):
         self.env = env
         self.catalog = catalog or catalog_of(env)
@@ -54,6 +58,8 @@ class StreamTableEnvironment:
 
     @classmethod
     def create(cls, stream_execution_environment=None, environment_settings=None) -> StreamTableEnvironment:
+        """A table environment over ``stream_execution_environment`` (a new one when None); an
+        EnvironmentSettings' runtime mode (``in_batch_mode()``) sets the environment's mode."""
         from runtime.api.environment import StreamExecutionEnvironment
 
         env = stream_execution_environment or StreamExecutionEnvironment()
@@ -64,6 +70,7 @@ class StreamTableEnvironment:
         return t_env
 
     def get_config(self) -> TableConfig:
+        """The settings SET and RESET change (TableConfig)."""
         return TableConfig(self)
 
     # -- statements ---------------------------------------------------------------------------
@@ -75,6 +82,7 @@ class StreamTableEnvironment:
         return TableResult(self.executor.execute(parsed[0]))
 
     def sql_query(self, query: str) -> Table:
+        """Plan one SELECT into a Table (validated now, as Flink does); SqlError names line and column."""
         parsed = statements.parse_script(query)
         if len(parsed) != 1 or parsed[0].kind != "query":
             raise SqlValidationError("sql_query takes one SELECT query")
@@ -83,10 +91,12 @@ class StreamTableEnvironment:
         return Table(self, stmt, plan)
 
     def explain_sql(self, statement: str) -> str:
+        """EXPLAIN's text for one query, INSERT or statement set: logical plan, JobGraph, ExecutionGraph."""
         return self.execute_sql(f"EXPLAIN {statement}").result.text
 
     # -- catalog ------------------------------------------------------------------------------
     def create_temporary_view(self, name: str, table: Table | DataStream, schema: str | None = None) -> None:
+        """Register a Table or a DataStream under ``name`` for later SQL; SqlError if the name is taken."""
         if isinstance(table, DataStream):
             table = self.from_data_stream(table, schema)
         view = ViewDef(name, table.stmt.ast.copy(), table.stmt.text, [Column(f.name, f.type) for f in table.plan.fields],
@@ -103,6 +113,7 @@ class StreamTableEnvironment:
         return self.sql_query(f"SELECT * FROM `{name}`")
 
     def from_path(self, path: str) -> Table:
+        """The Table of a catalog table or view, by name."""
         return self.sql_query(f"SELECT * FROM {path}")
 
     def create_temporary_function(self, name: str, fn: Callable, result_type: str = "STRING") -> None:
@@ -115,16 +126,20 @@ class StreamTableEnvironment:
         self.catalog.add_function(FunctionDef(name.lower(), fn, spark_type(parse_type(result_type))))
 
     def list_tables(self) -> list[str]:
+        """The catalog's table names, sorted."""
         return self.catalog.table_names()
 
     def list_views(self) -> list[str]:
+        """The catalog's view names (views and registered streams), sorted."""
         return self.catalog.view_names()
 
     def drop_temporary_view(self, name: str) -> bool:
+        """Drop a view; False if there was none of that name."""
         return self.catalog.drop(name, "VIEW", if_exists=True)
 
     # -- back to DataStreams ------------------------------------------------------------------
     def to_data_stream(self, table: Table) -> DataStream:
+        """An insert-only Table as a DataStream of its rows; SqlValidationError for an updating one."""
         if table.plan.updating:
             raise SqlValidationError("to_data_stream takes an insert-only table; this one is updating "
                                      "(use to_changelog_stream)")
@@ -154,22 +169,24 @@ class Table:
         return f"`{self._name}`"
 
     def get_schema(self) -> list[tuple[str, str]]:
+        """The table's columns as (name, type) pairs, internal columns left out."""
         return [(f.name, f.type) for f in self.plan.fields if not f.name.startswith("__")]
 
     def execute(self) -> TableResult:
+        """Run the query as a job; its TableResult collects the rows (with their kinds when updating)."""
         return TableResult(self.t_env.executor.execute(self.stmt))
 
     def execute_insert(self, table_path: str) -> TableResult:
+        """Run ``INSERT INTO table_path`` with this query; returns the job's TableResult."""
         return self.t_env.execute_sql(f"INSERT INTO {table_path} {self.stmt.text}")
 
     def explain(self) -> str:
+        """EXPLAIN's text for this query."""
         return self.t_env.explain_sql(self.stmt.text)
 
     def to_pandas(self):
         """Run the query to its end and return the final table (the changelog applied) as pandas."""
         import pandas as pd
-
-        from runtime.sql.display import materialize
 
         rows = materialize(list(self.execute().collect()))
         return pd.DataFrame([r.as_dict() for r in rows], columns=[f for f, _ in self.get_schema()])

@@ -1,68 +1,11 @@
-"""Results of SQL statements, with PyFlink's names: Row, RowKind, TableResult and its row iterator."""
+"""Results of SQL statements, with PyFlink's names: TableResult and its row iterator (Row and RowKind,
+from runtime.changelog, are re-exported here as PyFlink's pyflink.table module has them)."""
 from __future__ import annotations
 
-import enum
-from typing import Any
+from runtime.changelog import Row, RowKind, rows_of
+from runtime.sql.display import tableau
 
-from runtime.taskmanager.changelog import OP_COLUMN
-
-
-class RowKind(enum.Enum):
-    INSERT = 0
-    UPDATE_BEFORE = 1
-    UPDATE_AFTER = 2
-    DELETE = 3
-
-    def short_string(self) -> str:
-        return {0: "+I", 1: "-U", 2: "+U", 3: "-D"}[self.value]
-
-
-class Row(tuple):
-    """A result row: a tuple whose fields can also be read by name, with its RowKind."""
-
-    def __new__(cls, values, names: list[str], kind: RowKind = RowKind.INSERT):
-        row = super().__new__(cls, values)
-        row._names, row._kind = list(names), kind
-        return row
-
-    def get_row_kind(self) -> RowKind:
-        return self._kind
-
-    def set_row_kind(self, kind: RowKind) -> None:
-        self._kind = kind
-
-    def get_fields_by_names(self, names: list[str]) -> list:
-        return [self[n] for n in names]
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(zip(self._names, self))
-
-    def __getitem__(self, item):
-        if isinstance(item, str):
-            try:
-                return tuple.__getitem__(self, self._names.index(item))
-            except ValueError:
-                raise KeyError(item) from None
-        return tuple.__getitem__(self, item)
-
-    def __getattr__(self, name: str):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __repr__(self) -> str:
-        return f"{self._kind.short_string()}[{', '.join(repr(v) for v in self)}]"
-
-
-def rows_of(table) -> list[Row]:
-    """The Rows of an Arrow table of results (its ``__op`` column giving each row's kind)."""
-    names = [n for n in table.column_names if n != OP_COLUMN]
-    kinds = table.column(OP_COLUMN).to_pylist() if OP_COLUMN in table.column_names else [0] * table.num_rows
-    values = table.select(names).to_pylist()
-    return [Row([r[n] for n in names], names, RowKind(k if k is not None else 0)) for r, k in zip(values, kinds)]
+__all__ = ["CloseableIterator", "Row", "RowKind", "TableResult", "rows_of"]
 
 
 class CloseableIterator:
@@ -85,6 +28,7 @@ class CloseableIterator:
         return self._buffer.pop(0)
 
     def close(self) -> None:
+        """Stop reading; a query job still running is cancelled (as closing PyFlink's iterator does)."""
         if self._closed:
             return
         self._closed = True
@@ -106,25 +50,32 @@ class TableResult:
 
     @property
     def result(self):
+        """The executor's StatementResult behind this TableResult."""
         return self._result
 
     def get_job_client(self):
+        """The JobClient of the statement's job, or None for a statement that runs no job."""
         return self._result.job
 
     def get_result_kind(self) -> str:
+        """SUCCESS_WITH_CONTENT when there are rows (a query, SHOW, EXPLAIN), else SUCCESS."""
         return "SUCCESS_WITH_CONTENT" if self._result.kind in ("rows", "job", "explain") else "SUCCESS"
 
     def get_column_names(self) -> list[str]:
+        """The result's column names."""
         return list(self._result.columns)
 
     def is_updating(self) -> bool:
+        """True when the rows form a changelog with retractions (-U/-D), not only inserts."""
         return self._result.updating
 
     def wait(self, timeout_ms: float | None = None) -> None:
+        """Block until the statement's job ends (at most ``timeout_ms``); returns at once without a job."""
         if self._result.job is not None:
             self._result.job.wait(None if timeout_ms is None else timeout_ms / 1000)
 
     def collect(self) -> CloseableIterator:
+        """The rows as a closeable iterator; a running query's rows arrive as the job produces them."""
         if self._result.kind == "job" and self._result.fields:
             return CloseableIterator(self._result.job)
         it = CloseableIterator(None)
@@ -140,8 +91,6 @@ class TableResult:
 
     def print(self) -> None:
         """Print the rows as the SQL client's tableau mode does (a running query prints until it ends)."""
-        from runtime.sql.display import tableau
-
         if self._result.kind == "explain":
             print(self._result.text)
             return

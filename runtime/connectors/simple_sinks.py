@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 
+from runtime.changelog import rows_of
 from runtime.connectors.base import SinkWriter, sink
 
 
@@ -20,8 +21,6 @@ class PrintWriter(SinkWriter):
         tag = self.ctx.params.get("prefix") or ""
         lead = f"{tag}{':' if tag else ''}{self.ctx.subtask_index + 1}> "
         if self.ctx.params.get("changelog"):  # SQL's print table: Flink's "+I[a, b]" lines
-            from runtime.api.table_result import rows_of
-
             for row in rows_of(table):
                 sys.stdout.write(f"{lead}{row.get_row_kind().short_string()}[{', '.join(str(v) for v in row)}]\n")
             sys.stdout.flush()

@@ -18,6 +18,7 @@ WINDOW_KEYS = ("window_start", "window_end")
 
 
 def has_aggregation(select: exp.Select) -> bool:
+    """Whether ``select`` aggregates: GROUP BY, HAVING or an aggregate call outside OVER."""
     if select.args.get("group") is not None or select.args.get("having") is not None:
         return True
     return any(_aggregate_calls(e) for e in select.expressions)

@@ -19,6 +19,7 @@ CATALOG, DATABASE = "default_catalog", "default_database"
 
 @dataclass
 class Column:
+    """A table column: physical, or computed from ``expr`` (Spark SQL) over the others."""
     name: str
     type: str  # Spark DDL type
     nullable: bool = True
@@ -28,6 +29,7 @@ class Column:
 
 @dataclass
 class Watermark:
+    """WATERMARK FOR column AS column - INTERVAL: the time attribute and its bounded out-of-orderness."""
     column: str
     delay_us: int
     text: str  # the expression as written, for DESCRIBE
@@ -35,6 +37,7 @@ class Watermark:
 
 @dataclass
 class TableDef:
+    """A table from CREATE TABLE: columns, watermark, keys and connector options."""
     name: str
     columns: list[Column]
     options: dict[str, str]
@@ -46,14 +49,17 @@ class TableDef:
 
     @property
     def physical(self) -> list[Column]:
+        """The columns stored by the connector (computed columns left out)."""
         return [c for c in self.columns if c.expr is None]
 
     def column(self, name: str) -> Column | None:
+        """The column called ``name``, or None."""
         return next((c for c in self.columns if c.name == name), None)
 
 
 @dataclass
 class ViewDef:
+    """A view from CREATE VIEW (or create_temporary_view): its query, planned afresh where it is used."""
     name: str
     query: Any  # sqlglot expression
     text: str
@@ -73,20 +79,24 @@ class StreamTable:
 
 @dataclass
 class FunctionDef:
+    """A Python scalar function registered for SQL: a vectorised callable and its result type."""
     name: str
     fn: Callable
     result_type: str  # Spark DDL type
 
 
 class Catalog:
+    """The in-memory catalog of one table environment: tables, views and functions by name."""
     def __init__(self):
         self.tables: dict[str, TableDef | ViewDef | StreamTable] = {}
         self.functions: dict[str, FunctionDef] = {}
 
     def get(self, name: str) -> TableDef | ViewDef | StreamTable | None:
+        """The table, view or stream called ``name`` (qualified or not), or None."""
         return self.tables.get(_strip(name))
 
     def require(self, name: str) -> TableDef | ViewDef | StreamTable:
+        """The table, view or stream called ``name``; SqlValidationError naming the known ones if none."""
         found = self.get(name)
         if found is None:
             known = ", ".join(sorted(self.tables)) or "none"
@@ -104,6 +114,7 @@ class Catalog:
         return True
 
     def drop(self, name: str, kind: str, if_exists: bool = False) -> bool:
+        """Remove a table or view (``kind`` TABLE or VIEW must match); False if absent and ``if_exists``."""
         found = self.get(name)
         if found is None:
             if if_exists:
@@ -117,19 +128,18 @@ class Catalog:
         return True
 
     def table_names(self) -> list[str]:
+        """The names of the tables (CREATE TABLE), sorted."""
         return sorted(n for n, t in self.tables.items() if isinstance(t, TableDef))
 
     def view_names(self) -> list[str]:
+        """The names of views and registered streams, sorted."""
         return sorted(n for n, t in self.tables.items() if not isinstance(t, TableDef))
 
     def add_function(self, fn: FunctionDef) -> None:
+        """Register a Python function; SqlValidationError if its name (any case) is taken."""
         if fn.name.lower() in self.functions:
             raise SqlValidationError(f"a function named {fn.name!r} already exists")
         self.functions[fn.name.lower()] = fn
-
-
-def columns_of(item) -> list[Column]:
-    return item.columns
 
 
 def describe_rows(item) -> list[dict]:

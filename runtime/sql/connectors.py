@@ -22,6 +22,7 @@ DEFAULT_ROWS_PER_SECOND = 10_000  # Flink's datagen default
 
 
 def connector_of(table) -> str:
+    """The table's 'connector' option; SqlValidationError if missing, UnsupportedSqlError if not available."""
     name = table.options.get("connector")
     if name is None:
         raise SqlValidationError(f"table {table.name!r} has no 'connector' option; one of {', '.join(CONNECTORS)}")
@@ -83,6 +84,7 @@ def source_params(table, runtime_mode: str) -> dict:
 
 
 def sink_params(table) -> dict:
+    """The params of the sink operator that writes into ``table``; SqlValidationError for a read-only connector."""
     connector = connector_of(table)
     if connector == "print":
         return {"connector": "print", "prefix": table.options.get("print-identifier", ""), "changelog": True}
@@ -95,6 +97,7 @@ def sink_params(table) -> dict:
 
 
 def datagen_params(table, schema: str) -> dict:
+    """The datagen source's params from Flink's datagen options (rates, rows, per-field kinds and bounds)."""
     options = table.options
     fields, rows = {}, _int(table, "number-of-rows")
     for column in table.physical:

@@ -18,6 +18,7 @@ from runtime.sql.typing import infer_type
 
 
 class Converter:
+    """Plans queries of one statement against the catalog, in streaming or batch mode."""
     def __init__(self, catalog, runtime_mode: str = "streaming", position=None):
         self.catalog = catalog
         self.batch = runtime_mode == "batch"
@@ -26,6 +27,7 @@ class Converter:
         self.views_seen: list[str] = []
 
     def error(self, node: exp.Expr, message: str, cls=SqlValidationError):
+        """An SqlError of class ``cls`` positioned at ``node``'s first identifier in the script."""
         from runtime.sql.scope import position_of
 
         line, column = position_of(node, self.position)
@@ -49,6 +51,7 @@ class Converter:
         return self.select(query)
 
     def union(self, query: exp.Union) -> Node:
+        """UNION ALL as a Union; UNION (distinct) as a Union under a GroupAggregate over every column."""
         if query.args.get("distinct"):
             left, right = self.query(query.this), self.query(query.expression)
             union = self._union_all(query, left, right)
@@ -66,6 +69,7 @@ class Converter:
         return Union(list(left.fields), branches)
 
     def values(self, query: exp.Values) -> Node:
+        """VALUES of literals as a Values node (Flink's EXPR$n names when there is no alias)."""
         rows = []
         names = [c.name for c in query.args["alias"].columns] if query.args.get("alias") else []
         for tuple_ in query.expressions:
@@ -76,6 +80,7 @@ class Converter:
         return Values(fields, rows)
 
     def select(self, select: exp.Select) -> Node:
+        """The plan of one SELECT: FROM, WHERE, aggregation or OVER, the SELECT list, DISTINCT."""
         for cte in (select.args.get("with_") or exp.With()).expressions:
             self.ctes[cte.alias] = cte.this
         ranked = ranking.top_n(self, select)
@@ -104,6 +109,7 @@ class Converter:
 
     # -- FROM -----------------------------------------------------------------------------------
     def from_clause(self, select: exp.Select) -> Scope:
+        """The scope of FROM with its joins (a one-row Values when there is no FROM)."""
         source = select.args.get("from_")
         if source is None:
             values = Values([Field("EXPR$dummy", "INT")], [{"EXPR$dummy": 0}])
@@ -142,6 +148,7 @@ class Converter:
         return Scope.of(self.scan(item), qualifier, self.position)
 
     def scan(self, item: TableDef | StreamTable) -> Scan:
+        """A Scan of a catalog table or registered stream, with its time attribute."""
         if isinstance(item, TableDef):
             from runtime.sql import connectors
 
@@ -153,6 +160,7 @@ class Converter:
 
     # -- WHERE and SELECT -------------------------------------------------------------------------
     def filter(self, scope: Scope, condition: exp.Expr) -> Scope:
+        """WHERE/HAVING as a Calc; over a window TVF the rows are filtered before they are windowed."""
         node = scope.node
         if isinstance(node, WindowTVF):  # WHERE over a window TVF filters its rows before they are windowed
             inner = Scope(node.input, [e for e in scope.entries if e.field in node.input.names], scope.position)

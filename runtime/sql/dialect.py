@@ -24,6 +24,7 @@ PLURAL_UNITS = {"SECONDS": "SECOND", "MINUTES": "MINUTE", "HOURS": "HOUR", "DAYS
 
 
 class FlinkParser(SparkParser):
+    """Spark's parser plus Flink's DDL (WATERMARK, PRIMARY KEY NOT ENFORCED) and window TVF arguments."""
     CONSTRAINT_PARSERS = {
         **SparkParser.CONSTRAINT_PARSERS,
         "WATERMARK": lambda self: self.expression(
@@ -64,6 +65,7 @@ class FlinkParser(SparkParser):
 
 
 class FlinkTokenizer(Spark.Tokenizer):
+    """Spark's tokenizer with Flink's string escapes and keywords (SESSION is a window TVF name)."""
     KEYWORDS = {**{k: v for k, v in Spark.Tokenizer.KEYWORDS.items() if k != "SESSION"},  # a window TVF here
                 "BYTES": TokenType.VARBINARY, "ROW": TokenType.STRUCT}
     STRING_ESCAPES = ["'"]  # a backslash is an ordinary character in Flink strings ('\d+' is a regex)
@@ -71,5 +73,6 @@ class FlinkTokenizer(Spark.Tokenizer):
 
 
 class Flink(Spark):
+    """Flink SQL as a sqlglot dialect: parse with ``sqlglot.parse_one(text, read=Flink)``."""
     Tokenizer = FlinkTokenizer
     Parser = FlinkParser

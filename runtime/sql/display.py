@@ -1,9 +1,8 @@
-"""Results as the SQL client shows them: a tableau (bordered text table), a changelog, a materialised table."""
+"""Results as the SQL client shows them: a tableau (bordered text table), with the changelog's kinds or
+without; the materialised table is runtime.changelog.materialize."""
 from __future__ import annotations
 
 from typing import Any
-
-from runtime.taskmanager import changelog
 
 
 def tableau(columns: list[str], rows: list, changelog_kinds: bool = False, changelog: bool = False) -> str:
@@ -17,16 +16,6 @@ def tableau(columns: list[str], rows: list, changelog_kinds: bool = False, chang
     out += ["|" + "|".join(f" {v:>{w}} " for v, w in zip(b, widths)) + "|" for b in body]
     out += [line, f"{len(body)} row{'s' if len(body) != 1 else ''} in set" if body else "Empty set"]
     return "\n".join(out)
-
-
-def materialize(rows: list) -> list:
-    """The table a changelog of Rows describes (+I/+U add, -U/-D remove), in first-seen order."""
-    pairs = [(r.get_row_kind().value, tuple(r)) for r in rows]
-    kept = changelog.apply(pairs)
-    names = rows[0]._names if rows else []
-    from runtime.api.table_result import Row
-
-    return [Row(list(values), names) for values in kept]
 
 
 def _text(value: Any) -> str:

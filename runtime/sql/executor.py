@@ -34,6 +34,7 @@ class StatementResult:
 
 
 class SqlExecutor:
+    """Runs statements of one table environment: DDL on its catalog, settings, and queries as jobs."""
     def __init__(self, catalog, env):
         self.catalog = catalog
         self.env = env
@@ -42,10 +43,12 @@ class SqlExecutor:
 
     @property
     def runtime_mode(self) -> str:
+        """streaming or batch: the cell's override, else the environment's execution.runtime-mode."""
         return self.overrides.get("execution.runtime-mode", self.env.config.get("execution.runtime-mode", "streaming"))
 
     @property
     def result_mode(self) -> str:
+        """The SQL client's result mode (table, changelog or tableau) that SET chose."""
         return self.client_settings.get("sql-client.execution.result-mode", "table")
 
     def execute_script(self, script: str) -> list[StatementResult]:
@@ -53,6 +56,7 @@ class SqlExecutor:
         return [self.execute(s) for s in statements.parse_script(script)]
 
     def execute(self, stmt: statements.Statement) -> StatementResult:
+        """Run one parsed statement; an SqlError raised on the way is given the statement's position."""
         handler = getattr(self, f"_{stmt.kind}")
         try:
             result = handler(stmt)
@@ -141,6 +145,7 @@ class SqlExecutor:
 
     # -- jobs -------------------------------------------------------------------------------------
     def converter(self, stmt):
+        """A Converter for ``stmt`` (its positions) in the current runtime mode."""
         from runtime.sql.converter import Converter
 
         return Converter(self.catalog, self.runtime_mode, stmt.position)
@@ -188,6 +193,7 @@ class SqlExecutor:
         return env
 
     def submit(self, sinks: list[Node], text: str):
+        """Translate ``sinks`` into one job and submit it; returns its JobClient (with the statement)."""
         env = self.job_environment(sinks)
         env.statement = text
         name = _job_name(text)

@@ -5,6 +5,7 @@ from runtime.sql.logical import explain_tree
 
 
 def explain(sinks, env, text: str) -> str:
+    """EXPLAIN's text: the statement, the logical plan of each sink, then the JobGraph and ExecutionGraph."""
     lines = ["== Abstract Syntax Tree ==", " ".join(text.split()), "", "== Optimized Logical Plan =="]
     for sink in sinks:
         lines += explain_tree(sink)

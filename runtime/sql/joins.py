@@ -19,6 +19,8 @@ KINDS = {"": "inner", "INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL"
 
 
 def plan(converter, left: Scope, join: exp.Join) -> Scope:
+    """The scope of ``left JOIN right ON ...``: a regular, interval or window join and the residual filter;
+    UnsupportedSqlError for what cannot run with Flink's semantics."""
     side = (join.args.get("side") or "").upper()
     kind = KINDS.get(side or (join.args.get("kind") or "").upper())
     condition, using = join.args.get("on"), join.args.get("using")

@@ -6,54 +6,73 @@ translator (runtime.sql.translator) turns each node kind into operators of a Job
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 
 @dataclass
 class Field:
+    """A column of a node's output: a unique name and a Spark DDL type."""
     name: str
     type: str
 
 
 @dataclass
 class Node:
+    """A relational operator of the logical plan."""
     fields: list[Field]
 
     @property
     def names(self) -> list[str]:
+        """The output field names, in order."""
         return [f.name for f in self.fields]
 
     def type_of(self, name: str) -> str:
+        """The Spark type of output field ``name``."""
         return next(f.type for f in self.fields if f.name == name)
 
     @property
     def inputs(self) -> list[Node]:
-        return []
+        """The nodes this one reads, in order: its fields that hold a node or a list of nodes."""
+        found: list[Node] = []
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, Node):
+                found.append(value)
+            elif isinstance(value, list) and value and all(isinstance(v, Node) for v in value):
+                found += value
+        return found
 
     @property
     def rowtime(self) -> str | None:
+        """The event-time attribute the node's rows keep, or None."""
         return None
 
     @property
     def updating(self) -> bool:
+        """Whether the node emits a changelog (retractions) rather than inserts only."""
         return any(i.updating for i in self.inputs)
 
     def describe(self) -> str:
+        """One line for EXPLAIN, also the base of the operators' uids."""
         return type(self).__name__
 
 
 @dataclass
 class Scan(Node):
+    """Reads a catalog table or a registered DataStream."""
     table: Any  # catalog TableDef or StreamTable
     time_attribute: str | None = None
 
     @property
     def rowtime(self) -> str | None:
+        """The column the table's WATERMARK declares, or the registered stream's time column."""
         return self.time_attribute
 
     @property
     def updating(self) -> bool:
+        """A scan reads inserts only."""
         return False
 
     def describe(self) -> str:
@@ -64,6 +83,7 @@ class Scan(Node):
 
 @dataclass
 class Values(Node):
+    """Rows of literals (VALUES, or the one row of a SELECT without FROM)."""
     rows: list[dict]
 
     def describe(self) -> str:
@@ -72,17 +92,16 @@ class Values(Node):
 
 @dataclass
 class Calc(Node):
+    """Projection and filter in Spark SQL over the input's fields."""
     input: Node
     exprs: list[tuple[str, str]]  # (output name, Spark SQL)
     condition: str | None = None
     keeps_rowtime: str | None = None
 
-    @property
-    def inputs(self):
-        return [self.input]
 
     @property
     def rowtime(self):
+        """The time attribute under its name after the projection, when the Calc keeps it."""
         return self.keeps_rowtime
 
     def describe(self) -> str:
@@ -93,6 +112,7 @@ class Calc(Node):
 
 @dataclass
 class Aggregate:
+    """One aggregate call: its function, input field and result type."""
     name: str
     fn: str  # count, sum, min, max, avg, count_distinct
     column: str | None  # input field (None: COUNT(*))
@@ -102,6 +122,7 @@ class Aggregate:
 
 @dataclass
 class WindowAggregate(Node):
+    """GROUP BY window_start, window_end, keys over a window TVF: append-only, fired by watermarks."""
     input: Node
     window: dict  # runtime window params: tumbling/sliding/cumulate/session with sizes in microseconds
     keys: list[str]
@@ -109,12 +130,10 @@ class WindowAggregate(Node):
     time_column: str
     emit_final: bool = False
 
-    @property
-    def inputs(self):
-        return [self.input]
 
     @property
     def updating(self) -> bool:
+        """A window fires once, when the watermark passes its end: inserts only."""
         return False
 
     def describe(self) -> str:
@@ -125,17 +144,16 @@ class WindowAggregate(Node):
 
 @dataclass
 class GroupAggregate(Node):
+    """A non-windowed GROUP BY: an updating result (a final one in batch mode)."""
     input: Node
     keys: list[str]
     aggregates: list[Aggregate]
     emit_final: bool = False
 
-    @property
-    def inputs(self):
-        return [self.input]
 
     @property
     def updating(self) -> bool:
+        """Updating in streaming mode; in batch mode each group is emitted once, final."""
         return not self.emit_final
 
     def describe(self) -> str:
@@ -153,12 +171,10 @@ class Rank(Node):
     number_field: str | None  # the row number column when the query keeps it
     emit_final: bool = False
 
-    @property
-    def inputs(self):
-        return [self.input]
 
     @property
     def updating(self) -> bool:
+        """Updating in streaming mode (a row leaves the top N when a better one comes); final in batch mode."""
         return not self.emit_final
 
     def describe(self) -> str:
@@ -175,12 +191,10 @@ class Over(Node):
     frame: dict  # {"rows": n} or {"range_us": n}
     aggregates: list[Aggregate]
 
-    @property
-    def inputs(self):
-        return [self.input]
 
     @property
     def rowtime(self):
+        """An OVER aggregate keeps every input row and its time attribute."""
         return self.time_column
 
     def describe(self) -> str:
@@ -204,18 +218,18 @@ class Join(Node):
     window: dict | None = None  # window join: {"left": (start, end), "right": (start, end)} field names
     emit_final: bool = False
 
-    @property
-    def inputs(self):
-        return [self.left, self.right]
 
     @property
     def updating(self) -> bool:
+        """Interval and window joins, and inner joins of insert-only inputs, emit inserts only; an outer
+        regular join retracts its NULL-padded rows when a match arrives."""
         if self.interval is not None or self.window or self.emit_final:
             return False
         return self.kind != "inner" or super().updating
 
     @property
     def rowtime(self):
+        """An interval join keeps the left input's time attribute; other joins keep none."""
         return self.interval["left_time"] if self.interval else None
 
     def describe(self) -> str:
@@ -229,14 +243,13 @@ class Join(Node):
 
 @dataclass
 class Union(Node):
+    """UNION ALL of branches with the same fields."""
     branches: list[Node] = field(default_factory=list)
 
-    @property
-    def inputs(self):
-        return self.branches
 
     @property
     def rowtime(self):
+        """The branches' time attribute when they all have the same one."""
         times = {b.rowtime for b in self.branches}
         return times.pop() if len(times) == 1 else None
 
@@ -246,19 +259,18 @@ class Union(Node):
 
 @dataclass
 class Sink(Node):
+    """The end of a plan: a table to write into, or the client's collect."""
     input: Node
     target: str  # table name, or "collect"
     params: dict = field(default_factory=dict)
 
-    @property
-    def inputs(self):
-        return [self.input]
 
     def describe(self) -> str:
         return f"Sink(table=[{self.target}], fields=[{', '.join(self.input.names)}])"
 
 
 def explain_tree(node: Node, depth: int = 0) -> list[str]:
+    """The plan under ``node`` as indented lines, Flink's EXPLAIN style."""
     lines = [("   " * depth) + ("+- " if depth else "") + node.describe()]
     for child in node.inputs:
         lines += explain_tree(child, depth + 1)
@@ -287,9 +299,6 @@ class WindowTVF(Node):
     time_column: str
     partition: list[str] = field(default_factory=list)
 
-    @property
-    def inputs(self):
-        return [self.input]
 
     def describe(self) -> str:
         return f"WindowTableFunction(window=[{_window(self.window)}], time=[{self.time_column}])"

@@ -11,6 +11,7 @@ from runtime.sql.scope import quoted
 
 
 def plan_statement(executor, stmt) -> Sink:
+    """The logical plan of a query (into collect) or INSERT (cast to the target's columns), ending in a Sink."""
     converter = executor.converter(stmt)
     if stmt.kind == "query":
         plan = converter.query(stmt.ast.copy())

@@ -88,10 +88,12 @@ def _mentions(select: exp.Select, name: str) -> bool:
 # OVER aggregates
 # ---------------------------------------------------------------------------------------------
 def has_over(select: exp.Select) -> bool:
+    """Whether the SELECT list has an aggregate OVER a window."""
     return any(isinstance(w, exp.Window) for p in select.expressions for w in p.find_all(exp.Window))
 
 
 def plan_over(converter, select: exp.Select, scope: Scope):
+    """The OVER aggregates of ``select`` as one Over node, and the SELECT list with their result columns."""
     windows = [w for p in select.expressions for w in p.find_all(exp.Window)]
     first = windows[0]
     partition = [scope.resolve(c) for c in first.args.get("partition_by") or []]

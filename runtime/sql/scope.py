@@ -17,12 +17,14 @@ from runtime.sql.logical import Node
 
 @dataclass
 class Entry:
+    """A name SQL may use for a field: optional table qualifier, column name, the field it means."""
     qualifier: str | None
     name: str
     field: str
 
 
 class Scope:
+    """The names visible over a plan node (FROM's tables and aliases) and how they map to its fields."""
     def __init__(self, node: Node, entries: list[Entry], position=None):
         self.node = node
         self.entries = entries
@@ -31,6 +33,7 @@ class Scope:
 
     @classmethod
     def of(cls, node: Node, qualifier: str | None, position=None) -> Scope:
+        """A scope naming every field of ``node`` under one qualifier."""
         return cls(node, [Entry(qualifier, f, f) for f in node.names], position)
 
     def merged(self, other: Scope, node: Node, renames: dict[str, str]) -> Scope:
@@ -39,6 +42,7 @@ class Scope:
         return Scope(node, self.entries + right, self.position)
 
     def qualifiers(self) -> set[str]:
+        """The table names and aliases in scope."""
         return {e.qualifier for e in self.entries if e.qualifier}
 
     def resolve(self, column: exp.Column) -> str:
@@ -62,6 +66,7 @@ class Scope:
         raise self.error(column, f"column {shown!r} is ambiguous: qualify it with a table alias")
 
     def error(self, node: exp.Expr, message: str) -> SqlValidationError:
+        """An SqlValidationError positioned at ``node``."""
         line, column = position_of(node, self.position)
         return SqlValidationError(message, line, column)
 
@@ -107,4 +112,5 @@ def position_of(node: exp.Expr, position) -> tuple[int | None, int | None]:
 
 
 def quoted(name: str) -> str:
+    """A field name as a Spark SQL identifier (backquoted, inner backquotes doubled)."""
     return "`" + name.replace("`", "``") + "`"

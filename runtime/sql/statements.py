@@ -50,11 +50,13 @@ class Statement:
         return line_column(self.script, self.start + offset)
 
     def error(self, cls, message: str, offset: int = 0):
+        """An SqlError of class ``cls`` at ``offset`` in this statement, positioned in the whole script."""
         line, column = self.position(offset)
         return cls(message, line, column)
 
 
 def line_column(text: str, offset: int) -> tuple[int, int]:
+    """The 1-based line and column of ``offset`` in ``text``."""
     before = text[:offset]
     return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
 
@@ -86,6 +88,7 @@ def split(script: str) -> list[Statement]:
 
 
 def parse_script(script: str) -> list[Statement]:
+    """Every statement of a script, recognised and parsed; SqlError with position at the first bad one."""
     return [classify(s) for s in split(script)]
 
 
@@ -132,6 +135,7 @@ def _statement_set(stmt: Statement) -> Statement:
 
 
 def split_at(body: str, start: int, script: str) -> list[Statement]:
+    """The statements of ``body``, a part of ``script`` starting at offset ``start``."""
     return [Statement(s.text, s.start + start, script) for s in split(body)]
 
 

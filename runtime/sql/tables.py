@@ -104,6 +104,7 @@ def interval_micros(node: exp.Expr) -> int:
 
 
 def view_def(create: exp.Create, text: str, columns: list[Column]) -> ViewDef:
+    """The ViewDef of a CREATE VIEW whose query plans into ``columns``."""
     name = create.this.sql(dialect="spark").replace("`", "")
     return ViewDef(name, create.expression, text, columns, temporary=_is_temporary(create))
 

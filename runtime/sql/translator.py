@@ -12,6 +12,7 @@ import hashlib
 import re
 
 from runtime.api.datastream import DataStream
+from runtime.changelog import OP_COLUMN
 from runtime.connectors.collect import collect_params
 from runtime.jobgraph import pack_udf
 from runtime.sql import connectors
@@ -19,10 +20,10 @@ from runtime.sql.catalog import StreamTable
 from runtime.sql.logical import (Calc, GroupAggregate, Join, Node, Over, Rank, Scan, Sink, Union, Values,
                                  WindowAggregate, WindowTVF)
 from runtime.sql.scope import quoted
-from runtime.taskmanager.changelog import OP_COLUMN
 
 
 class Translator:
+    """Turns logical plans into operators of one StreamExecutionEnvironment, with uids from the plan."""
     def __init__(self, env, runtime_mode: str = "streaming", functions: dict | None = None):
         self.env = env
         self.mode = runtime_mode
@@ -31,6 +32,7 @@ class Translator:
         self.named: set[int] = set()  # operators already given a uid (by the node that made them)
 
     def translate(self, node: Node) -> DataStream:
+        """The DataStream of ``node``'s output, its operators added to the environment."""
         method = getattr(self, f"_{type(node).__name__.lower()}", None)
         if method is None:
             raise NotImplementedError(f"no translation for {type(node).__name__}")

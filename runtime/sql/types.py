@@ -45,6 +45,7 @@ def flink_type(spark: str) -> str:
 
 
 def parse_type(text: str) -> exp.DataType:
+    """A Flink SQL type name (``TIMESTAMP(3)``, ``DECIMAL(10, 2)``) as a sqlglot DataType."""
     from runtime.sql.dialect import Flink
 
     return exp.DataType.build(text, dialect=Flink)

@@ -43,4 +43,5 @@ def infer_type(expr: exp.Expr, columns: dict[str, str]) -> str:
 
 
 def is_integral(type_: str) -> bool:
+    """Whether a Spark type is an integer type (AVG and SUM over it stay integers, as in Flink)."""
     return type_ in INTEGRAL

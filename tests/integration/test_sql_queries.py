@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from runtime.api.table import StreamTableEnvironment
-from runtime.sql.display import materialize
-from runtime.taskmanager import changelog
+from runtime import changelog
+from runtime.changelog import materialize
 from tests.helpers.sql_suite import CASES, SCHEMAS, ddl, normalized, spark_text, write_inputs
 
 pytestmark = pytest.mark.slow
