@@ -4,6 +4,7 @@ lets the token reach the client, and answers 502 with a message when the JobMana
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import websocket
@@ -19,9 +20,20 @@ def open_events(lab, token: str | None = "default"):
     return websocket.create_connection(f"ws://127.0.0.1:{lab.port}{PREFIX}/events", header=headers, timeout=20)
 
 
+GROUP = re.compile(r"\((?:\[[^\]]*\]|[^()])*\)")  # a capture group, e.g. (.*) or ([^/]+)
+SAMPLES = {"(.*)": "overview"}  # the REST path forwarded; any other group: a job id
+SAMPLE_ID = "0123456789abcdef0123456789abcdef"
+
+
 def route_paths() -> list[str]:
-    """One concrete URL per route the extension registers, so a new route is covered automatically."""
-    return [pattern.replace("(.*)", "overview").replace("\\", "") for pattern, *_ in routes("flinkbench")]
+    """One concrete URL per route the extension registers (each group filled with a sample), so a new
+    route is covered automatically and each request reaches its handler rather than a 404."""
+    paths = []
+    for pattern, *_ in routes("flinkbench"):
+        path = GROUP.sub(lambda m: SAMPLES.get(m.group(0), SAMPLE_ID), pattern).replace("\\", "")
+        assert re.fullmatch(pattern, path) and not set("()[]*+?\\") & set(path), (pattern, path)
+        paths.append(path)
+    return paths
 
 
 @pytest.mark.parametrize("method", ["GET", "POST", "PATCH", "PUT", "DELETE"])
