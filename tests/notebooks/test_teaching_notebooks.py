@@ -44,10 +44,10 @@ SHOWN = {
         "exercise: 6 rows, the two biggest clicks of each user",
     ],
     "06-slots-and-resources": [
-        "ExecutionGraph of 'shared'", "shared: 10 users, the same counts as pandas", "3 subtasks in 2 slots",
+        "ExecutionGraph of 'shared'", "shared: 10 users, the same counts as pandas", "5 subtasks in 2 slots",
         "TaskManagers started for the wide job: 1", "resource provider: requested", "resource provider: started",
         "resource provider: registered", "resource provider: idle", "resource provider: stopped",
-        "1 TaskManager left", "exercise: 2 tasks in 6 slots, 2 TaskManagers started; 10 users, the same counts",
+        "1 TaskManager left", "exercise: 3 tasks in 6 slots, 2 TaskManagers started; 10 users, the same counts",
     ],
 }
 
