@@ -128,6 +128,11 @@ class Task:
     async def _prepare(self) -> None:
         ops = self.tdd.operators
         self.chain = OperatorChain.build(ops, self.tdd.outputs, self.tdd.max_parallelism)
+        # Partitions first: consumers may ask for them while this TaskManager's Spark is still starting.
+        for out in self.tdd.outputs:
+            partition = ResultPartition(self.attempt_id, out.num_consumers, self.tm.conf.get("taskmanager.network.credits"))
+            self.tm.data_server.register(partition)
+            self.partitions.append(partition)
         await asyncio.shield(self.tm.spark_ready)  # shared by every task: one cancelled task must not cancel it
         if self.is_source:
             self.reader = source_reader(self._context(ops[0]))
@@ -135,10 +140,6 @@ class Task:
             self.sink = sink_writer(self._context(ops[-1]))
         if self.tdd.restore:
             await self._restore()
-        for out in self.tdd.outputs:
-            partition = ResultPartition(self.attempt_id, out.num_consumers, self.tm.conf.get("taskmanager.network.credits"))
-            self.tm.data_server.register(partition)
-            self.partitions.append(partition)
         producers = [p for gate in self.tdd.inputs for p in gate.producers]
         if producers:
             self.gate = InputGate(producers, self.tdd.subtask_index, self.attempt_id, self.tm.token,
