@@ -36,3 +36,31 @@ def wait_until(condition, timeout=60.0, what="condition", interval=0.1):
 
 def job_state(client, job_id):
     return client.get(f"/jobs/{job_id}")["state"]
+
+
+def completed_checkpoints(client, job_id) -> int:
+    return client.get(f"/jobs/{job_id}/checkpoints")["counts"]["completed"]
+
+
+def wait_for_checkpoint_after_restart(client, job_id, restarts: int, timeout=300.0) -> None:
+    """Until the job has restarted ``restarts`` times, every subtask of that round runs (or has finished its
+    input) and the round has completed a checkpoint of its own, or the job finished: a fault injected now is a
+    new failure, never one the JobMaster folds into a failover still under way."""
+    def round_running() -> dict | None:
+        details = client.get(f"/jobs/{job_id}")
+        subtasks = [s for v in details["vertices"] for s in v["subtasks"]]
+        if details["state"] == "FINISHED" or (details["restarts"] >= restarts and details["state"] == "RUNNING"
+                                              and all(s["status"] in ("RUNNING", "FINISHED") for s in subtasks)):
+            return {"state": details["state"], "completed": completed_checkpoints(client, job_id)}
+        return None
+
+    seen = wait_until(round_running, timeout, f"the job running after {restarts} restart(s)")
+    if seen["state"] == "RUNNING":  # failover stops checkpointing: a checkpoint completed from here is this round's
+        wait_until(lambda: completed_checkpoints(client, job_id) > seen["completed"] or
+                   job_state(client, job_id) == "FINISHED", timeout, f"a checkpoint completed after restart {restarts}")
+
+
+def busy_taskmanager(client, job_id) -> str:
+    """The id of a TaskManager that runs subtasks of the job (killing an idle one tests nothing)."""
+    details = client.get(f"/jobs/{job_id}")
+    return sorted({s["taskmanager-id"] for v in details["vertices"] for s in v["subtasks"] if s["taskmanager-id"]})[0]

@@ -9,7 +9,8 @@ import pytest
 from runtime.api.table import StreamTableEnvironment
 from runtime.examples import clicks
 from tests.helpers.spark_reference import clicks_expected
-from tests.helpers.clusters import job_state, wait_until
+from tests.helpers.clusters import (busy_taskmanager, completed_checkpoints, job_state, wait_for_checkpoint_after_restart,
+                                    wait_until)
 
 pytestmark = pytest.mark.slow
 OUT_SCHEMA = "user INT, window_start TIMESTAMP, window_end TIMESTAMP, clicks BIGINT, total DOUBLE"
@@ -28,13 +29,9 @@ def written_rows(spark, path) -> list[tuple]:
     return window_rows(r.asDict() for r in spark.read.schema(OUT_SCHEMA).csv(str(path)).collect())
 
 
-def completed(cluster, job_id) -> int:
-    return cluster.client.get(f"/jobs/{job_id}/checkpoints")["counts"]["completed"]
-
-
 def wait_for_checkpoint(cluster, job_id, timeout=300):
-    before = completed(cluster, job_id)
-    wait_until(lambda: completed(cluster, job_id) > before or job_state(cluster.client, job_id) == "FINISHED",
+    before = completed_checkpoints(cluster.client, job_id)
+    wait_until(lambda: completed_checkpoints(cluster.client, job_id) > before or job_state(cluster.client, job_id) == "FINISHED",
                timeout, "a new completed checkpoint")
 
 
@@ -57,10 +54,10 @@ def test_insert_into_files_survives_two_taskmanager_kills_exactly_once(fresh_clu
     cluster = fresh_cluster(taskmanagers=3, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms"})
     out = tmp_path / "counts"
     job = sql_job(cluster, out, rows, rate=2_000, parallelism=2)
-    for kill in range(2):
-        wait_for_checkpoint(cluster, job.job_id)
+    for kill in range(2):  # each kill after the previous one's restart has run and checkpointed
+        wait_for_checkpoint_after_restart(cluster.client, job.job_id, restarts=kill)
         assert job_state(cluster.client, job.job_id) != "FINISHED", f"finished before kill {kill + 1}"
-        cluster.kill_taskmanager(kill)
+        cluster.kill_taskmanager(busy_taskmanager(cluster.client, job.job_id))
         cluster.add_taskmanager(wait=False)
     assert job.wait(600) == "FINISHED"
     assert job.details()["restarts"] >= 2
