@@ -68,6 +68,7 @@ class Connection:
         self.default = default
         self.chosen: JobManagerTarget | None = None
         self.known: list[str] = []  # every JobManager of the cluster the event stream named (HA standbys)
+        self._before: tuple[JobManagerTarget | None, list[str]] = (None, [])  # what choose() replaced
 
     def current(self) -> JobManagerTarget:
         target = self.chosen or self.default
@@ -76,6 +77,7 @@ class Connection:
         return target
 
     def choose(self, target: JobManagerTarget | None) -> None:
+        self._before = (self.chosen, self.known)
         self.chosen = target
         self.known = []
 
@@ -90,9 +92,11 @@ class Connection:
         return target
 
     def forget(self, source: str) -> None:
-        """Drop the chosen target if it came from ``source`` (e.g. a local cluster that stopped)."""
+        """Drop the chosen target if it came from ``source`` (e.g. a local cluster that stopped): back to the
+        one it replaced, as last followed (with HA, a leader other than the configured address)."""
         if self.chosen is not None and self.chosen.source == source:
-            self.chosen = None
+            self.chosen, self.known = self._before
+            self._before = (None, [])
 
     def describe(self) -> dict:
         target = self.chosen or self.default

@@ -20,3 +20,16 @@ def test_the_stream_names_the_jobmanagers_and_the_connection_follows_the_leader(
     assert connection.current() == moved and connection.known, "the cluster's JobManagers stay known"
     connection.choose(None)
     assert connection.known == [] and connection.current().url == "http://127.0.0.1:8081"
+
+
+def test_a_stopped_local_cluster_gives_the_panel_back_the_leader_it_followed():
+    connection = Connection(JobManagerTarget.make("http://127.0.0.1:8081", "/run/token", "environment"))
+    connection.remember(["http://127.0.0.1:8081", "http://127.0.0.1:8082"])
+    connection.follow("http://127.0.0.1:8082")  # the configured JobManager was killed; its standby leads
+    connection.choose(JobManagerTarget.make("http://127.0.0.1:9000", "/local/token", "local cluster"))
+    assert connection.current().url == "http://127.0.0.1:9000" and connection.known == []
+    connection.forget("local cluster")
+    assert connection.current().url == "http://127.0.0.1:8082"
+    assert connection.known == ["http://127.0.0.1:8081", "http://127.0.0.1:8082"]
+    connection.forget("local cluster")  # nothing chosen from there any more: no change
+    assert connection.current().url == "http://127.0.0.1:8082"
