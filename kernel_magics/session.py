@@ -9,6 +9,8 @@ import logging
 import os
 
 from runtime.client import ClusterError, RestClient
+from runtime.config import ConfigError
+from runtime.ha.retrieval import ha_settings
 from runtime.security import SecurityError
 from runtime.views.model import ClusterModel
 from runtime.views.stream import EventStream
@@ -62,25 +64,45 @@ class FlinkSession:
         return self.jobs.get(job_id)
 
     # -- connecting ---------------------------------------------------------------------------
-    def connect(self, url: str, token: str | None = None, token_file: str | None = None) -> dict:
-        """Check the JobManager answers and accepts the token, then follow it (and its leader)."""
-        if not url.startswith(("http://", "https://")):
+    def connect(self, url: str | None, token: str | None = None, token_file: str | None = None,
+                ha: dict[str, str] | None = None) -> dict:
+        """Check the JobManager answers and accepts the token, then follow it (and its leader). With
+        ``ha`` (the cluster's ``high-availability.*`` keys, e.g. a ZooKeeper quorum) the leader is found
+        through the HA services, also when ``url`` is left out or dies later; without, the client learns
+        the cluster's other JobManagers and its HA settings from the JobManager it reached."""
+        if url is not None and not url.startswith(("http://", "https://")):
             raise FlinkError(f"JobManager URL must start with http:// or https://, got {url!r}")
         try:
-            client = RestClient(url, token=token, token_file=token_file)
-        except SecurityError as err:
-            raise FlinkError(f"cannot connect to {url}: {err}") from None
+            client = RestClient(url, token=token, token_file=token_file, ha=ha)
+        except (SecurityError, ConfigError, ClusterError) as err:
+            raise FlinkError(f"cannot connect to {url or 'the leader the HA services name'}: {err}") from None
         try:
             overview = client.overview()
         except ClusterError as err:
             if err.status == 401:
                 raise FlinkError(f"the JobManager at {client.url} refused the token: {err}") from None
             raise cluster_error(err, f"cannot connect to {client.url}") from None
-        leader = ((overview.get("leader") or {}).get("url") or "").rstrip("/")
-        if leader and leader != client.url:
-            client.url = leader
+        self._learn_cluster(client, overview, follow_ha=ha is None)
         self._attach(client, token_file)
         return overview
+
+    @staticmethod
+    def _learn_cluster(client: RestClient, overview: dict, follow_ha: bool) -> None:
+        """Remember every JobManager the cluster lists and, unless given, its HA settings, so that the
+        client finds the leader when the address it was given dies."""
+        client.add_jobmanagers([jm.get("address", "") for jm in overview.get("jobmanagers", [])])
+        leader = ((overview.get("leader") or {}).get("url") or "").rstrip("/")
+        if leader and leader != client.url:
+            client.add_jobmanagers([leader])
+            client.url = leader
+        if not follow_ha:
+            return
+        try:
+            settings = ha_settings({e["key"]: e["value"] for e in client.get("/jobmanager/config")})
+        except (ClusterError, KeyError, TypeError):
+            return  # an older JobManager: the addresses it listed are what we have
+        if settings:
+            client.follow_ha(settings)
 
     def start_local(self, taskmanagers: int, slots: int, config: dict, **options):
         """Start a LocalCluster (``options`` go to it as they are) and connect to it."""

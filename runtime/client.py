@@ -10,6 +10,7 @@ import decimal
 import io
 import json
 import os
+import secrets
 import time
 import urllib.error
 import urllib.parse
@@ -22,7 +23,9 @@ import pyarrow.ipc as ipc
 
 from runtime.arrow_ipc import table_to_b64
 from runtime.connectors.push import table_of
+from runtime.config import ConfigError
 from runtime.errors import CheckpointError, ClusterError, JobFailed  # noqa: F401 - part of this module's API
+from runtime.ha.retrieval import LeaderRetrieval
 from runtime.security import read_token_file
 from runtime.states import TERMINAL_JOB_STATES
 
@@ -37,17 +40,41 @@ class RestClient:
     ``url`` may name several JobManagers (a list, or comma-separated): the client then retries a call
     that finds no JobManager on the others, for up to ``failover_timeout`` seconds (a standby needs
     about one lease duration to take over). Any client follows a standby's refusal to the leader it
-    names.
+    names. Given the cluster's HA settings (``ha``: its ``high-availability.*`` keys, e.g. the
+    ZooKeeper quorum), the client also asks the HA services who leads once the JobManagers it knows stop
+    answering, so it finds a leader started at an address it was never told; with ``ha`` the ``url``
+    may be left out and the leader is looked up at once.
     """
 
-    def __init__(self, url: str | list[str], token: str | None = None, token_file: str | None = None,
-                 timeout: float = 30.0, failover_timeout: float | None = None):
-        self.urls = [u.strip().rstrip("/") for u in (url.split(",") if isinstance(url, str) else url) if u.strip()]
+    def __init__(self, url: str | list[str] | None = None, token: str | None = None, token_file: str | None = None,
+                 timeout: float = 30.0, failover_timeout: float | None = None, ha: dict[str, str] | None = None):
+        self.retrieval = LeaderRetrieval(ha) if ha else None
+        given = url.split(",") if isinstance(url, str) else (url or [])
+        self.urls = [u.strip().rstrip("/") for u in given if u.strip()]
+        if not self.urls:
+            leader = self._leader_from_ha()
+            if leader is None:
+                raise ClusterError("no JobManager address given, and the HA services name no leader (yet)"
+                                   if self.retrieval else "no JobManager address given")
+            self.urls = [leader]
         self.url = self.urls[0]
         self.token = token if token is not None else (read_token_file(token_file) if token_file else None)
         self.timeout = timeout
         self.failover_timeout = failover_timeout if failover_timeout is not None else (
-            FAILOVER_TIMEOUT_S if len(self.urls) > 1 else 0.0)
+            FAILOVER_TIMEOUT_S if len(self.urls) > 1 or self.retrieval else 0.0)
+
+    def follow_ha(self, ha: dict[str, str]) -> None:
+        """From now on, also find the leader through these HA settings (see the class docstring)."""
+        self.retrieval = LeaderRetrieval(ha)
+        self.failover_timeout = max(self.failover_timeout, FAILOVER_TIMEOUT_S)
+
+    def add_jobmanagers(self, urls: list[str]) -> None:
+        """More JobManagers of the same cluster to try when the current one stops answering."""
+        for url in urls:
+            if url and url.rstrip("/") not in self.urls:
+                self.urls.append(url.rstrip("/"))
+        if len(self.urls) > 1:
+            self.failover_timeout = max(self.failover_timeout, FAILOVER_TIMEOUT_S)
 
     @classmethod
     def from_environment(cls) -> RestClient:
@@ -84,7 +111,20 @@ class RestClient:
             self.urls.append(self.url)
 
     def _next_candidate(self) -> None:
+        """The leader the HA services name, if any other than the one that failed; else the next address."""
+        leader = self._leader_from_ha()
+        if leader is not None and leader != self.url:
+            self._follow(leader)
+            return
         self.url = self.urls[(self.urls.index(self.url) + 1) % len(self.urls)]
+
+    def _leader_from_ha(self) -> str | None:
+        if self.retrieval is None:
+            return None
+        try:
+            return self.retrieval.leader_address()
+        except (OSError, ConfigError):  # the store is unreachable too: keep trying the addresses known
+            return None
 
     def _request_once(self, method: str, path: str, body: Any, raw: bool):
         data = json.dumps(body, default=_json_value).encode() if body is not None else None
@@ -99,8 +139,8 @@ class RestClient:
                 return (payload, dict(resp.headers)) if raw else (json.loads(payload) if payload else {})
         except urllib.error.HTTPError as err:
             body = _error_body(err)
-            if err.code == 503 and "leader" in body:
-                raise _NotLeader(_error_message(err, body), body["leader"]) from None
+            if err.code == 503:  # a standby (naming the leader if it knows one), or a request to retry
+                raise _NotLeader(_error_message(err, body), body.get("leader")) from None
             raise ClusterError(_error_message(err, body), err.code) from None
         except (urllib.error.URLError, OSError) as err:
             reason = getattr(err, "reason", err)
@@ -116,8 +156,10 @@ class RestClient:
         return self.request("PATCH", path)
 
     # -- jobs ---------------------------------------------------------------------------------
-    def submit(self, job_graph: dict) -> JobClient:
-        reply = self.post("/jobs", {"job_graph": job_graph})
+    def submit(self, job_graph: dict, job_id: str | None = None) -> JobClient:
+        """Submit a job under an id named here (as Flink's JobGraph carries one), so that the retries
+        :meth:`request` makes across a failover return the job already accepted instead of a second one."""
+        reply = self.post("/jobs", {"job_graph": job_graph, "job_id": job_id or secrets.token_hex(16)})
         return JobClient(self, reply["jobid"])
 
     def job(self, job_id: str) -> JobClient:
@@ -201,6 +243,7 @@ class JobClient:
             body = {"rows": list(rows)}
         else:
             body = {"arrow": table_to_b64(table_of(rows, source))}
+        body["push_id"] = secrets.token_hex(8)  # a retry across a failover is then taken once
         return self.rest.post(self._source_path(source, "rows"), body)
 
     def close_source(self, source: str) -> dict:

@@ -44,6 +44,7 @@ class LocalCluster:
         self.working_dir = working_dir or tempfile.mkdtemp(prefix="flinkbench-cluster-")
         if jobmanagers > 1 and self.config.get("high-availability.type", "none") == "none":
             self.config["high-availability.type"] = "file"
+        if self.config.get("high-availability.type", "none") != "none":  # job data for a successor leader
             self.config.setdefault("high-availability.storageDir", os.path.join(self.working_dir, "ha"))
         self.python = python or sys.executable
         self.jobmanager: ChildProcess | None = None  # the first one started

@@ -197,7 +197,7 @@ OPTIONS: dict[str, Option] = _options(
     Option("restart-strategy.exponential-delay.attempts-before-reset-backoff", I, 2**31 - 1, "Restarts before the job fails.", minimum=0),
     # High availability
     Option("high-availability.type", S, "none", "none, file (several JobManagers on one host) or zookeeper.", choices=("none", "file", "zookeeper")),
-    Option("high-availability.storageDir", S, "", "Directory or URL for HA data (job graphs, checkpoint pointers)."),
+    Option("high-availability.storageDir", S, "", "Directory or fsspec URL for HA data: the lease and job store (file HA), push logs and collected rows (both)."),
     Option("high-availability.cluster-id", S, "default", "Names this cluster within the HA store."),
     Option("high-availability.zookeeper.quorum", S, "", "ZooKeeper connect string, e.g. 127.0.0.1:2181."),
     Option("high-availability.zookeeper.path.root", S, "/flinkbench", "Root znode for this installation."),

@@ -58,27 +58,47 @@ def local(session, line: str):
 
 @subcommand("connect")
 @magic_arguments(name="flink connect")
-@argument("url", help="the JobManager's REST URL, e.g. http://127.0.0.1:8081")
+@argument("url", nargs="?", help="a JobManager's REST URL, e.g. http://127.0.0.1:8081 (optional with --zookeeper)")
 @argument("--token", help="the cluster token itself")
 @argument("--token-file", metavar="FILE", help="file holding the cluster token")
+@argument("--zookeeper", metavar="QUORUM", help="find the leader through ZooKeeper HA, e.g. zk1:2181,zk2:2181")
+@argument("--cluster-id", metavar="ID", help="high-availability.cluster-id of the cluster (default 'default')")
+@argument("--zookeeper-root", metavar="PATH", help="high-availability.zookeeper.path.root (default /flinkbench)")
 @show_api_option
 @translating("cannot connect")
 def connect(session, line: str):
-    """Connect to a running JobManager (and follow its leader when it has standbys)."""
+    """Connect to a running cluster and follow its leader: at a JobManager's URL, or through its ZooKeeper
+    quorum. Either way the leader is found again through the HA services when the JobManager used dies."""
     args = parse_argstring(connect, line)
     if args.token and args.token_file:
         raise FlinkError("give --token or --token-file, not both")
     if not args.token and not args.token_file:
         raise FlinkError("the cluster needs its token: pass --token-file FILE (the JobManager prints where it is) "
                          "or --token TOKEN")
+    if not args.url and not args.zookeeper:
+        raise FlinkError("name the cluster: a JobManager URL, or --zookeeper QUORUM")
+    if (args.cluster_id or args.zookeeper_root) and not args.zookeeper:
+        raise FlinkError("--cluster-id and --zookeeper-root go with --zookeeper")
     if session.cluster is not None:
         raise FlinkError(f"this kernel runs a local cluster at {session.cluster.url}; '%flink stop' it first")
-    overview = session.connect(args.url, args.token, args.token_file)
+    overview = session.connect(args.url, args.token, args.token_file, ha=zookeeper_settings(args))
     print(f"connected to {session.url}: {overview.get('taskmanagers', 0)} TaskManagers, "
           f"{overview.get('slots-available', 0)}/{overview.get('slots-total', 0)} slots free, "
           f"{overview.get('jobs-running', 0)} jobs running")
     if args.show_api:
         api_hints.show(session.url, args.token_file, "GET", "/overview", cli="list")
+
+
+def zookeeper_settings(args) -> dict[str, str] | None:
+    """The HA keys ``%flink connect --zookeeper`` stands for (Flink's names), or None without it."""
+    if not args.zookeeper:
+        return None
+    settings = {"high-availability.type": "zookeeper", "high-availability.zookeeper.quorum": args.zookeeper}
+    if args.cluster_id:
+        settings["high-availability.cluster-id"] = args.cluster_id
+    if args.zookeeper_root:
+        settings["high-availability.zookeeper.path.root"] = args.zookeeper_root
+    return settings
 
 
 @subcommand("disconnect")

@@ -7,7 +7,7 @@ Layout under ``<high-availability.storageDir>/<cluster-id>/``::
     jobmanagers/<id>.json each JobManager's announcement (address, pid, last seen)
     jobgraphs/<job>.json  submissions of jobs that have not ended
     checkpoints/<job>.json pointer to each job's latest completed checkpoint
-    results/<job>/        rows the job's collect sinks delivered (runtime.jobmanager.collect)
+    jobs/<job>/           push logs and collected rows of each job (runtime.ha.storage)
 
 Every file is written to a temporary name and renamed, so a reader sees it whole or not at all. The
 leader renews its lease well within ``high-availability.lease-duration``; a standby takes over once the
@@ -20,10 +20,10 @@ import contextlib
 import fcntl
 import json
 import os
-import shutil
 import time
 
 from runtime.fileio import write_json_atomically
+from runtime.ha import storage
 from runtime.ha.services import HaServices, LeaderInfo, LeadershipLost
 from runtime.ids import JobId, LeaderSessionId
 
@@ -55,6 +55,7 @@ class FileHaServices(HaServices):
     def __init__(self, root: str, lease_duration: float, clock=time.time):
         self.root = root
         self.lease_duration = lease_duration
+        self.storage_url = storage.normalise(root)
         self.clock = clock
         for sub in ("jobmanagers", "jobgraphs", "checkpoints"):
             os.makedirs(os.path.join(root, sub), exist_ok=True)
@@ -128,10 +129,6 @@ class FileHaServices(HaServices):
         with self._fenced(session_id):
             remove_quietly(self._path("jobgraphs", job_id))
             remove_quietly(self._path("checkpoints", job_id))
-        shutil.rmtree(self.results_dir(job_id), ignore_errors=True)  # a later leader no longer serves the job
-
-    def results_dir(self, job_id: JobId) -> str | None:
-        return os.path.join(self.root, "results", job_id)
 
     def job_graphs(self) -> dict[JobId, dict]:
         graphs = {JobId(os.path.basename(p)[:-len(".json")]): read_json(p) for p in self._files("jobgraphs")}

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from runtime.errors import ClusterError
 from runtime.config import ConfigError, Configuration
+from runtime.ha import storage
 from runtime.ha.leadership import ConnectionSuspended, Reconnected, SessionLost
 from runtime.ids import JobId, LeaderSessionId
 
@@ -46,6 +47,8 @@ class HaServices(ABC):
 
     #: seconds a lease lasts without renewal; None when leadership never moves (type ``none``)
     lease_duration: float | None = None
+    #: URL of this cluster's HA storage (``<high-availability.storageDir>/<cluster-id>``), if any
+    storage_url: str | None = None
 
     # -- election -----------------------------------------------------------------------------
     @abstractmethod
@@ -90,10 +93,10 @@ class HaServices(ABC):
     def checkpoint_pointer(self, job_id: JobId) -> str | None:
         """Directory of the job's latest completed checkpoint, if it completed one."""
 
-    def results_dir(self, job_id: JobId) -> str | None:
-        """Where the leader keeps a job's collected rows so that its successor can serve them; None
-        where this store has no file system of its own (the rows then live in the leader's memory)."""
-        return None
+    def job_data_dir(self, job_id: JobId) -> str | None:
+        """Where the leader keeps a job's push logs and collected rows for its successor (runtime.ha.storage);
+        None without high-availability.storageDir (the data then lives in the leader's memory)."""
+        return storage.join(self.storage_url, "jobs", job_id) if self.storage_url else None
 
     def watch_connection(self, listener: Callable[[ConnectionSuspended | Reconnected | SessionLost], None]) -> None:
         """Call ``listener`` (from any thread) when the store's connection is suspended, comes back with the
@@ -119,11 +122,14 @@ class JobEntries:
         self.services.put_checkpoint_pointer(self.session_id, self.job_id, directory)
 
     def clean(self) -> None:
+        """The job ended: no later leader resumes it, so its entries and its data go."""
         self.services.remove_job(self.session_id, self.job_id)
+        if self.data_dir:
+            storage.remove(self.data_dir)
 
     @property
-    def results_dir(self) -> str | None:
-        return self.services.results_dir(self.job_id)
+    def data_dir(self) -> str | None:
+        return self.services.job_data_dir(self.job_id)
 
 
 class NoHaServices(HaServices):
@@ -190,5 +196,7 @@ def ha_services(conf: Configuration, working_dir: str | None = None, clock=time.
     quorum = conf.get("high-availability.zookeeper.quorum")
     if not quorum:
         raise ConfigError("high-availability.zookeeper.quorum: zookeeper HA needs a connect string, e.g. 127.0.0.1:2181")
+    base = conf.get("high-availability.storageDir")
     return ZooKeeperHaServices(quorum, conf.get("high-availability.zookeeper.path.root").rstrip("/") + "/" + cluster_id,
-                               conf.get("high-availability.lease-duration"))
+                               conf.get("high-availability.lease-duration"),
+                               storage.join(storage.normalise(base), cluster_id) if base else None)

@@ -9,7 +9,9 @@ Under ``<high-availability.zookeeper.path.root>/<cluster-id>``::
     checkpoints/<job> pointer to each job's latest completed checkpoint
 
 Fenced writes run in a transaction that also checks the leader znode's version, after reading that it
-holds the writer's session id: a deposed leader's write fails as a whole.
+holds the writer's session id: a deposed leader's write fails as a whole. Job data too large for znodes
+(push logs, collected rows) goes to ``high-availability.storageDir`` (runtime.ha.storage), which a
+JobManager needs with ZooKeeper HA as Flink's does.
 
 A contender leads only while the leader znode is owned by its *current* ZooKeeper session: after a
 session expiry the old znode may linger for a moment, and it no longer counts. Every call waits at most
@@ -49,9 +51,10 @@ def _store_call(what: str):
 
 class ZooKeeperHaServices(HaServices):
     """HA services on ZooKeeper: an ephemeral leader znode, fenced writes as transactions checking its version."""
-    def __init__(self, quorum: str, root: str, lease_duration: float):
+    def __init__(self, quorum: str, root: str, lease_duration: float, storage_url: str | None = None):
         self.root = root
         self.lease_duration = lease_duration
+        self.storage_url = storage_url
         self.call_timeout = max(lease_duration, 2.0)
         # Reconnect within a second of ZooKeeper coming back, however long it was away (kazoo's own
         # backoff grows to an hour); the session timeout is the lease duration.
@@ -86,9 +89,12 @@ class ZooKeeperHaServices(HaServices):
             return None, None
         return json.loads(data), stat
 
-    def _session(self) -> int | None:
+    def _session(self) -> int:
+        """This client's ZooKeeper session id; HaStoreUnavailable while disconnected (it may yet live)."""
         client_id = self.zk.client_id
-        return client_id[0] if client_id else None
+        if not client_id:
+            raise HaStoreUnavailable("ZooKeeper is not connected: whose session holds the leader node is unknown")
+        return client_id[0]
 
     # -- election -----------------------------------------------------------------------------
     def try_lead(self, contender_id: str, address: str) -> LeaderSessionId | None:

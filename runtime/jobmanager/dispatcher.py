@@ -7,6 +7,8 @@ ResourceManager's tables. Runs on the JobManager's loop.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 
 from runtime import events
@@ -43,21 +45,26 @@ class Dispatcher:
         self.ha = ha or NoHaServices()
         self.leader_session_id: LeaderSessionId | None = None  # set by the JobManager while it leads
         self.jobs: dict[JobId, JobMaster] = {}
+        self._digests: dict[JobId, str] = {}  # what each job id was submitted with, to tell retries apart
         self.disposals = OperationCache()
         rm.on_task_manager_lost(self._task_manager_lost)
 
     # -- submission and control ---------------------------------------------------------------
     def submit(self, payload: dict) -> JobId:
         """Accept a job graph (the JSON form of runtime.jobgraph.JobGraph), keep it in the HA store and
-        start its JobMaster."""
-        job_id = JobId(payload["job_id"]) if isinstance(payload, dict) and payload.get("job_id") else JobId.new()
+        start its JobMaster. A client names the job id (``job_id``, 32 hex digits) so that a retried
+        submission of the same graph returns the job already running instead of starting a second."""
+        job_id = _job_id_of(payload)
         if job_id in self.jobs:
-            raise SubmissionError(f"job id {job_id} is already in use")
+            if self._digests.get(job_id) != _digest(payload):
+                raise SubmissionError(f"job id {job_id} is already in use by another job graph")
+            return job_id  # a retry (after a timeout or a leader change): the same job
         master = self._job_master(job_id, payload)
         try:
             self.ha.put_job_graph(self.leader_session_id, job_id, {**payload, "job_id": job_id})
         except LeadershipLost as err:
             raise SubmissionError(f"not accepted: {err}") from None
+        self._digests[job_id] = _digest(payload)
         self._start(master, "submitted")
         return job_id
 
@@ -69,6 +76,7 @@ class Dispatcher:
                 continue
             try:
                 master = self._job_master(job_id, payload)
+                self._digests[job_id] = _digest(payload)
                 pointer = self.ha.checkpoint_pointer(job_id)
                 if pointer:
                     master.resume_from(load_checkpoint(pointer))
@@ -84,6 +92,7 @@ class Dispatcher:
             if not master.status.is_globally_terminal:
                 master.suspend(reason)
                 del self.jobs[job_id]
+                self._digests.pop(job_id, None)
 
     def _job_master(self, job_id: JobId, payload: dict) -> JobMaster:
         """A JobMaster for a submission, not yet started. SubmissionError says what is wrong with it."""
@@ -229,14 +238,15 @@ class Dispatcher:
     def push_sources(self, job_id: str) -> list[PushSourceSnapshot]:
         return self.job(job_id).push_sources.snapshots()
 
-    def push_rows(self, job_id: str, source: str, rows) -> PushAccepted:
-        """Append rows to a push source, all or none (PushError names what does not fit)."""
+    def push_rows(self, job_id: str, source: str, rows, push_id: str | None = None) -> PushAccepted:
+        """Append rows to a push source, all or none (PushError names what does not fit); a push the
+        client named with ``push_id`` is taken once however often it is retried."""
         master = self.job(job_id)
         log = master.push_sources.find(source)
         if master.status.is_globally_terminal:
             raise OperationRefused(f"job {job_id} is {master.status.value}: its sources take no more rows")
         try:
-            first, end = log.append(rows)
+            first, end = log.append(rows, push_id)
         except SourceRefused as err:
             raise OperationRefused(str(err)) from None
         return PushAccepted(log.snapshot(), first, end)
@@ -254,3 +264,18 @@ class Dispatcher:
         if master.status != JobStatus.RUNNING:
             raise OperationRefused(f"job {job_id} is {master.status.value}; {what} need a RUNNING job")
         return master
+
+
+def _job_id_of(payload) -> JobId:
+    """The job id the client named (validated: it becomes part of paths in the HA store), or a new one."""
+    named = payload.get("job_id") if isinstance(payload, dict) else None
+    if named is None:
+        return JobId.new()
+    if not isinstance(named, str) or len(named) != 32 or any(c not in "0123456789abcdef" for c in named):
+        raise SubmissionError(f"job_id must be 32 lowercase hex digits (Flink's JobID), got {named!r}")
+    return JobId(named)
+
+
+def _digest(payload: dict) -> str:
+    graph = payload.get("job_graph") if isinstance(payload, dict) else None
+    return hashlib.sha256(json.dumps(graph, sort_keys=True, default=str).encode()).hexdigest()

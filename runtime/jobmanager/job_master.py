@@ -58,8 +58,8 @@ class JobMaster:
         self.eg = ExecutionGraph(graph)
         self.failover = JobFailover(self.eg, restart_strategy(conf))
         self.exceptions: list[FailureRecord] = []  # newest first
-        self.results = CollectBuffer(persist_dir=ha.results_dir if ha is not None else None)
-        self.push_sources = PushLogs(graph)  # rows clients push while the job runs
+        self.results = CollectBuffer(data_dir=ha.data_dir if ha else None, on_unkept=self._checkpoints_failing)
+        self.push_sources = PushLogs(graph, ha.data_dir if ha else None, lambda: self.checkpoints.completed)
         self._terminal = asyncio.get_running_loop().create_future()
         self._events: collections.deque[ev.Event] = collections.deque()
         self._handling = False

@@ -28,7 +28,7 @@ import tornado.netutil
 import tornado.web
 
 from runtime import events
-from runtime.config import Configuration
+from runtime.config import ConfigError, Configuration
 from runtime.fileio import working_dir, write_json_atomically
 from runtime.ha.services import LeaderInfo, ha_services
 from runtime.ids import LeaderSessionId
@@ -69,6 +69,11 @@ class JobManager:
         self.rm = ResourceManager(self.bus, conf.get("heartbeat.interval"), conf.get("heartbeat.timeout"),
                                   conf.get("heartbeat.rpc-failure-threshold"))
         self.ha = ha_services(conf, working_dir(conf))
+        if self.ha.lease_duration is not None and self.ha.storage_url is None:
+            self.ha.close()
+            raise ConfigError("high-availability.storageDir: with several JobManagers the leader keeps job data "
+                              "(push logs, collected rows) there for its successor, as Flink requires; set a "
+                              "directory or fsspec URL (file://, s3://) that every JobManager reaches")
         self.dispatcher = Dispatcher(conf, self.rm, self.bus, working_dir(conf), self.ha)
         self.provider = resource_provider(conf, self.rm, self.bus, working_dir(conf), lambda: self.is_leader)
         self.contender_id = f"jm-{secrets.token_hex(4)}"

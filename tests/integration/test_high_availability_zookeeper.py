@@ -4,11 +4,17 @@ JobManager leads and serves and a running job ends exact: the server paused (SIG
 connection drops, and the cluster cut off from it past the session timeout (the sessions expire)."""
 from __future__ import annotations
 
+import os
+import secrets
+import threading
 import time
 
 import pytest
 
+from runtime.api.environment import StreamExecutionEnvironment
+from runtime.client import RestClient
 from runtime.cluster import LocalCluster
+from runtime.codec import to_plain
 from runtime.examples import clicks
 from tests.helpers.spark_reference import clicks_expected
 from runtime.api.functions import col
@@ -139,6 +145,60 @@ def test_after_a_zookeeper_outage_exactly_one_jobmanager_serves_and_the_job_ends
     got = spark.read.parquet(str(tmp_path / "out")).toArrow()
     assert window_rows(got) == window_rows(clicks_expected(spark, rows, event_rate=event_rate)), \
         "nothing lost, nothing duplicated"
+
+
+BATCHES, BATCH_ROWS, KILL_AFTER = 60, 50, 20
+
+
+def push_batches(client: RestClient, job_id: str, killed: threading.Event, errors: list) -> None:
+    """Push numbered rows in small batches, as a notebook would, through whichever JobManager leads."""
+    job = client.job(job_id)
+    try:
+        for b in range(BATCHES):
+            job.push("numbers", [{"n": b * BATCH_ROWS + i, "word": f"w{i}"} for i in range(BATCH_ROWS)])
+            if b == KILL_AFTER:
+                killed.wait(60)  # the leader dies before the rest are pushed
+            time.sleep(0.02)
+    except Exception as err:  # noqa: BLE001 - reported by the test
+        errors.append(err)
+
+
+@pytest.mark.timeout(600)
+def test_a_killed_leader_loses_no_pushed_row_and_a_retried_submission_yields_one_job(zk_cluster, zk_link):
+    with_standby(zk_cluster)
+    ha = {"high-availability.type": "zookeeper", "high-availability.zookeeper.quorum": zk_link.quorum}
+    client = RestClient(token_file=zk_cluster.token_file, ha=ha)  # no address: ZooKeeper names the leader
+    env = StreamExecutionEnvironment(client)
+    env.set_parallelism(2)
+    env.enable_checkpointing("500 ms")
+    env.push_source("n BIGINT, word STRING", name="numbers").collect()
+    graph = to_plain(env.job_graph("pushed across a leader kill"))
+    job_id = secrets.token_hex(16)
+    job = client.submit(graph, job_id)
+    wait_until(lambda: job.status() == "RUNNING", 120, "the job to run")
+
+    killed, errors = threading.Event(), []
+    pusher = threading.Thread(target=push_batches, args=(RestClient(token_file=zk_cluster.token_file, ha=ha),
+                                                         job_id, killed, errors))
+    pusher.start()
+    wait_until(lambda: job.push_sources()[0]["rows"] > KILL_AFTER * BATCH_ROWS, 60, "rows pushed before the kill")
+    old = zk_cluster.leader_url()
+    zk_cluster.kill_jobmanager()
+    killed.set()
+    retried = client.submit(graph, job_id)  # the client cannot tell whether its submission was taken
+    pusher.join(300)
+    assert not errors, errors
+    assert retried.job_id == job_id and client.url != old
+    job.close_source("numbers")
+    assert job.wait(300) == "FINISHED"
+
+    got = job.results().column("n").to_pylist()
+    assert len(got) == len(set(got)) == BATCHES * BATCH_ROWS, "every pushed row exactly once"
+    assert sorted(got) == list(range(BATCHES * BATCH_ROWS))
+    same = [j for j in client.jobs() if j["name"] == "pushed across a leader kill"]
+    assert [j["jid"] for j in same] == [job_id], "one job, whatever the retries"
+    data = os.path.join(zk_cluster.working_dir, "ha", "default", "jobs", job_id)
+    wait_until(lambda: not os.path.exists(data), 30, "the finished job's data removed from the HA storage")
 
 
 @pytest.mark.timeout(600)

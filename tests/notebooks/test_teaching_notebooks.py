@@ -49,6 +49,12 @@ SHOWN = {
         "resource provider: registered", "resource provider: idle", "resource provider: stopped",
         "1 TaskManager left", "exercise: 3 tasks in 6 slots, 2 TaskManagers started; 10 users, the same counts",
     ],
+    "07-high-availability": [
+        "the leader is http", "killed the leading JobManager", "now leads (it was",
+        "the job resumed on the new leader from checkpoint", "high-availability.storageDir",
+        "FINISHED: 1507 orders, each exactly once and as pandas computes them, across the leader change",
+        "one job, however often it is submitted",
+    ],
 }
 
 

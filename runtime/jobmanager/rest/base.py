@@ -23,7 +23,7 @@ from runtime.connectors.push import PushError
 from runtime.errors import SubmissionError
 from runtime.jobmanager.gateways import (DispatcherGateway, LeaderRetriever, OperationRefused, UnknownJob,
                                          UnknownTaskManager)
-from runtime.jobmanager.push import SourceRefused, UnknownSource
+from runtime.jobmanager.push import PushNotKept, SourceRefused, UnknownSource
 from runtime.jobmanager.rest.fields import BodyError, decode, encode
 from runtime.jobmanager.rest.messages import ErrorResponseBody
 
@@ -33,7 +33,7 @@ MAX_JSON_DEPTH = 64
 
 #: gateway exceptions and the status they answer with
 STATUS_OF: tuple[tuple[type[BaseException], int], ...] = (
-    (UnknownJob, 404), (UnknownTaskManager, 404), (UnknownSource, 404),
+    (PushNotKept, 503), (UnknownJob, 404), (UnknownTaskManager, 404), (UnknownSource, 404),
     (OperationRefused, 409),
     (BodyError, 400), (SubmissionError, 400), (ConfigError, 400), (PushError, 400), (SourceRefused, 400),
 )

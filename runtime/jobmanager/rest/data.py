@@ -58,7 +58,7 @@ class PushRowsHandler(ApiHandler):
     @operation("Push rows into a push source (by name or operator id): all are taken, or none and the reply "
                "names what does not fit.", m.PushRowsResponseBody, request=m.PushRowsRequestBody)
     def post(self, jobid, source):
-        accepted = self.gateway.push_rows(jobid, source, self._rows())
+        accepted = self.gateway.push_rows(jobid, source, self._rows(), self.body(m.PushRowsRequestBody).push_id)
         return m.PushRowsResponseBody(source=accepted.source.source_id, name=accepted.source.name,
                                       rows=accepted.end - accepted.first, offsets=[accepted.first, accepted.end],
                                       total=accepted.source.rows)

@@ -1,17 +1,21 @@
 """The push source without a cluster: schema checks on pushed rows, and the log's offset bookkeeping that
 makes a restored subtask read exactly what it had not yet read."""
+import asyncio
 import datetime
 import decimal
+import os
 
 import pandas as pd
 import pyarrow as pa
 import pytest
 
 from runtime.api.environment import StreamExecutionEnvironment
+from runtime.checkpoint import storage
+from runtime.checkpoint.coordinator import CompletedCheckpoint, SubtaskSnapshot
 from runtime.connectors.base import ConnectorContext, ConnectorError, source_reader
 from runtime.connectors.push import PushError
 from runtime.jobmanager import push as jm_push
-from runtime.jobmanager.push import PushLogs, SourceRefused, UnknownSource
+from runtime.jobmanager.push import PushLogs, PushNotKept, SourceRefused, UnknownSource
 
 SCHEMA = "user BIGINT, url STRING, ts TIMESTAMP"
 
@@ -171,3 +175,100 @@ def test_one_reply_holds_at_most_the_fetch_budget(monkeypatch):
 def test_a_fetch_for_a_share_that_does_not_exist_fails_the_reader_with_the_reason():
     with pytest.raises(ConnectorError, match="no push source 'source-9'"):
         reader(logs("in"), 0, 1, source="source-9").next_bundle(10)
+
+
+# -- kept in the HA storage, and trimmed --------------------------------------------------------
+def kept_logs(data_dir, retained=list) -> PushLogs:
+    env = StreamExecutionEnvironment()
+    env.push_source(SCHEMA, name="in").collect()
+    return PushLogs(env.job_graph("push"), f"file://{data_dir}", retained)
+
+
+def test_a_successor_serves_the_same_log_with_the_same_epoch_and_positions(tmp_path):
+    first = kept_logs(tmp_path)
+    log = first.find("in")
+    log.append(clicks(0, 5))
+    log.append(clicks(5, 3))
+    before = reader(first, 0, 2)
+    read_before, _ = drain(before, 2)
+    state = before.snapshot()
+    log.close()
+    successor = kept_logs(tmp_path)  # a new leader resumes the job
+    again = successor.find("in")
+    assert (again.epoch, again.total_rows, again.closed) == (log.epoch, 8, True)
+    restored = reader(successor, 0, 2)
+    restored.restore([state])
+    assert drain(restored, 10) == ([], True), "positions restored from a checkpoint count in the same log"
+    assert read_before == [0, 2, 4, 6]
+
+
+def test_a_push_the_storage_cannot_keep_is_refused_whole(tmp_path):
+    push_logs = kept_logs(tmp_path)
+    log = push_logs.find("in")
+    directory = log.directory[len("file://"):]
+    for name in os.listdir(directory):
+        os.remove(os.path.join(directory, name))
+    os.rmdir(directory)
+    open(directory, "w").close()  # a file where the log's directory should be
+    with pytest.raises(PushNotKept, match="HA storage did not keep"):
+        log.append(clicks(0, 3))
+    assert log.total_rows == 0 and log.read(0, 1, 0, 10) == (None, 0)
+
+
+def checkpoint_at(tmp_path, checkpoint_id, log, positions) -> CompletedCheckpoint:
+    """A retained checkpoint whose push source subtasks snapshot ``positions`` (one per subtask)."""
+    subtasks = []
+    for i, position in enumerate(positions):
+        pointer = f"file://{tmp_path}/chk-{checkpoint_id}/v-{i}"
+        storage.write_json(f"{pointer}/state.json", {"source": {"subtask": i, "parallelism": len(positions),
+                                                                "epoch": log.epoch, "position": position}})
+        subtasks.append(SubtaskSnapshot("v", i, pointer, [log.source_id], 0))
+    return CompletedCheckpoint(checkpoint_id, 0.0, False, f"file://{tmp_path}/chk-{checkpoint_id}", subtasks, 0.0, 0)
+
+
+def test_the_log_is_trimmed_below_what_the_oldest_retained_checkpoint_restores_to(tmp_path):
+    retained: list = []
+
+    async def body():
+        push_logs = kept_logs(tmp_path / "ha", lambda: retained)
+        log = push_logs.find("in")
+        for first in range(0, 40, 10):  # four batches of ten rows: offsets 0-9, 10-19, 20-29, 30-39
+            log.append(clicks(first, 10))
+        retained.append(checkpoint_at(tmp_path, 1, log, [21, 24]))  # subtask 0 at 21, subtask 1 at 24
+        retained.append(checkpoint_at(tmp_path, 2, log, [33, 36]))
+        log.append(clicks(40, 1))
+        while push_logs._trimming:
+            await asyncio.sleep(0.01)
+        assert log.first_offset == 20, "batches wholly below offset 21 go, the one holding it stays"
+        assert sorted(os.listdir(log.directory[len("file://"):])) == [
+            "000000000000020.arrow", "000000000000030.arrow", "000000000000040.arrow", "epoch"]
+        restored = reader(push_logs, 1, 2)
+        restored.restore([{"subtask": 1, "parallelism": 2, "epoch": log.epoch, "position": 24}])
+        assert drain(restored, 100)[0] == list(range(25, 41, 2))
+        with pytest.raises(ConnectorError, match="trimmed"):
+            too_old = reader(push_logs, 0, 2)
+            too_old.restore([{"subtask": 0, "parallelism": 2, "epoch": log.epoch, "position": 3}])
+            too_old.next_bundle(10)
+        assert kept_logs(tmp_path / "ha").find("in").first_offset == 20, "a successor starts where it was trimmed"
+    asyncio.run(body())
+
+
+def test_without_a_retained_checkpoint_nothing_is_trimmed(tmp_path):
+    async def body():
+        push_logs = kept_logs(tmp_path)
+        push_logs.find("in").append(clicks(0, 10))
+        await asyncio.sleep(0)
+        assert push_logs.find("in").first_offset == 0 and not push_logs._trimming
+    asyncio.run(body())
+
+
+def test_a_retried_push_is_taken_once_also_by_a_successor(tmp_path):
+    log = kept_logs(tmp_path).find("in")
+    assert log.append(clicks(0, 3), push_id="p-1") == (0, 3)
+    assert log.append(clicks(0, 3), push_id="p-1") == (0, 3), "the retry gets the first offsets"
+    assert log.append(clicks(3, 2), push_id="p-2") == (3, 5)
+    successor = kept_logs(tmp_path).find("in")
+    assert successor.append(clicks(3, 2), push_id="p-2") == (3, 5)
+    assert successor.total_rows == 5
+    with pytest.raises(PushError, match="push_id must be"):
+        successor.append(clicks(5, 1), push_id="../escape")

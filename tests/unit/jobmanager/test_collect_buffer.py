@@ -1,5 +1,8 @@
 """The JobManager's buffer of collected rows: offsets, de-duplication, and what a new leader inherits."""
 import pyarrow as pa
+import pytest
+
+from runtime.checkpoint.storage import StorageError
 
 from runtime.arrow_ipc import table_to_b64
 from runtime.jobmanager.collect import CollectBuffer
@@ -25,11 +28,11 @@ def test_a_checkpointed_delivery_counts_once_however_often_it_is_re_sent():
 
 
 def test_a_successor_reading_the_kept_deliveries_serves_the_same_offsets_and_drops_the_same_repeats(tmp_path):
-    first = CollectBuffer(persist_dir=str(tmp_path))
+    first = CollectBuffer(data_dir=str(tmp_path))
     first.add(delivery([1, 2], checkpoint=1))
     first.add(delivery([3], subtask=1, checkpoint=1))
     first.add(delivery([4, 5], checkpoint=2))
-    successor = CollectBuffer(persist_dir=str(tmp_path))
+    successor = CollectBuffer(data_dir=str(tmp_path))
     assert everything(successor) == everything(first) == [1, 2, 3, 4, 5]
     assert successor.read(3, 10)[1] == first.read(3, 10)[1] == 5
     successor.add(delivery([4, 5], checkpoint=2))  # re-sent by a subtask restored from checkpoint 2
@@ -38,9 +41,21 @@ def test_a_successor_reading_the_kept_deliveries_serves_the_same_offsets_and_dro
 
 
 def test_evicted_rows_leave_the_kept_files_too(tmp_path):
-    buffer = CollectBuffer(max_rows=2, persist_dir=str(tmp_path))
+    buffer = CollectBuffer(max_rows=2, data_dir=str(tmp_path))
     for i in range(4):
         buffer.add(delivery([i], checkpoint=i))
-    successor = CollectBuffer(persist_dir=str(tmp_path))
+    successor = CollectBuffer(data_dir=str(tmp_path))
     assert everything(successor) == everything(buffer) == [2, 3]
-    assert successor.dropped_rows == buffer.dropped_rows == 2 and len(list(tmp_path.iterdir())) == 2
+    assert successor.dropped_rows == buffer.dropped_rows == 2 and len(list((tmp_path / 'results').iterdir())) == 2
+
+
+def test_a_delivery_the_storage_cannot_keep_is_refused_and_taken_when_re_sent(tmp_path):
+    (tmp_path / "results").write_text("a file where the directory should be")
+    buffer = CollectBuffer(data_dir=f"file://{tmp_path}")
+    with pytest.raises(StorageError):
+        buffer.add(delivery([1, 2], checkpoint=1))
+    assert everything(buffer) == [] and buffer.total_rows == 0, "nothing readable that a successor would lack"
+    (tmp_path / "results").unlink()
+    buffer.add(delivery([1, 2], checkpoint=1))  # re-sent by the sink restored from checkpoint 1
+    assert everything(buffer) == [1, 2]
+    assert everything(CollectBuffer(data_dir=f"file://{tmp_path}")) == [1, 2]

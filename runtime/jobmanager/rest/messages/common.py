@@ -107,3 +107,4 @@ class PushRowsRequestBody:
     """One of ``rows`` or ``arrow``."""
     rows: list[Any] | None = F("rows", default=None, doc="one JSON object per row")
     arrow: str | None = F("arrow", default=None, doc="a base64 Arrow IPC stream")
+    push_id: str | None = F("push_id", default=None, doc="the client's id of this push: a retry is taken once")
