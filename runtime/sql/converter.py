@@ -51,12 +51,12 @@ class Converter:
         return self.select(query)
 
     def union(self, query: exp.Union) -> Node:
-        """UNION ALL as a Union; UNION (distinct) as a Union under a GroupAggregate over every column."""
+        """UNION ALL as a Union; UNION (distinct) as a Union under a GroupAggregate over every column; then
+        the ORDER BY / LIMIT of the whole (ranking.order_limit)."""
+        union = self._union_all(query, self.query(query.this), self.query(query.expression))
         if query.args.get("distinct"):
-            left, right = self.query(query.this), self.query(query.expression)
-            union = self._union_all(query, left, right)
-            return GroupAggregate(list(union.fields), union, union.names, [], emit_final=self.batch)
-        return self._union_all(query, self.query(query.this), self.query(query.expression))
+            union = GroupAggregate(list(union.fields), union, union.names, [], emit_final=self.batch)
+        return ranking.order_limit(self, query, union)
 
     def _union_all(self, query, left: Node, right: Node) -> Node:
         if len(left.fields) != len(right.fields):
@@ -95,17 +95,20 @@ class Converter:
         elif ranking.has_over(select):
             scope, projections = ranking.plan_over(self, select, scope)
         else:
-            scope, projections = windows.plain_tvf(self, scope), select.expressions
+            scope, projections = self._rows_of(scope, select), select.expressions
         node = self.project(scope, projections).node
         if select.args.get("distinct"):
             node = GroupAggregate(list(node.fields), node, node.names, [], emit_final=self.batch)
-        for clause in ("order", "limit", "offset"):
-            if select.args.get(clause) is not None:
-                raise self.error(select.args[clause], f"{clause.upper()} BY is not supported in a query here; "
-                                 "use ROW_NUMBER() OVER (...) <= N for Top-N" if clause == "order" else
-                                 f"{clause.upper()} is not supported; use ROW_NUMBER() OVER (...) <= N for Top-N",
-                                 UnsupportedSqlError)
-        return node
+        return ranking.order_limit(self, select, node)
+
+    def _rows_of(self, scope: Scope, select: exp.Select) -> Scope:
+        """A window TVF selected as it is (``SELECT * FROM TABLE(TUMBLE(...))``) stays one, so that a window join
+        or a window aggregate over this subquery sees it; any other projection reads its rows (plain_tvf)."""
+        node = scope.node
+        if isinstance(node, WindowTVF) and node.window["type"] != "session" and not select.args.get("distinct") \
+                and self.project(scope, select.expressions).node is node:
+            return scope
+        return windows.plain_tvf(self, scope)
 
     # -- FROM -----------------------------------------------------------------------------------
     def from_clause(self, select: exp.Select) -> Scope:

@@ -1,4 +1,4 @@
-"""Joins: regular (inner, left, right, full; updating), interval joins and window joins (append-only).
+"""Joins: regular (inner, left, right, full; updating), interval and window joins (any kind; append-only).
 
 The ON condition is split into equality keys (left column = right column), bounds between the two
 rowtimes (an interval join), equal window bounds of two window table functions (a window join) and
@@ -49,8 +49,6 @@ def plan(converter, left: Scope, join: exp.Join) -> Scope:
                               UnsupportedSqlError)
     if (interval or window) and (left.node.updating or right.node.updating):
         raise converter.error(join, "interval and window joins need append-only inputs", UnsupportedSqlError)
-    if interval and kind != "inner":
-        raise converter.error(join, "interval joins are supported as inner joins only", UnsupportedSqlError)
     if rest and kind != "inner":
         raise converter.error(join, "an outer join's ON condition may only have equalities between columns",
                               UnsupportedSqlError)

@@ -10,6 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+UNLIMITED = 2**62  # a Rank that keeps every row: ORDER BY without LIMIT in batch mode
+
 
 @dataclass
 class Field:
@@ -166,7 +168,7 @@ class Rank(Node):
     """Top-N (and deduplication, N = 1) per partition key: ROW_NUMBER() OVER (...) <= N."""
     input: Node
     partition: list[str]
-    order: list[tuple[str, bool]]  # (field, ascending)
+    order: list[tuple[str, bool, bool]]  # (field, ascending, nulls first)
     limit: int
     number_field: str | None  # the row number column when the query keeps it
     emit_final: bool = False
@@ -178,8 +180,10 @@ class Rank(Node):
         return not self.emit_final
 
     def describe(self) -> str:
-        order = ", ".join(f"{c} {'ASC' if asc else 'DESC'}" for c, asc in self.order)
-        return f"Rank(partitionBy=[{', '.join(self.partition)}], orderBy=[{order}], rankRange=[1..{self.limit}])"
+        order = ", ".join(f"{c} {'ASC' if asc else 'DESC'}{'' if nf == asc else ' NULLS ' + ('FIRST' if nf else 'LAST')}"
+                          for c, asc, nf in self.order)
+        last = self.limit if self.limit < UNLIMITED else ""
+        return f"Rank(partitionBy=[{', '.join(self.partition)}], orderBy=[{order}], rankRange=[1..{last}])"
 
 
 @dataclass
@@ -229,8 +233,9 @@ class Join(Node):
 
     @property
     def rowtime(self):
-        """An interval join keeps the left input's time attribute; other joins keep none."""
-        return self.interval["left_time"] if self.interval else None
+        """An inner interval join keeps the left input's time attribute; other joins keep none (an outer interval
+        join emits its NULL-padded rows once the watermark has passed them: late for any time operator after it)."""
+        return self.interval["left_time"] if self.interval and self.kind == "inner" else None
 
     def describe(self) -> str:
         on = " AND ".join(f"{a} = {b}" for a, b in zip(self.left_keys, self.right_keys))
@@ -292,13 +297,18 @@ def _window(window: dict) -> str:
 class WindowTVF(Node):
     """TUMBLE/HOP/CUMULATE/SESSION(TABLE t, DESCRIPTOR(ts), ...): rows with window_start/end/time.
 
-    Only a window aggregate or a window join consumes it as a whole; a plain projection of a
-    tumbling window becomes a Calc (runtime.sql.windows.plain_tvf)."""
+    A window aggregate consumes it as a whole; read row by row (a projection, a window join) TUMBLE, HOP
+    and CUMULATE become Calcs giving each row once per window (runtime.sql.windows.plain_tvf)."""
     input: Node
     window: dict
     time_column: str
     partition: list[str] = field(default_factory=list)
 
+
+    @property
+    def rowtime(self):
+        """The input's time attribute stays one."""
+        return self.input.rowtime
 
     def describe(self) -> str:
         return f"WindowTableFunction(window=[{_window(self.window)}], time=[{self.time_column}])"

@@ -11,7 +11,7 @@ from sqlglot import exp
 
 from runtime.sql.aggregates import FUNCTIONS
 from runtime.sql.errors import UnsupportedSqlError
-from runtime.sql.logical import Aggregate, Calc, Field, Over, Rank
+from runtime.sql.logical import UNLIMITED, Aggregate, Calc, Field, Over, Rank
 from runtime.sql.scope import Entry, Scope, quoted
 from runtime.sql.tables import interval_micros
 from runtime.sql.typing import is_integral
@@ -41,7 +41,7 @@ def top_n(converter, select: exp.Select):
     scope = Scope.of(node, None, converter.position)
     window = number.this
     partition = [scope.resolve(c) for c in window.args.get("partition_by") or []]
-    order = [(scope.resolve(o.this), not o.args.get("desc")) for o in (window.args.get("order") or exp.Order()).expressions]
+    order = sort_keys(scope, window.args.get("order"))
     if not order:
         raise converter.error(number, "ROW_NUMBER() needs ORDER BY", UnsupportedSqlError)
     keep_number = _mentions(select, number.alias)
@@ -50,6 +50,44 @@ def top_n(converter, select: exp.Select):
                 emit_final=converter.batch)
     alias = source.this.alias or None
     return Scope(rank, [Entry(alias, f.name, f.name) for f in fields], converter.position), rest
+
+
+def sort_keys(scope: Scope, order: exp.Order | None) -> list[tuple[str, bool, bool]]:
+    """ORDER BY as (field, ascending, nulls first); NULLs first when ascending unless said otherwise, as in Flink."""
+    keys = []
+    for o in (order or exp.Order()).expressions:
+        ascending = not o.args.get("desc")
+        nulls_first = o.args.get("nulls_first")
+        keys.append((scope.resolve(o.this), ascending, ascending if nulls_first is None else bool(nulls_first)))
+    return keys
+
+
+def order_limit(converter, select: exp.Select, node):
+    """``ORDER BY ... LIMIT n`` (and ``LIMIT n`` alone) as a Top-N over the whole result; ORDER BY without LIMIT
+    in batch mode as a sort of it. A streaming result without LIMIT has no order to keep: refused by name."""
+    order, limit, offset = (select.args.get(c) for c in ("order", "limit", "offset"))
+    if offset is not None:
+        raise converter.error(offset, "OFFSET is not supported", UnsupportedSqlError)
+    if order is None and limit is None:
+        return node
+    count = limit.expression if isinstance(limit, exp.Limit) else limit.args.get("count") if limit else None
+    if limit is not None and not (isinstance(count, exp.Literal) and count.is_int and int(count.this) > 0):
+        raise converter.error(limit, "LIMIT takes a positive whole number here", UnsupportedSqlError)
+    if limit is None and not converter.batch:
+        raise converter.error(order, "ORDER BY without LIMIT is not supported in streaming mode (an unbounded result "
+                                     "has no end to sort at): add LIMIT N for a Top-N, or run in batch mode",
+                              UnsupportedSqlError)
+    scope = Scope.of(node, None, converter.position)
+    for o in (order or exp.Order()).expressions:
+        if not isinstance(o.this, exp.Column):
+            raise converter.error(o, "ORDER BY takes columns of the SELECT list here, not expressions",
+                                  UnsupportedSqlError)
+        if o.this.table or not any(e.name == o.this.name for e in scope.entries):
+            raise converter.error(o, f"ORDER BY {o.this.sql(dialect='spark')}: order by a column of the SELECT list "
+                                     f"({', '.join(n for n in node.names if not n.startswith('__'))})",
+                                  UnsupportedSqlError)
+    n = int(count.this) if limit is not None else UNLIMITED
+    return Rank(list(node.fields), node, [], sort_keys(scope, order), n, None, emit_final=converter.batch)
 
 
 def _limit(converter, condition: exp.Expr, name: str) -> tuple[int | None, exp.Expr | None]:

@@ -110,7 +110,10 @@ class Translator:
         return out
 
     def _windowtvf(self, node: WindowTVF) -> DataStream:
-        raise NotImplementedError("a window table function is planned into its aggregate or join")
+        """A window TVF read row by row (not under a window aggregate or join): its rows with their windows."""
+        from runtime.sql.windows import plain_calc
+
+        return self.translate(plain_calc(node))
 
     # -- stateful ---------------------------------------------------------------------------------
     def _windowaggregate(self, node: WindowAggregate) -> DataStream:

@@ -76,17 +76,46 @@ def _window_params(converter, kind: str, args: list[exp.Expr], call) -> dict:
 
 
 def plain_tvf(converter, scope: Scope) -> Scope:
-    """A window TVF read row by row (no aggregation): a Calc adding the window of each row (TUMBLE only)."""
-    node = scope.node
-    if not isinstance(node, WindowTVF):
+    """A window TVF read row by row (no aggregation, no window join): see plain_calc."""
+    if not isinstance(scope.node, WindowTVF):
         return scope
-    if node.window["type"] != "tumbling":
-        raise UnsupportedSqlError(f"a {node.describe()} is supported only under GROUP BY window_start, window_end "
-                                  "or in a window join; TUMBLE can also be selected from directly")
-    size = node.window["size_us"]
+    return Scope(plain_calc(scope.node), scope.entries, scope.position)
+
+
+def plain_calc(node: WindowTVF) -> Calc:
+    """Each row once per window it falls in, with the window's bounds, as Calcs in Spark (TUMBLE: one window
+    a row; HOP: size / slide; CUMULATE: one per step still to come). SESSION windows need every row of a
+    key and are refused (UnsupportedSqlError)."""
+    window = node.window
+    if window["type"] == "session":
+        raise UnsupportedSqlError(f"a {node.describe()} is supported only under GROUP BY window_start, window_end; "
+                                  "TUMBLE, HOP and CUMULATE can also be selected from or joined directly")
     ts = f"unix_micros({quoted(node.time_column)})"
-    start = f"timestamp_micros({ts} - pmod({ts}, {size}L))"
-    exprs = [(n, quoted(n)) for n in node.input.names] + [
-        ("window_start", start), ("window_end", f"timestamp_micros({ts} - pmod({ts}, {size}L) + {size}L)"),
-        ("window_time", f"timestamp_micros({ts} - pmod({ts}, {size}L) + {size - 1000}L)")]
-    return Scope(Calc(node.fields, node.input, exprs, keeps_rowtime=node.input.rowtime), scope.entries, scope.position)
+    passing = [(n, quoted(n)) for n in node.input.names]
+    if window["type"] == "tumbling":
+        start = f"{ts} - pmod({ts}, {window['size_us']}L)"
+        return Calc(node.fields, node.input, passing + _bounds(start, f"{start} + {window['size_us']}L"),
+                    keeps_rowtime=node.input.rowtime)
+    if window["type"] == "sliding":
+        slide, size = window["slide_us"], window["size_us"]
+        ks = f"sequence(0, {size // slide - 1})"
+        start = f"{ts} - pmod({ts}, {slide}L) - CAST(k AS BIGINT) * {slide}L"
+        end = f"{start} + {size}L"
+    else:  # cumulate: the same start; ends every step from the row's own step up to the max size
+        step, size = window["step_us"], window["size_us"]
+        ks = f"sequence(CAST(floor(pmod({ts}, {size}L) / {step}) AS INT) + 1, {size // step})"
+        start = f"{ts} - pmod({ts}, {size}L)"
+        end = f"{start} + CAST(k AS BIGINT) * {step}L"
+    structs = ", ".join(f"'{n}', {sql}" for n, sql in _bounds(start, end))
+    windows = Field("__window", "STRUCT<window_start: TIMESTAMP, window_end: TIMESTAMP, window_time: TIMESTAMP>")
+    exploded = Calc(list(node.input.fields) + [windows], node.input,
+                    passing + [("__window", f"explode(transform({ks}, k -> named_struct({structs})))")],
+                    keeps_rowtime=node.input.rowtime)
+    return Calc(node.fields, exploded, passing + [(n, f"`__window`.{n}") for n in WINDOW_FIELDS],
+                keeps_rowtime=node.input.rowtime)
+
+
+def _bounds(start_us: str, end_us: str) -> list[tuple[str, str]]:
+    """window_start, window_end and window_time (the end less 1 ms, Flink's) from microsecond expressions."""
+    return [("window_start", f"timestamp_micros({start_us})"), ("window_end", f"timestamp_micros({end_us})"),
+            ("window_time", f"timestamp_micros({end_us} - 1000L)")]

@@ -23,7 +23,9 @@ class RankOperator:
 
     def __init__(self, params: dict, _udf=None):
         self.partition: list[str] = params["partition"]
-        self.order: list[tuple[str, bool]] = [tuple(o) for o in params["order"]]
+        # (column, ascending, nulls first); NULLs first when ascending, last when descending unless said
+        self.order: list[tuple[str, bool, bool]] = [(o[0], bool(o[1]), bool(o[2]) if len(o) > 2 else bool(o[1]))
+                                                    for o in params["order"]]
         self.limit = int(params["limit"])
         self.number: str | None = params.get("number")  # the row number column, when the query keeps it
         self.keep_all = bool(params.get("keep_all"))
@@ -66,9 +68,9 @@ class RankOperator:
 
     def _sorted(self, rows: list[tuple[int, tuple]]) -> list[tuple[int, tuple]]:
         out = sorted(rows, key=lambda r: r[0])
-        for column, ascending in reversed(self.order):
-            i = self.names.index(column)
-            out.sort(key=lambda r: (r[1][i] is not None, r[1][i]) if ascending else (r[1][i] is None, r[1][i]),
+        for column, ascending, nulls_first in reversed(self.order):
+            i, nulls_low = self.names.index(column), nulls_first == ascending  # where NULLs go in the sort's own order
+            out.sort(key=lambda r: ((r[1][i] is not None) if nulls_low else (r[1][i] is None), r[1][i]),
                      reverse=not ascending)
         return out
 

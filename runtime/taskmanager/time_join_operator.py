@@ -2,10 +2,10 @@
 
 Interval join: ``l.k = r.k AND l.ts BETWEEN r.ts - a AND r.ts + b`` joins rows whose times differ by a
 bounded amount; each arriving row joins the kept rows of the other side at once, and the watermark
-ends rows that no future row can match. Window join: both inputs are rows of the same window table
-function; rows wait per (key, window) until the watermark passes the window's end, then the window's
-rows are joined (inner, left, right or full) and forgotten. Inputs are tagged with ``__side`` as for
-the regular join (runtime.taskmanager.join_operator).
+ends rows that no future row can match (an outer join's unmatched rows are then emitted padded with NULLs).
+Window join: both inputs are rows of the same window table function; rows wait per (key, window) until
+the watermark passes the window's end, then the window's rows are joined (inner, left, right or full) and
+forgotten. Inputs are tagged with ``__side`` as for the regular join (runtime.taskmanager.join_operator).
 """
 from __future__ import annotations
 
@@ -62,39 +62,63 @@ class _TimeJoin:
 
 
 class IntervalJoinOperator(_TimeJoin):
-    """Inner interval join: a pair joins when ``lower <= left time - right time <= upper``."""
+    """Interval join: a pair joins when ``lower <= left time - right time <= upper``. An outer side's row that
+    matched nothing is emitted padded with NULLs once the watermark says no partner can come (append-only,
+    as in Flink); a row with a NULL key matches nothing and is padded at once."""
 
     def __init__(self, params: dict, _udf=None):
         super().__init__(params)
+        self.kind = params.get("kind", "inner")
         self.times = (params["left_time"], params["right_time"])
         self.lower, self.upper = int(params["lower_us"]), int(params["upper_us"])
 
+    def _outer(self, side: int) -> bool:
+        return self.kind == "full" or self.kind == ("left", "right")[side]
+
+    def _padded(self, side: int, row: tuple) -> tuple:
+        nulls = (None,) * len(self.fields[1 - side])
+        return row + nulls if side == LEFT else nulls + row
+
     def process(self, table: pa.Table) -> pa.Table | None:
-        out = []
+        out = [] if self.kind == "inner" else [self._padded(side, row) for side, row in self._null_keyed(table)
+                                                if self._outer(side)]
         for _, kg, key, side, ts, row in self._rows(table, self.times):
             self.backend.set_current_key(kg, key)
             state = self.backend.read("rows", None) or {LEFT: [], RIGHT: []}
-            for other_ts, other in state[1 - side]:
+            matched = False
+            for entry in state[1 - side]:
+                other_ts, other = entry[0], entry[1]
                 left_ts, right_ts = (ts, other_ts) if side == LEFT else (other_ts, ts)
                 if self.lower <= left_ts - right_ts <= self.upper:
                     out.append(row + other if side == LEFT else other + row)
-            state[side].append((ts, row))
+                    entry[2], matched = True, True
+            state[side].append([ts, row, matched])
             self.backend.write("rows", state)
         return self._table(out)
 
+    def _null_keyed(self, table: pa.Table):
+        """(side, row) of the rows whose join key has a NULL (they join nothing)."""
+        columns = {n: changelog.column_values(table, n) for n in set(self.fields[0] + self.fields[1])}
+        for i, side in enumerate(table.column(SIDE).to_pylist()):
+            if None in tuple(columns[k][i] for k in self.keys[side]):
+                yield side, tuple(columns[n][i] for n in self.fields[side])
+
     def on_watermark(self, watermark: int) -> pa.Table | None:
-        """Forget rows no future row can match (later rows are at or after the watermark)."""
+        """Forget rows no future row can match (later rows are after the watermark), padding unmatched outer ones."""
         self.watermark = max(self.watermark, watermark)
+        out = []
         for kg_key in list(self.backend.values):
             self.backend.set_current_key(*kg_key)
             state = self.backend.read("rows", None)
-            state[LEFT] = [(t, r) for t, r in state[LEFT] if t - self.lower >= watermark]
-            state[RIGHT] = [(t, r) for t, r in state[RIGHT] if t + self.upper >= watermark]
+            for side, alive in ((LEFT, lambda t: t - self.lower >= watermark), (RIGHT, lambda t: t + self.upper >= watermark)):
+                gone = [e for e in state[side] if not alive(e[0])]
+                out += [self._padded(side, e[1]) for e in gone if not e[2] and self._outer(side)]
+                state[side] = [e for e in state[side] if alive(e[0])]
             if state[LEFT] or state[RIGHT]:
                 self.backend.write("rows", state)
             else:
                 self.backend.clear("rows")
-        return None
+        return self._table(out)
 
 
 class WindowJoinOperator(_TimeJoin):

@@ -133,6 +133,10 @@ CASES = [
                   "amount DESC, id) AS rn FROM clicks WHERE amount IS NOT NULL) WHERE rn <= 3"),
     Case("top n without number", "SELECT id, url, amount FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY url "
                                  "ORDER BY amount DESC, id) AS rn FROM clicks WHERE amount IS NOT NULL) WHERE rn <= 2"),
+    Case("order by limit", "SELECT id, amount FROM clicks WHERE amount IS NOT NULL ORDER BY amount DESC, id LIMIT 5"),
+    Case("limit with nulls first", "SELECT id, url, amount FROM clicks ORDER BY amount, id LIMIT 4"),
+    Case("order by in batch mode", "SELECT url, COUNT(*) AS n FROM clicks GROUP BY url ORDER BY url", batch=True,
+         flink=False),  # Flink streaming sorts on a time attribute only
     Case("deduplicate", "SELECT id, user_id, ts FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY ts "
                         "ASC) AS rn FROM clicks) WHERE rn = 1"),
     Case("over rows", "SELECT id, user_id, SUM(amount) OVER (PARTITION BY user_id ORDER BY ts ROWS BETWEEN 2 PRECEDING "
@@ -148,6 +152,8 @@ CASES = [
                       "clicks GROUP BY user_id) AS t ON u.uid = t.user_id"),
     Case("interval join", "SELECT c.id, p.pid, p.`value` FROM clicks AS c JOIN payments AS p ON c.id = p.click_id "
                           "AND p.pts BETWEEN c.ts AND c.ts + INTERVAL '2' SECOND"),
+    Case("left interval join", "SELECT c.id, p.pid, p.`value` FROM clicks AS c LEFT JOIN payments AS p ON c.id = p.click_id "
+                               "AND p.pts BETWEEN c.ts AND c.ts + INTERVAL '2' SECOND WHERE c.id <= 200"),
     Case("window join", "SELECT L.user_id, L.window_start, L.n, R.total FROM (SELECT window_start, window_end, user_id, "
                         "COUNT(*) AS n FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY "
                         "window_start, window_end, user_id) L JOIN (SELECT window_start, window_end, user_id, "
@@ -162,6 +168,22 @@ CASES = [
                             "L.window_end = R.window_end",
          "SELECT c.id, p.pid FROM clicks c JOIN payments p ON c.id = p.click_id AND "
          "floor(unix_millis(c.ts) / 5000) = floor(unix_millis(p.pts) / 5000)"),
+    Case("hop left window join", "SELECT L.id, R.pid, L.window_start FROM (SELECT * FROM TABLE(HOP(TABLE clicks, "
+                                 "DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND))) L LEFT JOIN (SELECT * FROM "
+                                 "TABLE(HOP(TABLE payments, DESCRIPTOR(pts), INTERVAL '5' SECOND, INTERVAL '10' SECOND))) R "
+                                 "ON L.id = R.click_id AND L.window_start = R.window_start AND L.window_end = R.window_end",
+         "SELECT c.id, p.pid, c.w.start AS window_start FROM (SELECT *, window(ts, '10 seconds', '5 seconds') AS w "
+         "FROM clicks) c LEFT JOIN (SELECT *, window(pts, '10 seconds', '5 seconds') AS w FROM payments) p "
+         "ON c.id = p.click_id AND c.w = p.w"),
+    Case("hop rows", "SELECT id, window_start, window_end FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' "
+                     "SECOND, INTERVAL '15' SECOND)) WHERE id <= 30",
+         "SELECT id, w.start AS window_start, w.end AS window_end FROM (SELECT id, window(ts, '15 seconds', "
+         "'5 seconds') AS w FROM clicks WHERE id <= 30)"),
+    Case("cumulate rows", "SELECT id, window_start, window_end FROM TABLE(CUMULATE(TABLE clicks, DESCRIPTOR(ts), "
+                          "INTERVAL '10' SECOND, INTERVAL '30' SECOND)) WHERE id <= 120",
+         "SELECT id, w.start AS window_start, timestampadd(SECOND, k * 10, w.start) AS window_end FROM (SELECT id, ts, "
+         "window(ts, '30 seconds') AS w FROM clicks WHERE id <= 120) LATERAL VIEW explode(sequence(1, 3)) AS k "
+         "WHERE ts < timestampadd(SECOND, k * 10, w.start)"),
     Case("values", "SELECT * FROM (VALUES (1, 'a'), (2, 'b')) AS t(x, y)", "SELECT * FROM VALUES (1, 'a'), (2, 'b') AS t(x, y)"),
 ]
 

@@ -92,6 +92,15 @@ USERS = "CREATE TABLE users (uid BIGINT, name STRING) WITH ('connector' = 'datag
     ("SELECT window_start, COUNT(*) FROM TABLE(CUMULATE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' SECOND, "
      "INTERVAL '3' SECOND)) GROUP BY window_start, window_end", ["CUMULATE(step=[1000 ms], max_size=[3000 ms])"]),
     ("SELECT `user` FROM clicks UNION ALL SELECT uid FROM users", ["Union(all=[true], fields=[user])"]),
+    ("SELECT L.url, R.amount FROM (SELECT * FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' SECOND, "
+     "INTERVAL '10' SECOND))) L LEFT JOIN (SELECT * FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' SECOND, "
+     "INTERVAL '10' SECOND))) R ON L.`user` = R.`user` AND L.window_start = R.window_start AND "
+     "L.window_end = R.window_end", ["WindowJoin(joinType=[LEFT], on=[user = user0])", "[sql_window_join]",
+                                     "explode(transform(sequence(0, 1), k -> named_struct('window_start'"]),
+    ("SELECT url, window_end FROM TABLE(CUMULATE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' SECOND, "
+     "INTERVAL '10' SECOND))", ["sequence(CAST(floor(pmod(unix_micros(`ts`), 10000000L) / 5000000) AS INT) + 1, 2)"]),
+    ("SELECT window_start, COUNT(*) FROM (SELECT * FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '5' "
+     "SECOND))) GROUP BY window_start, window_end", ["WindowAggregate(groupBy=[__global], window=[TUMBLE("]),
 ])
 def test_each_construct_plans_into_its_operator(t_env, query, expected):
     t_env.execute_sql(USERS)
@@ -107,11 +116,48 @@ def test_each_construct_plans_into_its_operator(t_env, query, expected):
      r"ROW_NUMBER\(\) is supported for Top-N only"),
     ("SELECT SUM(amount) OVER (PARTITION BY url ORDER BY amount) FROM clicks", "ORDER BY the time attribute"),
     ("SELECT * FROM clicks CROSS JOIN users", "no cross joins"),
+    ("SELECT * FROM TABLE(SESSION(TABLE clicks PARTITION BY url, DESCRIPTOR(ts), INTERVAL '5' SECOND))",
+     "SESSION.* is supported only under GROUP BY window_start, window_end"),
 ])
 def test_unsupported_joins_and_windows_are_refused_by_name(t_env, query, words):
     t_env.execute_sql(USERS)
     with pytest.raises(UnsupportedSqlError, match=words):
         t_env.sql_query(query)
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("SELECT url, amount FROM clicks ORDER BY amount DESC, url LIMIT 3",
+     "Rank(partitionBy=[], orderBy=[amount DESC, url ASC], rankRange=[1..3])"),
+    ("SELECT url AS u FROM clicks ORDER BY u DESC NULLS FIRST FETCH FIRST 2 ROWS ONLY",
+     "Rank(partitionBy=[], orderBy=[u DESC NULLS FIRST], rankRange=[1..2])"),
+    ("SELECT url FROM clicks UNION ALL SELECT url FROM clicks ORDER BY url LIMIT 4",
+     "Rank(partitionBy=[], orderBy=[url ASC], rankRange=[1..4])"),
+])
+def test_order_by_with_limit_is_a_top_n_of_the_whole_result(t_env, query, expected):
+    text = explain(t_env, query)
+    assert expected in text and "hash(__global)" in text
+
+
+@pytest.mark.parametrize("query, words", [
+    ("SELECT url FROM clicks ORDER BY url", "ORDER BY without LIMIT is not supported in streaming mode"),
+    ("SELECT url FROM clicks ORDER BY amount LIMIT 2", r"order by a column of the SELECT list \(url\)"),
+    ("SELECT url FROM clicks ORDER BY UPPER(url) LIMIT 2", "not expressions"),
+    ("SELECT url FROM clicks ORDER BY url LIMIT 2 OFFSET 1", "OFFSET is not supported"),
+])
+def test_order_by_and_limit_that_cannot_run_are_refused_by_name(t_env, query, words):
+    with pytest.raises(UnsupportedSqlError, match=words):
+        t_env.sql_query(query)
+
+
+def test_order_by_in_batch_mode_sorts_the_final_result(t_env):
+    t_env.execute_sql("SET 'execution.runtime-mode' = 'batch'")
+    assert "Rank(partitionBy=[], orderBy=[url ASC], rankRange=[1..])" in explain(t_env, "SELECT url FROM clicks ORDER BY url")
+
+
+def test_outer_interval_joins_plan_into_the_interval_join(t_env):
+    text = explain(t_env, "SELECT a.url, b.url FROM clicks a FULL JOIN clicks b ON a.`user` = b.`user` AND "
+                          "a.ts BETWEEN b.ts - INTERVAL '1' SECOND AND b.ts")
+    assert "IntervalJoin(joinType=[FULL]" in text and "[sql_interval_join]" in text
 
 
 def test_python_functions_travel_with_the_operators_that_call_them(t_env):

@@ -93,6 +93,16 @@ def test_deduplication_keeps_the_first_row_and_top_n_without_numbers_swaps_rows(
     assert changes(first.process(bundle([{"k": "a", "t": 1}]))) == [("-D", ("a", 2)), ("+I", ("a", 1))]
 
 
+def test_top_n_puts_nulls_first_ascending_and_last_descending_as_flink_does():
+    rows = [{"k": "a", "v": None}, {"k": "a", "v": 5}, {"k": "a", "v": 7}]
+    highest = RankOperator({"partition": ["k"], "order": [["v", False]], "limit": 2})
+    assert [r[1] for _, r in changes(highest.process(bundle(rows)))] == [7, 5]
+    lowest = RankOperator({"partition": ["k"], "order": [["v", True]], "limit": 2})
+    assert [r[1] for _, r in changes(lowest.process(bundle(rows)))] == [None, 5]
+    nulls_last = RankOperator({"partition": ["k"], "order": [["v", True, False]], "limit": 2})
+    assert [r[1] for _, r in changes(nulls_last.process(bundle(rows)))] == [5, 7]
+
+
 def join_bundle(rows):
     table = bundle([{k: v for k, v in r.items()} for r in rows], kg=[0] * len(rows))
     return table
@@ -118,6 +128,23 @@ def test_interval_join_matches_within_bounds_and_forgets_what_the_watermark_pass
                                           {"__side": 0, "lk": 1, "lt": at(11), "rk": None, "rt": None}])))
     assert out == [("+I", (1, at(9), 1, at(10)))]
     op.on_watermark(us(20))
+    assert op.state_rows == 0
+
+
+def test_outer_interval_join_pads_what_matched_nothing_once_the_watermark_passes():
+    op = IntervalJoinOperator({"kind": "full", "left_fields": ["lk", "lt"], "right_fields": ["rk", "rt"],
+                               "left_keys": ["lk"], "right_keys": ["rk"], "left_time": "lt", "right_time": "rt",
+                               "lower_us": -2_000_000, "upper_us": 0})
+    null_key = changes(op.process(join_bundle([{"__side": 0, "lk": None, "lt": at(1), "rk": None, "rt": None}])))
+    assert null_key == [("+I", (None, at(1), None, None))], "a NULL key matches nothing: padded at once"
+    op.process(join_bundle([{"__side": 1, "lk": None, "lt": None, "rk": 1, "rt": at(10)},
+                            {"__side": 1, "lk": None, "lt": None, "rk": 2, "rt": at(10)}]))
+    out = changes(op.process(join_bundle([{"__side": 0, "lk": 1, "lt": at(9), "rk": None, "rt": None},
+                                          {"__side": 0, "lk": 1, "lt": at(11), "rk": None, "rt": None}])))
+    assert out == [("+I", (1, at(9), 1, at(10)))]
+    assert op.on_watermark(us(9)) is None, "the right rows could still meet a left row at 10 or later"
+    assert changes(op.on_watermark(us(12))) == [("+I", (None, None, 2, at(10)))], "the matched right row is not padded"
+    assert changes(op.on_watermark(us(14))) == [("+I", (1, at(11), None, None))], "a right row up to 13 could match"
     assert op.state_rows == 0
 
 
