@@ -164,7 +164,8 @@ class Translator:
 
     def _rank(self, node: Rank) -> DataStream:
         stream, keys = self._keyed(self.translate(node.input), node.partition)
-        params = {"partition": keys, "order": [list(o) for o in node.order], "limit": node.limit,
+        params = {"partition": node.partition, "fields": node.input.names,  # not the global key added for hashing
+                  "order": [list(o) for o in node.order], "limit": node.limit,
                   "number": node.number_field, "keep_all": node.input.updating, "emit_final": node.emit_final}
         out = stream._then("sql_rank", "Rank", params, partitioning="hash", keys=keys)
         out.timestamp_column = None

@@ -31,15 +31,15 @@ class RankOperator:
         self.keep_all = bool(params.get("keep_all"))
         self.emit_final = bool(params.get("emit_final"))
         self.backend = KeyedStateBackend()
-        self.names: list[str] | None = None
+        self.names: list[str] | None = params.get("fields")  # the row's columns (default: every data column)
         self.schema: pa.Schema | None = None
         self.seq = 0
 
     def process(self, table: pa.Table) -> pa.Table | None:
         if table.num_rows == 0:
             return None
-        if self.names is None:
-            self.names = [n for n in table.column_names if n not in (KEY_GROUP_COLUMN, changelog.OP_COLUMN)]
+        if self.schema is None:
+            self.names = self.names or [n for n in table.column_names if n not in (KEY_GROUP_COLUMN, changelog.OP_COLUMN)]
             fields = [table.schema.field(n) for n in self.names]
             self.schema = pa.schema(fields + ([pa.field(self.number, pa.int64())] if self.number else []))
         rows = list(zip(*[table.column(n).to_pylist() for n in self.names]))

@@ -103,6 +103,12 @@ def test_top_n_puts_nulls_first_ascending_and_last_descending_as_flink_does():
     assert [r[1] for _, r in changes(nulls_last.process(bundle(rows)))] == [5, 7]
 
 
+def test_top_n_of_the_whole_result_leaves_out_the_global_key_it_was_hashed_by():
+    rows = [{"v": 3, "__global": 0}, {"v": 9, "__global": 0}, {"v": 5, "__global": 0}]
+    op = RankOperator({"partition": [], "fields": ["v"], "order": [["v", False]], "limit": 2})
+    assert changes(op.process(bundle(rows, kg=[0, 0, 0]))) == [("+I", (9,)), ("+I", (5,))]
+
+
 def join_bundle(rows):
     table = bundle([{k: v for k, v in r.items()} for r in rows], kg=[0] * len(rows))
     return table
