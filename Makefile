@@ -6,7 +6,7 @@ STAMPS := .stamps
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(abspath $(PY))
 
-.PHONY: setup system-deps java extension demo test test-fast bench dist lint clean
+.PHONY: setup system-deps java extension demo test test-fast bench chaos dist lint clean
 
 setup: $(STAMPS)/venv
 
@@ -43,6 +43,12 @@ test-fast: setup
 
 bench: java setup
 	$(PY) tests/benchmarks/run_all.py $(if $(BENCH_OUT),--out $(BENCH_OUT),)
+
+# The long fault run (tests/chaos): file HA, then ZooKeeper HA; prints figures, exits 1 if a check fails.
+# CHAOS_ARGS="--ha file --duration 120 --seed 7" narrows it.
+chaos: java setup
+	@bash scripts/install-system-deps.sh zookeeper
+	$(PY) -m tests.chaos $(CHAOS_ARGS)
 
 # ruff and mypy (configured in pyproject.toml), module/function sizes, tsc and ESLint on the extension.
 lint: setup

@@ -1,9 +1,10 @@
 """A standalone ZooKeeper server for tests: a free 127.0.0.1 port, a temp data dir, stopped after.
 
-``pause()`` and ``resume()`` SIGSTOP and SIGCONT it: its clients' connections drop once their pings
-go unanswered. Their sessions are not sure to expire however long the pause: on resume the server may
-take a reconnect before it expires the session. :class:`ConnectionCutter` cuts clients off while the
-server runs, so their sessions expire for certain.
+``kill()`` then ``start()`` restarts it on the same port with the same data. ``pause()`` and
+``resume()`` SIGSTOP and SIGCONT it: its clients' connections drop once their pings go unanswered.
+Their sessions are not sure to expire however long the pause: on resume the server may take a
+reconnect before it expires the session. :class:`ConnectionCutter` cuts clients off while the server
+runs, so their sessions expire for certain.
 """
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import signal
 import socket
 import subprocess
 import threading
-from dataclasses import dataclass
 
 from tests.helpers.clusters import wait_until
 
@@ -35,36 +35,57 @@ def _answers(port: int) -> bool:
         return False
 
 
-@dataclass
 class ZooKeeperServer:
-    quorum: str  # the connect string, 127.0.0.1:<port>
-    popen: subprocess.Popen
+    """One standalone ZooKeeper server on a fixed port with its data in ``directory``: it can be killed
+    and started again there, keeping its data (sessions, znodes) as a restarted server does."""
+
+    def __init__(self, directory):
+        self.directory = directory
+        self.port = _free_port()
+        self.quorum = f"127.0.0.1:{self.port}"  # the connect string
+        self.popen: subprocess.Popen | None = None
+        (directory / "data").mkdir(parents=True, exist_ok=True)
+        self.config = directory / "zoo.cfg"
+        self.config.write_text(
+            f"tickTime=500\ndataDir={directory / 'data'}\nclientPort={self.port}\nclientPortAddress=127.0.0.1\n"
+            "admin.enableServer=false\n4lw.commands.whitelist=srvr\nminSessionTimeout=1000\n")
+
+    def start(self) -> None:
+        """Start the server and wait until it answers; AssertionError with its log if it exits."""
+        with open(self.directory / "zookeeper.log", "ab") as log:
+            self.popen = subprocess.Popen(["java", "-cp", CLASSPATH, "org.apache.zookeeper.server.ZooKeeperServerMain",
+                                           str(self.config)], stdout=log, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL)
+        proc = self.popen
+        wait_until(lambda: proc.poll() is not None or _answers(self.port), 60, "ZooKeeper to answer")
+        assert proc.poll() is None, (self.directory / "zookeeper.log").read_text()[-2000:]
+
+    def kill(self) -> None:
+        """SIGKILL the server, as a crash ends it."""
+        if self.popen is not None:
+            if self.popen.poll() is None:
+                os.kill(self.popen.pid, signal.SIGCONT)  # a paused server must not stay a stopped zombie
+            self.popen.kill()
+            self.popen.wait()
 
     def pause(self) -> None:
+        assert self.popen is not None
         os.kill(self.popen.pid, signal.SIGSTOP)
 
     def resume(self) -> None:
+        assert self.popen is not None
         os.kill(self.popen.pid, signal.SIGCONT)
 
 
 @contextlib.contextmanager
 def zookeeper_server(directory):
-    """Yield a :class:`ZooKeeperServer` running in ``directory``; kill it on exit."""
-    port = _free_port()
-    (directory / "data").mkdir(parents=True, exist_ok=True)
-    cfg = directory / "zoo.cfg"
-    cfg.write_text(f"tickTime=500\ndataDir={directory / 'data'}\nclientPort={port}\nclientPortAddress=127.0.0.1\n"
-                   "admin.enableServer=false\n4lw.commands.whitelist=srvr\nminSessionTimeout=1000\n")
-    with open(directory / "zookeeper.log", "wb") as log:
-        proc = subprocess.Popen(["java", "-cp", CLASSPATH, "org.apache.zookeeper.server.ZooKeeperServerMain", str(cfg)],
-                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    """Yield a running :class:`ZooKeeperServer` in ``directory``; kill it on exit."""
+    server = ZooKeeperServer(directory)
     try:
-        wait_until(lambda: proc.poll() is not None or _answers(port), 60, "ZooKeeper to answer")
-        assert proc.poll() is None, (directory / "zookeeper.log").read_text()[-2000:]
-        yield ZooKeeperServer(f"127.0.0.1:{port}", proc)
+        server.start()
+        yield server
     finally:
-        proc.kill()
-        proc.wait()
+        server.kill()
 
 
 class ConnectionCutter:
