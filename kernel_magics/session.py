@@ -131,7 +131,8 @@ class FlinkSession:
         elif client.token:
             os.environ["FLINKBENCH_TOKEN"] = client.token
             os.environ.pop("FLINKBENCH_TOKEN_FILE", None)
-        self.stream = EventStream(self.model, client.url, client.token, on_leader_change=self._leader_moved).start()
+        self.stream = EventStream(self.model, client.url, client.token, on_leader_change=self._leader_moved,
+                                  addresses=client.urls).start()
         if not self.stream.wait_connected(STREAM_CONNECT_WAIT_S):
             log.warning("event stream not connected yet: %s", self.model.connection["message"])
 

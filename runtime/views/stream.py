@@ -3,15 +3,17 @@
 Runs in a daemon thread. The first message of each connection is a ``ClusterSnapshot``, which resets
 the model; every later message is applied to it. When the connection drops, the model's connection
 state says so and the thread reconnects with backoff, trying the JobManagers the last snapshot
-named (HA standbys) as well as the one it had; a snapshot that names a different leader moves the
-stream there. A refused token is not retried: the model says the token was refused.
+named (HA standbys) as well as the one it had and every address it was given (a leader's snapshot
+taken before a standby first announced itself does not list that standby, and a lone leader sends no
+event when one joins); a snapshot that names a different leader moves the stream there. A
+refused token is not retried: the model says the token was refused.
 """
 from __future__ import annotations
 
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import websocket
 
@@ -34,9 +36,10 @@ class EventStream:
     """Reads a JobManager's /events WebSocket on a thread into a ClusterModel, reconnecting (and following the
     leader)."""
     def __init__(self, model: ClusterModel, url: str, token: str | None,
-                 on_leader_change: Callable[[str], None] | None = None):
+                 on_leader_change: Callable[[str], None] | None = None, addresses: Sequence[str] = ()):
         self.model = model
         self.url = url.rstrip("/")
+        self.addresses = [a.rstrip("/") for a in addresses if a]  # the cluster's JobManagers as configured
         self.token = token
         self.on_leader_change = on_leader_change
         self.connected = threading.Event()
@@ -87,6 +90,9 @@ class EventStream:
                 reason = f"HTTP {err.status_code}"
             except (websocket.WebSocketException, OSError, ValueError) as err:
                 reason = str(err) or type(err).__name__
+            except Exception as err:  # noqa: BLE001 - a message the model cannot apply must not end the stream
+                log.exception("event stream from %s failed", url)
+                reason = f"{type(err).__name__}: {err}"
             self.connected.clear()
             if self._closed.is_set():
                 return
@@ -100,7 +106,9 @@ class EventStream:
         urls = [self.url]
         with self.model.lock:
             known = [self.model.leader.get("url")] + [jm.get("url") for jm in self.model.jobmanagers]
-        urls += [u.rstrip("/") for u in known if u and u.rstrip("/") not in urls]
+        for address in [u.rstrip("/") for u in known + self.addresses if u]:
+            if address not in urls:
+                urls.append(address)
         return urls
 
     def _session(self, url: str) -> bool:
