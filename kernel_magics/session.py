@@ -8,6 +8,7 @@ import atexit
 import logging
 import os
 
+from runtime import tls
 from runtime.client import ClusterError, RestClient
 from runtime.config import ConfigError
 from runtime.ha.retrieval import ha_settings
@@ -65,15 +66,18 @@ class FlinkSession:
 
     # -- connecting ---------------------------------------------------------------------------
     def connect(self, url: str | None, token: str | None = None, token_file: str | None = None,
-                ha: dict[str, str] | None = None) -> dict:
+                ha: dict[str, str] | None = None, trust_cert: str | None = None) -> dict:
         """Check the JobManager answers and accepts the token, then follow it (and its leader). With
         ``ha`` (the cluster's ``high-availability.*`` keys, e.g. a ZooKeeper quorum) the leader is found
         through the HA services, also when ``url`` is left out or dies later; without, the client learns
-        the cluster's other JobManagers and its HA settings from the JobManager it reached."""
+        the cluster's other JobManagers and its HA settings from the JobManager it reached. An https
+        JobManager is verified against ``trust_cert`` (else $FLINKBENCH_SECURITY_SSL_REST_TRUST_CERT, else the
+        system's CAs)."""
         if url is not None and not url.startswith(("http://", "https://")):
             raise FlinkError(f"JobManager URL must start with http:// or https://, got {url!r}")
         try:
-            client = RestClient(url, token=token, token_file=token_file, ha=ha)
+            client = RestClient(url, token=token, token_file=token_file, ha=ha,
+                                trust_cert=trust_cert or tls.trust_from_environment())
         except (SecurityError, ConfigError, ClusterError) as err:
             raise FlinkError(f"cannot connect to {url or 'the leader the HA services name'}: {err}") from None
         try:
@@ -131,8 +135,10 @@ class FlinkSession:
         elif client.token:
             os.environ["FLINKBENCH_TOKEN"] = client.token
             os.environ.pop("FLINKBENCH_TOKEN_FILE", None)
+        if client.trust_cert:  # jobs the kernel submits, and their result readers, verify the same way
+            os.environ[tls.TRUST_CERT_ENV] = client.trust_cert
         self.stream = EventStream(self.model, client.url, client.token, on_leader_change=self._leader_moved,
-                                  addresses=client.urls).start()
+                                  addresses=client.urls, ssl_context=client.ssl_context).start()
         if not self.stream.wait_connected(STREAM_CONNECT_WAIT_S):
             log.warning("event stream not connected yet: %s", self.model.connection["message"])
 
@@ -150,7 +156,7 @@ class FlinkSession:
             self.stream.close()
             self.stream = None
         self.client = None
-        for name in ("FLINKBENCH_JOBMANAGER_URL", "FLINKBENCH_TOKEN_FILE", "FLINKBENCH_TOKEN"):
+        for name in ("FLINKBENCH_JOBMANAGER_URL", "FLINKBENCH_TOKEN_FILE", "FLINKBENCH_TOKEN", tls.TRUST_CERT_ENV):
             os.environ.pop(name, None)
 
     def stop_local(self) -> str:

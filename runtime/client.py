@@ -11,6 +11,7 @@ import io
 import json
 import os
 import secrets
+import ssl
 import time
 import urllib.error
 import urllib.parse
@@ -26,6 +27,7 @@ from runtime.connectors.push import table_of
 from runtime.config import ConfigError
 from runtime.errors import CheckpointError, ClusterError, JobFailed  # noqa: F401 - part of this module's API
 from runtime.ha.retrieval import LeaderRetrieval
+from runtime import tls
 from runtime.security import read_token_file
 from runtime.states import TERMINAL_JOB_STATES
 
@@ -47,7 +49,8 @@ class RestClient:
     """
 
     def __init__(self, url: str | list[str] | None = None, token: str | None = None, token_file: str | None = None,
-                 timeout: float = 30.0, failover_timeout: float | None = None, ha: dict[str, str] | None = None):
+                 timeout: float = 30.0, failover_timeout: float | None = None, ha: dict[str, str] | None = None,
+                 trust_cert: str | None = None):
         self.retrieval = LeaderRetrieval(ha) if ha else None
         given = url.split(",") if isinstance(url, str) else (url or [])
         self.urls = [u.strip().rstrip("/") for u in given if u.strip()]
@@ -59,6 +62,7 @@ class RestClient:
             self.urls = [leader]
         self.url = self.urls[0]
         self.token = token if token is not None else (read_token_file(token_file) if token_file else None)
+        self.trust_cert = trust_cert  # PEM CA certificates an https JobManager is verified against; None: the system's
         self.timeout = timeout
         self.failover_timeout = failover_timeout if failover_timeout is not None else (
             FAILOVER_TIMEOUT_S if len(self.urls) > 1 or self.retrieval else 0.0)
@@ -78,12 +82,19 @@ class RestClient:
 
     @classmethod
     def from_environment(cls) -> RestClient:
-        """The cluster named by FLINKBENCH_JOBMANAGER_URL and FLINKBENCH_TOKEN_FILE (set by LocalCluster)."""
+        """The cluster named by FLINKBENCH_JOBMANAGER_URL and FLINKBENCH_TOKEN_FILE (set by LocalCluster), verified
+        against FLINKBENCH_SECURITY_SSL_REST_TRUST_CERT when it is https."""
         url = os.environ.get("FLINKBENCH_JOBMANAGER_URL")
         if not url:
             raise ClusterError("no JobManager to submit to: start one with LocalCluster or "
                                "'flinkbench cluster start', or set FLINKBENCH_JOBMANAGER_URL")
-        return cls(url, token=os.environ.get("FLINKBENCH_TOKEN"), token_file=os.environ.get("FLINKBENCH_TOKEN_FILE"))
+        return cls(url, token=os.environ.get("FLINKBENCH_TOKEN"), token_file=os.environ.get("FLINKBENCH_TOKEN_FILE"),
+                   trust_cert=tls.trust_from_environment())
+
+    @property
+    def ssl_context(self) -> ssl.SSLContext:
+        """How an https JobManager's certificate and host name are verified (shared, made on first use)."""
+        return tls.client_context(self.trust_cert)
 
     # -- HTTP ---------------------------------------------------------------------------------
     def request(self, method: str, path: str, body: Any = None, raw: bool = False):
@@ -134,7 +145,8 @@ class RestClient:
         if self.token:
             req.add_header("Authorization", f"Bearer {self.token}")
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+            context = self.ssl_context if self.url.startswith("https://") else None
+            with urllib.request.urlopen(req, timeout=self.timeout, context=context) as resp:
                 payload = resp.read()
                 return (payload, dict(resp.headers)) if raw else (json.loads(payload) if payload else {})
         except urllib.error.HTTPError as err:
@@ -144,6 +156,9 @@ class RestClient:
             raise ClusterError(_error_message(err, body), err.code) from None
         except (urllib.error.URLError, OSError) as err:
             reason = getattr(err, "reason", err)
+            if isinstance(reason, ssl.SSLCertVerificationError):  # not a failover: the wrong CA or host name
+                raise ClusterError(f"the JobManager at {self.url} presented a certificate that does not verify "
+                                   f"against {self.trust_cert or 'the system CAs'}: {reason.verify_message}") from None
             raise _Unreachable(f"cannot reach the JobManager at {self.url}: {reason}") from None
 
     def get(self, path: str):

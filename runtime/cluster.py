@@ -22,8 +22,10 @@ import tempfile
 import time
 from typing import Any
 
+from runtime import tls
 from runtime.child_process import ChildProcess, dynamic_properties, spawn_runtime
 from runtime.client import ClusterError, RestClient
+from runtime.config import Configuration
 from runtime.java import check_java
 
 START_TIMEOUT_S = 120.0
@@ -53,6 +55,9 @@ class LocalCluster:
         self.url: str | None = None  # the first JobManager's; the client follows whoever leads
         self.urls: list[str] = []
         self.token_file: str | None = None
+        tls_keys = {k: v for k, v in self.config.items() if k.startswith("security.ssl.")}
+        rest_tls = tls.tls_files(Configuration(tls_keys), tls.REST)  # a bad TLS key stops here, naming it
+        self.trust_cert: str | None = (rest_tls.trust_cert or None) if rest_tls else None
         self._tm_counter = 0
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -168,7 +173,7 @@ class LocalCluster:
     # -- clients ------------------------------------------------------------------------------
     @property
     def client(self) -> RestClient:
-        return RestClient(self.urls, token_file=self.token_file)
+        return RestClient(self.urls, token_file=self.token_file, trust_cert=self.trust_cert)
 
     @property
     def token(self) -> str:
@@ -183,6 +188,8 @@ class LocalCluster:
         """Point StreamExecutionEnvironment() in this process (and its children) at this cluster."""
         os.environ["FLINKBENCH_JOBMANAGER_URL"] = ",".join(self.urls)  # several: the client follows the leader
         os.environ["FLINKBENCH_TOKEN_FILE"] = self.token_file
+        if self.trust_cert:
+            os.environ[tls.TRUST_CERT_ENV] = self.trust_cert
 
     # -- helpers ------------------------------------------------------------------------------
     def _spawn(self, role: str, name: str, args: list[str]) -> ChildProcess:

@@ -141,6 +141,15 @@ OPTIONS: dict[str, Option] = _options(
     Option("rest.port", I, 8081, "REST port; 0 picks a free one.", minimum=0),
     Option("rest.server.max-content-length", I, 64 * 1024 * 1024, "Largest accepted request body in bytes.", minimum=1024),
     Option("security.token-file", S, "", "File holding the cluster token; empty means a fresh token under the cluster's working directory."),
+    # TLS (runtime.tls): PEM files; Flink's switches
+    Option("security.ssl.rest.enabled", B, False, "TLS on the REST port (REST API, event stream, dashboard, the TaskManagers' control connection) and on the Prometheus endpoints."),
+    Option("security.ssl.rest.cert", S, "", "PEM certificate (chain) the REST port and Prometheus endpoints present; its names must cover the address clients use."),
+    Option("security.ssl.rest.key", S, "", "PEM private key of security.ssl.rest.cert."),
+    Option("security.ssl.rest.trust-cert", S, "", "PEM CA certificate(s) clients verify the REST port against; empty: the system's CAs."),
+    Option("security.ssl.internal.enabled", B, False, "Mutual TLS between the cluster's processes: the data exchange between TaskManagers, and the TaskManagers' certificate on the control connection (needs security.ssl.rest.enabled)."),
+    Option("security.ssl.internal.cert", S, "", "PEM certificate every JobManager and TaskManager presents to its peers; its names must cover taskmanager.host."),
+    Option("security.ssl.internal.key", S, "", "PEM private key of security.ssl.internal.cert."),
+    Option("security.ssl.internal.trust-cert", S, "", "PEM CA certificate(s) peers' internal certificates are verified against."),
     Option("cluster.working-dir", S, "", "Directory for the cluster's token, logs and local state; empty picks one under the system temp dir."),
     Option("cluster.fault-injection.enabled", B, False, "Allow killing TaskManagers and JobManagers through the REST API (for teaching)."),
     # TaskManagers

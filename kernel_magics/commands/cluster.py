@@ -64,6 +64,8 @@ def local(session, line: str):
 @argument("--zookeeper", metavar="QUORUM", help="find the leader through ZooKeeper HA, e.g. zk1:2181,zk2:2181")
 @argument("--cluster-id", metavar="ID", help="high-availability.cluster-id of the cluster (default 'default')")
 @argument("--zookeeper-root", metavar="PATH", help="high-availability.zookeeper.path.root (default /flinkbench)")
+@argument("--trust-cert", metavar="FILE", help="PEM CA certificate(s) an https JobManager is verified against "
+                                               "(default: $FLINKBENCH_SECURITY_SSL_REST_TRUST_CERT, else the system's)")
 @show_api_option
 @translating("cannot connect")
 def connect(session, line: str):
@@ -81,7 +83,8 @@ def connect(session, line: str):
         raise FlinkError("--cluster-id and --zookeeper-root go with --zookeeper")
     if session.cluster is not None:
         raise FlinkError(f"this kernel runs a local cluster at {session.cluster.url}; '%flink stop' it first")
-    overview = session.connect(args.url, args.token, args.token_file, ha=zookeeper_settings(args))
+    overview = session.connect(args.url, args.token, args.token_file, ha=zookeeper_settings(args),
+                               trust_cert=args.trust_cert)
     print(f"connected to {session.url}: {overview.get('taskmanagers', 0)} TaskManagers, "
           f"{overview.get('slots-available', 0)}/{overview.get('slots-total', 0)} slots free, "
           f"{overview.get('jobs-running', 0)} jobs running")

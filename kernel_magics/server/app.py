@@ -20,6 +20,9 @@ class FlinkbenchServerExtension(ExtensionApp):
                                                    "defaults to $FLINKBENCH_JOBMANAGER_URL.")
     token_file = Unicode("", config=True, help="File holding that JobManager's token; defaults to "
                                                "$FLINKBENCH_TOKEN_FILE, then the CLI's default location.")
+    trust_cert = Unicode("", config=True, help="PEM CA certificate(s) an https JobManager is verified against; "
+                                               "defaults to $FLINKBENCH_SECURITY_SSL_REST_TRUST_CERT, else the "
+                                               "system's CAs.")
     request_timeout = Float(30.0, config=True, help="Seconds to wait for the JobManager on a forwarded call.")
     local_cluster_dir = Unicode("", config=True, help="Parent directory for the working directories of local "
                                                       "clusters started from the panel; empty means the temp dir.")
@@ -37,7 +40,8 @@ class FlinkbenchServerExtension(ExtensionApp):
             return None
         source = "server config" if self.jobmanager_url else "environment"
         try:
-            return JobManagerTarget.make(url, self.token_file or os.environ.get("FLINKBENCH_TOKEN_FILE"), source)
+            return JobManagerTarget.make(url, self.token_file or os.environ.get("FLINKBENCH_TOKEN_FILE"), source,
+                                         self.trust_cert or None)
         except TargetError as err:
             self.log.warning("Flinkbench: ignoring the default JobManager: %s", err)
             return None

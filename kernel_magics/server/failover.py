@@ -37,12 +37,12 @@ async def find_leader(connection: Connection) -> JobManagerTarget | None:
     """Ask the known JobManagers who leads; move the connection there. None when none answers."""
     try:
         current = connection.current()
-        token = current.token()
+        token, context = current.token(), current.ssl_context()
     except TargetError:
         return None
     for url in [u for u in connection.known if u != current.url]:
         request = HTTPRequest(f"{url}/jobmanagers", headers={"Authorization": f"Bearer {token}"},
-                              connect_timeout=ASK_TIMEOUT_S, request_timeout=ASK_TIMEOUT_S)
+                              connect_timeout=ASK_TIMEOUT_S, request_timeout=ASK_TIMEOUT_S, ssl_options=context)
         try:
             response = await AsyncHTTPClient().fetch(request, raise_error=False)
             leader = (json.loads(response.body or b"{}").get("leader") or {}).get("url") if response.code == 200 else None

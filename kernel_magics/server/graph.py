@@ -25,11 +25,12 @@ class JobGraphHandler(FlinkbenchHandler):
     async def _job_details(self, job_id: str) -> dict:
         target = self.target()
         try:
-            token = target.token()
+            token, context = target.token(), target.ssl_context()
         except TargetError as err:
             raise tornado.web.HTTPError(502, str(err)) from None
         request = HTTPRequest(f"{target.url}/jobs/{quote(job_id, safe='')}", headers={"Authorization": f"Bearer {token}"},
-                              connect_timeout=CONNECT_TIMEOUT_S, request_timeout=self.settings["flinkbench_request_timeout"])
+                              connect_timeout=CONNECT_TIMEOUT_S, request_timeout=self.settings["flinkbench_request_timeout"],
+                              ssl_options=context)
         try:
             response = await AsyncHTTPClient().fetch(request, raise_error=False)
         except (OSError, HTTPClientError) as err:

@@ -81,8 +81,10 @@ class ConnectionHandler(FlinkbenchHandler):
             self.connection.choose(None)
         else:
             try:
-                target = JobManagerTarget.make(str(body["url"]), body.get("token_file") or None, "settings")
+                target = JobManagerTarget.make(str(body["url"]), body.get("token_file") or None, "settings",
+                                               body.get("trust_cert") or None)
                 target.token()
+                target.ssl_context()
             except TargetError as err:
                 raise tornado.web.HTTPError(400, str(err)) from None
             self.connection.choose(target)
@@ -98,7 +100,7 @@ class ProxyHandler(FlinkbenchHandler):
     async def forward(self, path: str) -> None:
         target = self.target()
         try:
-            token = target.token()
+            token, context = target.token(), target.ssl_context()
         except TargetError as err:
             raise tornado.web.HTTPError(502, str(err)) from None
         url = f"{target.url}/{quote(path, safe='/:@-._~!$&()*+,;=')}"
@@ -111,7 +113,7 @@ class ProxyHandler(FlinkbenchHandler):
         request = HTTPRequest(url, method=method, headers=headers,
                               body=self.request.body if method in ("POST", "PUT", "PATCH") else None,
                               allow_nonstandard_methods=True, follow_redirects=False,
-                              connect_timeout=CONNECT_TIMEOUT_S,
+                              connect_timeout=CONNECT_TIMEOUT_S, ssl_options=context,
                               request_timeout=self.settings["flinkbench_request_timeout"])
         try:
             response = await AsyncHTTPClient().fetch(request, raise_error=False)
@@ -175,7 +177,8 @@ class LocalClusterHandler(FlinkbenchHandler):
             cluster = await self.local_cluster.start(taskmanagers, slots, bool(body.get("fault_injection", True)))
         except LocalClusterError as err:
             raise tornado.web.HTTPError(err.status, str(err)) from None
-        self.connection.choose(JobManagerTarget.make(cluster.url, cluster.token_file, LOCAL_CLUSTER_SOURCE))
+        self.connection.choose(JobManagerTarget.make(cluster.url, cluster.token_file, LOCAL_CLUSTER_SOURCE,
+                                                     cluster.trust_cert))
         self.finish(json.dumps(self.local_cluster.status()))
 
     @tornado.web.authenticated
@@ -223,7 +226,8 @@ class EventsProxySocket(WebSocketMixin, tornado.websocket.WebSocketHandler, Jupy
     @staticmethod
     async def _connect(target: JobManagerTarget):
         request = HTTPRequest(target.ws_url + "/events", headers={"Authorization": f"Bearer {target.token()}"},
-                              connect_timeout=CONNECT_TIMEOUT_S, request_timeout=CONNECT_TIMEOUT_S)
+                              connect_timeout=CONNECT_TIMEOUT_S, request_timeout=CONNECT_TIMEOUT_S,
+                              ssl_options=target.ssl_context())
         return await tornado.websocket.websocket_connect(request)
 
     async def _relay(self, target: JobManagerTarget) -> None:

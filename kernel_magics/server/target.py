@@ -6,10 +6,13 @@ fresh token is picked up without reconnecting. It is only ever put into requests
 from __future__ import annotations
 
 import os
+import ssl
 import tempfile
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
+from runtime import tls
+from runtime.config import ConfigError
 from runtime.errors import ClusterError
 from runtime.security import SecurityError, read_token_file
 
@@ -36,10 +39,20 @@ class JobManagerTarget:
     url: str
     token_file: str
     source: str  # "settings", "environment", "server config" or "local cluster": shown in the panel
+    trust_cert: str = ""  # PEM CA certificates an https JobManager is verified against; "": the system's
 
     @classmethod
-    def make(cls, url: str, token_file: str | None, source: str) -> JobManagerTarget:
-        return cls(normalise_url(url), os.path.expanduser(token_file or "") or default_token_file(), source)
+    def make(cls, url: str, token_file: str | None, source: str, trust_cert: str | None = None) -> JobManagerTarget:
+        trust = os.path.expanduser(trust_cert or "") or tls.trust_from_environment() or ""
+        return cls(normalise_url(url), os.path.expanduser(token_file or "") or default_token_file(), source, trust)
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """How the proxy verifies the JobManager's certificate and host name (used for https only)."""
+        try:
+            return tls.client_context(self.trust_cert or None)
+        except ConfigError as err:
+            raise TargetError(f"{err}; set the CA certificate of the JobManager at {self.url} in the Flinkbench "
+                              "settings") from None
 
     def token(self) -> str:
         try:
@@ -54,7 +67,7 @@ class JobManagerTarget:
 
     def public(self) -> dict:
         """What the browser may know: where the JobManager is and which file holds its token, not the token."""
-        return {"url": self.url, "token_file": self.token_file, "source": self.source}
+        return {"url": self.url, "token_file": self.token_file, "source": self.source, "trust_cert": self.trust_cert}
 
 
 NOT_CONFIGURED = ("no JobManager configured: connect to one from the Flinkbench panel, start a local cluster "
@@ -101,4 +114,4 @@ class Connection:
     def describe(self) -> dict:
         target = self.chosen or self.default
         return {"configured": target is not None, **(target.public() if target else
-                                                     {"url": None, "token_file": None, "source": None})}
+                                                     {"url": None, "token_file": None, "source": None, "trust_cert": None})}

@@ -10,6 +10,7 @@ import runpy
 import sys
 
 from runtime.cli.processes import jobmanager_url, recorded
+from runtime import tls
 from runtime.client import JobClient, RestClient
 from runtime.config import Configuration, parse_dynamic_properties
 from runtime.errors import ClusterError, JobFailed, SubmissionError
@@ -19,21 +20,25 @@ SCHEDULED = ("INITIALIZING", "CREATED", "SUSPENDED")
 TERMINATED = ("FINISHED", "FAILED", "CANCELED")
 
 
-def target(args) -> tuple[str, str | None]:
-    """The JobManager URL(s) and token file: flags, else FLINKBENCH_* variables, else the recorded cluster."""
+def target(args) -> tuple[str, str | None, str | None]:
+    """The JobManager URL(s), token file and CA certificate (with REST TLS): flags, else FLINKBENCH_*
+    variables, else the recorded cluster."""
     url = args.jobmanager or os.environ.get("FLINKBENCH_JOBMANAGER_URL")
     token_file = args.token_file or os.environ.get("FLINKBENCH_TOKEN_FILE")
+    trust_cert = tls.trust_from_environment()
     if not url and (current := recorded()):
         url, token_file = current["url"], token_file or current["token_file"]
+        trust_cert = trust_cert or current.get("trust_cert")
     if not url:
         raise ClusterError("no cluster given: pass -m HOST:PORT --token-file F, or start one with "
                            "'flinkbench cluster start'")
-    return jobmanager_url(url), token_file
+    return jobmanager_url(url, tls.rest_enabled_in_environment()), token_file, trust_cert
 
 
 def client(args) -> RestClient:
-    url, token_file = target(args)
-    return RestClient(url, token=None if token_file else os.environ.get("FLINKBENCH_TOKEN"), token_file=token_file)
+    url, token_file, trust_cert = target(args)
+    return RestClient(url, token=None if token_file else os.environ.get("FLINKBENCH_TOKEN"), token_file=token_file,
+                      trust_cert=trust_cert)
 
 
 # -- run --------------------------------------------------------------------------------------
@@ -41,7 +46,7 @@ def run(args) -> int:
     """Run the program with this cluster as its environment's; unless detached, wait for its jobs."""
     from runtime.api.environment import ProgramContext, program_context
 
-    url, token_file = target(args)
+    url, token_file, trust_cert = target(args)
     config = parse_dynamic_properties(args.dynamic)
     if args.parallelism is not None:
         config["parallelism.default"] = str(args.parallelism)
@@ -49,6 +54,8 @@ def run(args) -> int:
     os.environ["FLINKBENCH_JOBMANAGER_URL"] = url
     if token_file:
         os.environ["FLINKBENCH_TOKEN_FILE"] = token_file
+    if trust_cert:
+        os.environ[tls.TRUST_CERT_ENV] = trust_cert
     context = ProgramContext(config, args.detached, args.from_savepoint,
                              on_submit=lambda job: print(f"Job has been submitted with JobID {job.job_id}", flush=True))
     sys.argv = [args.file, *args.args]

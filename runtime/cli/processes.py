@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 
+from runtime import tls
 from runtime.config import Configuration, parse_dynamic_properties, read_yaml
 from runtime.errors import ClusterError
 from runtime.java import check_java
@@ -70,9 +71,11 @@ def _alive(pid: int) -> bool:
         return True
 
 
-def jobmanager_url(address: str) -> str:
-    """``host:port`` (Flink's -m) or a URL, as a URL; several may be given, comma-separated."""
-    return ",".join(a if "://" in a else f"http://{a}" for a in (p.strip() for p in address.split(",")) if a)
+def jobmanager_url(address: str, secure: bool = False) -> str:
+    """``host:port`` (Flink's -m) or a URL, as a URL (https when ``secure``: REST TLS is on); several may
+    be given, comma-separated."""
+    scheme = "https" if secure else "http"
+    return ",".join(a if "://" in a else f"{scheme}://{a}" for a in (p.strip() for p in address.split(",")) if a)
 
 
 def _configuration(args) -> Configuration:
@@ -96,7 +99,8 @@ def taskmanager(args) -> int:
         check_java()
     _logging()
     address = args.jobmanager or f"{conf.get('jobmanager.rpc.address')}:{conf.get('rest.port')}"
-    asyncio.run(serve(conf, jobmanager_url(address), read_token_file(args.token_file), args.slots))
+    url = jobmanager_url(address, tls.enabled(conf, tls.REST))
+    asyncio.run(serve(conf, url, read_token_file(args.token_file), args.slots))
     return 0
 
 
@@ -126,7 +130,8 @@ def _start(args) -> int:
               **(read_yaml(args.conf) if args.conf else {}), **parse_dynamic_properties(args.dynamic)}
     slots = args.slots or conf.get("taskmanager.numberOfTaskSlots")
     with LocalCluster(args.taskmanagers, slots, config) as local:
-        _record({"url": local.url, "token_file": local.token_file, "logs": local.working_dir, "pid": os.getpid(),
+        _record({"url": local.url, "token_file": local.token_file, "trust_cert": local.trust_cert,
+                 "logs": local.working_dir, "pid": os.getpid(),
                  "taskmanagers": args.taskmanagers, "slots": slots})
         try:
             _describe(recorded() or {})

@@ -12,7 +12,7 @@ import logging
 
 import tornado.websocket
 
-from runtime import events
+from runtime import events, tls
 from runtime.codec import WireError, decode, encode, from_plain, to_plain
 from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, Disconnect, Envelope,
                               FetchPushedRows, Heartbeat, HeartbeatAck, PushedRows, RegisterTaskManager,
@@ -39,6 +39,12 @@ class ControlSocket(tornado.websocket.WebSocketHandler):
         if not tokens_match(self.jm.token, bearer(self.request.headers.get("Authorization"))):
             self.set_status(401)
             self.finish(json.dumps({"errors": ["missing or invalid cluster token"]}))
+            return
+        if tls.enabled(self.jm.conf, tls.INTERNAL) and not self.request.get_ssl_certificate():
+            # the REST port's TLS checked any certificate offered against the internal CA; none was offered
+            self.set_status(403)
+            self.finish(json.dumps({"errors": ["the control connection needs the cluster's internal certificate "
+                                               "(security.ssl.internal.cert and .key on the TaskManager)"]}))
             return
         await super().get(*args, **kwargs)
 

@@ -27,7 +27,7 @@ import tornado.httpserver
 import tornado.netutil
 import tornado.web
 
-from runtime import events
+from runtime import events, tls
 from runtime.config import ConfigError, Configuration
 from runtime.fileio import working_dir, write_json_atomically
 from runtime.ha.services import LeaderInfo, ha_services
@@ -64,6 +64,7 @@ class JobManager:
     """The JobManager process: REST, event stream and control channel in front of the Dispatcher and ResourceManager."""
     def __init__(self, conf: Configuration):
         self.conf = conf
+        self.ssl_context = tls.server_context(conf)  # None without TLS; a bad TLS key stops the start here
         self.token, self.token_file = resolve_token(conf)
         self.bus = EventBus()
         self.rm = ResourceManager(self.bus, conf.get("heartbeat.interval"), conf.get("heartbeat.timeout"),
@@ -86,11 +87,12 @@ class JobManager:
 
     @property
     def url(self) -> str:
-        return f"http://{self.conf.rest_address()}:{self.port}"
+        return f"{tls.scheme(self.conf)}://{self.conf.rest_address()}:{self.port}"
 
     async def start(self) -> None:
         address = self.conf.rest_bind_address()
         check_bind(address, self.token)
+        tls.warn_if_plain(self.conf, address, "the JobManager's REST port")
         sockets = tornado.netutil.bind_sockets(self.conf.get("rest.port"), address)
         self.port = sockets[0].getsockname()[1]
         self.dashboard = Dashboard(self)
@@ -98,7 +100,8 @@ class JobManager:
         context = rest.RestContext(self.dispatcher, self, self.conf, self.provider.describe)
         app = self.dashboard.application(rest.rules(context) + control, self.port)
         front = rest.gate(app, self.token, self.conf.get("rest.server.max-content-length"), ("/control",))
-        self.server = tornado.httpserver.HTTPServer(front, max_body_size=UNLIMITED_BODY)  # the gate limits bodies
+        self.server = tornado.httpserver.HTTPServer(front, max_body_size=UNLIMITED_BODY,  # the gate limits bodies
+                                                    ssl_options=self.ssl_context)
         self.server.add_sockets(sockets)
         self.rm.start()
         self.provider.start(self.url, self.token_file)

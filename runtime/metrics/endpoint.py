@@ -5,7 +5,9 @@ own, bound to the process's address (``rest.address`` on a JobManager, ``taskman
 TaskManager). The key takes one port or a range (``9250-9260``): several processes on one host
 share a range and each takes the first free port in it, as in Flink. Like every other port of a
 cluster it asks for the cluster token (``Authorization: Bearer``; in Prometheus' scrape config,
-``authorization: {credentials_file: <token file>}``); a request without it gets 401.
+``authorization: {credentials_file: <token file>}``); a request without it gets 401. With
+``security.ssl.rest.enabled`` it serves https with the REST certificate (runtime.tls), so the token
+never crosses in the clear (scrape config: ``scheme: https``, ``tls_config: {ca_file: ...}``).
 
 Metric families come from a function the process hands in (runtime.metrics.families), called on the
 process's loop at each scrape, so it reads the roles' state without locks.
@@ -13,6 +15,7 @@ process's loop at each scrape, so it reads the roles' state without locks.
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import Callable, Iterable
 
 import tornado.httpserver
@@ -21,6 +24,7 @@ import tornado.web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import Metric
 
+from runtime import tls
 from runtime.config import Configuration
 from runtime.errors import ClusterError
 from runtime.security import bearer, tokens_match
@@ -62,8 +66,9 @@ class _MetricsHandler(tornado.web.RequestHandler):
 class PrometheusEndpoint:
     """``/metrics`` on the first free port of ``ports``; runs on the caller's asyncio loop."""
 
-    def __init__(self, families: Callable[[], Iterable[Metric]], token: str, address: str, ports: range):
-        self.address, self.ports, self.port = address, ports, None
+    def __init__(self, families: Callable[[], Iterable[Metric]], token: str, address: str, ports: range,
+                 ssl_context: ssl.SSLContext | None = None):
+        self.address, self.ports, self.port, self.ssl_context = address, ports, None, ssl_context
         registry = CollectorRegistry(auto_describe=False)
         registry.register(_Families(families))
         self._app = tornado.web.Application([(r"/metrics", _MetricsHandler, {"registry": registry, "token": token})])
@@ -71,7 +76,7 @@ class PrometheusEndpoint:
 
     @property
     def url(self) -> str:
-        return f"http://{self.address}:{self.port}/metrics"
+        return f"{'https' if self.ssl_context else 'http'}://{self.address}:{self.port}/metrics"
 
     def start(self) -> int:
         """Bind the first free port; ClusterError when every one is taken."""
@@ -80,7 +85,7 @@ class PrometheusEndpoint:
                 sockets = tornado.netutil.bind_sockets(port, self.address)
             except OSError:
                 continue
-            self._server = tornado.httpserver.HTTPServer(self._app)
+            self._server = tornado.httpserver.HTTPServer(self._app, ssl_options=self.ssl_context)
             self._server.add_sockets(sockets)
             self.port = port
             log.info("Prometheus metrics at %s", self.url)
@@ -98,6 +103,7 @@ def start_endpoint(conf: Configuration, families: Callable[[], Iterable[Metric]]
     spec = conf.get(PORT_KEY)
     if not spec:
         return None
-    endpoint = PrometheusEndpoint(families, token, address, port_range(spec))
+    tls.warn_if_plain(conf, address, "the Prometheus endpoint")
+    endpoint = PrometheusEndpoint(families, token, address, port_range(spec), tls.server_context(conf))
     endpoint.start()
     return endpoint

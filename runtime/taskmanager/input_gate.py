@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import ssl
 import time
 from typing import Any
 
@@ -36,9 +37,10 @@ class InputGate:
     """All input channels of one consumer subtask, read as one ordered-per-channel stream."""
 
     def __init__(self, producers: list[ProducerLocation], subpartition: int, consumer: ExecutionAttemptId,
-                 token: str, credits: int = 4):
+                 token: str, credits: int = 4, ssl_context: ssl.SSLContext | None = None):
         self.channels = [_Channel(i, p) for i, p in enumerate(producers)]
         self.subpartition, self.consumer, self.token, self.credits = subpartition, consumer, token, credits
+        self.ssl = ssl_context  # internal TLS: verifies each producer's certificate for the host it advertised
         self._items: asyncio.Queue = asyncio.Queue()
         self._held: dict[int, collections.deque] = collections.defaultdict(collections.deque)
         self._blocked: set[int] = set()
@@ -64,12 +66,12 @@ class InputGate:
         delay = 0.05
         while True:
             try:
-                reader, writer = await asyncio.open_connection(ch.producer.host, ch.producer.data_port)
+                reader, writer = await asyncio.open_connection(ch.producer.host, ch.producer.data_port, ssl=self.ssl)
                 await write_frame(writer, PartitionRequest(self.token, ch.producer.attempt_id,
                                                            self.subpartition, self.consumer, self.credits))
                 return reader, writer
             except OSError as err:
-                if time.monotonic() > deadline:
+                if time.monotonic() > deadline or isinstance(err, ssl.SSLError):  # a bad certificate stays bad
                     raise ConnectionError(f"cannot reach producer {ch.producer.attempt_id} on TaskManager "
                                           f"{ch.producer.tm_id} ({ch.producer.host}:{ch.producer.data_port}): {err}") from None
                 await asyncio.sleep(delay)

@@ -19,6 +19,7 @@ import asyncio
 import collections
 import itertools
 import logging
+import ssl
 import struct
 import time
 from typing import Any
@@ -205,17 +206,17 @@ class ResultPartition:
 
 
 class DataServer:
-    """A TaskManager's data port: serves subpartitions of the result partitions registered with it."""
+    """A TaskManager's data port (mutual TLS with security.ssl.internal.enabled): serves registered subpartitions."""
 
-    def __init__(self, host: str, port: int, token: str):
-        self.host, self.requested_port, self.token = host, port, token
+    def __init__(self, host: str, port: int, token: str, ssl_context: ssl.SSLContext | None = None):
+        self.host, self.requested_port, self.token, self.ssl = host, port, token, ssl_context
         self.partitions: dict[ExecutionAttemptId, ResultPartition] = {}
         self._registered = asyncio.Condition()
         self._server: asyncio.base_events.Server | None = None
         self.port = 0
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, self.host, self.requested_port)
+        self._server = await asyncio.start_server(self._handle, self.host, self.requested_port, ssl=self.ssl)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:

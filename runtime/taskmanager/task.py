@@ -143,7 +143,7 @@ class Task:
         producers = [p for gate in self.tdd.inputs for p in gate.producers]
         if producers:
             self.gate = InputGate(producers, self.tdd.subtask_index, self.attempt_id, self.tm.token,
-                                  self.tm.conf.get("taskmanager.network.credits"))
+                                  self.tm.conf.get("taskmanager.network.credits"), self.tm.data_client_ssl)
             self.valve = WatermarkValve(len(producers))
             await self.gate.connect()
 

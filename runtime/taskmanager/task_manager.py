@@ -25,7 +25,8 @@ import tornado.httpclient
 import tornado.websocket
 
 from runtime.codec import WireError, decode, encode, from_plain, to_plain
-from runtime.config import Configuration
+from runtime import tls
+from runtime.config import ConfigError, Configuration
 from runtime.fileio import working_dir
 from runtime.ha.services import HaServices, ha_services
 from runtime.ids import ExecutionAttemptId, LeaderSessionId, TaskManagerId
@@ -55,6 +56,11 @@ class TaskManager:
     def __init__(self, conf: Configuration, jobmanager_url: str, token: str, slots: int | None = None):
         self.conf = conf
         self.bootstrap_url = self.jobmanager_url = jobmanager_url.rstrip("/")
+        if tls.enabled(conf, tls.REST) and not self.bootstrap_url.startswith("https://"):
+            raise ConfigError(f"config key 'security.ssl.rest.enabled' is true but the JobManager URL "
+                              f"{self.bootstrap_url} is not https://")
+        self.control_ssl = tls.rest_client_context(conf)  # verifies the JobManager; internal cert when on
+        self.data_client_ssl = tls.internal_client_context(conf)
         self.ha: HaServices | None = None if conf.get("high-availability.type") == "none" else ha_services(
             conf, working_dir(conf))
         self.token = token
@@ -67,7 +73,9 @@ class TaskManager:
         # Checkpoint uploads get their own threads so that a slow store never holds up processing.
         self.io_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="checkpoint-io")
         # binds taskmanager.bind-host, advertises taskmanager.host (in RegisterTaskManager, for producers' peers)
-        self.data_server = DataServer(conf.taskmanager_bind_host(), conf.get("taskmanager.data.port"), token)
+        self.data_server = DataServer(conf.taskmanager_bind_host(), conf.get("taskmanager.data.port"), token,
+                                      tls.server_context(conf, tls.INTERNAL))
+        tls.warn_if_plain(conf, conf.taskmanager_bind_host(), "this TaskManager's data port", tls.INTERNAL)
         self.tasks: dict[ExecutionAttemptId, Task] = {}
         self.leader_session_id: LeaderSessionId | None = None
         self._ws: tornado.websocket.WebSocketClientConnection | None = None
@@ -120,7 +128,7 @@ class TaskManager:
     async def _connect_and_serve(self) -> None:
         url = self.jobmanager_url.replace("http://", "ws://").replace("https://", "wss://") + "/control"
         request = tornado.httpclient.HTTPRequest(url, headers={"Authorization": f"Bearer {self.token}"},
-                                                 connect_timeout=5, request_timeout=5)
+                                                 connect_timeout=5, request_timeout=5, ssl_options=self.control_ssl)
         self._ws = await tornado.websocket.websocket_connect(
             request, max_message_size=self.conf.get("rest.server.max-content-length"))
         self._write(RegisterTaskManager(self.tm_id, self.conf.get("taskmanager.host"), self.data_server.port,

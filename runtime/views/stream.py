@@ -6,17 +6,20 @@ state says so and the thread reconnects with backoff, trying the JobManagers the
 named (HA standbys) as well as the one it had and every address it was given (a leader's snapshot
 taken before a standby first announced itself does not list that standby, and a lone leader sends no
 event when one joins); a snapshot that names a different leader moves the stream there. A
-refused token is not retried: the model says the token was refused.
+refused token is not retried: the model says the token was refused. A ``wss://`` stream is
+verified against the client's CA certificates (runtime.tls), host name included.
 """
 from __future__ import annotations
 
 import json
 import logging
+import ssl
 import threading
 from collections.abc import Callable, Sequence
 
 import websocket
 
+from runtime import tls
 from runtime.views.model import ClusterModel
 
 log = logging.getLogger(__name__)
@@ -36,11 +39,13 @@ class EventStream:
     """Reads a JobManager's /events WebSocket on a thread into a ClusterModel, reconnecting (and following the
     leader)."""
     def __init__(self, model: ClusterModel, url: str, token: str | None,
-                 on_leader_change: Callable[[str], None] | None = None, addresses: Sequence[str] = ()):
+                 on_leader_change: Callable[[str], None] | None = None, addresses: Sequence[str] = (),
+                 ssl_context: ssl.SSLContext | None = None):
         self.model = model
         self.url = url.rstrip("/")
         self.addresses = [a.rstrip("/") for a in addresses if a]  # the cluster's JobManagers as configured
         self.token = token
+        self.ssl_context = ssl_context  # wss:// is verified against it, else against the system's CAs
         self.on_leader_change = on_leader_change
         self.connected = threading.Event()
         self._closed = threading.Event()
@@ -88,6 +93,10 @@ class EventStream:
                                                              f"(HTTP {err.status_code}); reconnect with the right token")
                     return
                 reason = f"HTTP {err.status_code}"
+            except ssl.SSLCertVerificationError as err:  # the wrong CA or host name: retrying will not help
+                self.model.set_connection("refused", url, f"the certificate of the JobManager at {url} does not "
+                                                         f"verify: {err.verify_message}")
+                return
             except (websocket.WebSocketException, OSError, ValueError) as err:
                 reason = str(err) or type(err).__name__
             except Exception as err:  # noqa: BLE001 - a message the model cannot apply must not end the stream
@@ -116,7 +125,8 @@ class EventStream:
 
         Returns True when the snapshot or a LeaderChanged event named another leader, to connect to next."""
         header = [f"Authorization: Bearer {self.token}"] if self.token else []
-        ws = websocket.create_connection(events_url(url), header=header, timeout=CONNECT_TIMEOUT_S)
+        ws = websocket.create_connection(events_url(url), header=header, timeout=CONNECT_TIMEOUT_S,
+                                         sslopt={"context": self.ssl_context or tls.client_context()})
         self._ws = ws
         try:
             snapshot = json.loads(ws.recv())

@@ -13,9 +13,9 @@ import os
 import signal
 import socket
 import subprocess
-import threading
 
 from tests.helpers.clusters import wait_until
+from tests.helpers.proxy import TcpProxy
 
 CLASSPATH = "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar"
 
@@ -88,7 +88,7 @@ def zookeeper_server(directory):
         server.kill()
 
 
-class ConnectionCutter:
+class ConnectionCutter(TcpProxy):
     """A TCP proxy in front of ZooKeeper that can cut its clients off while the server keeps running,
     so that their sessions expire on the server's clock (a paused server may revive them on resume).
 
@@ -97,57 +97,5 @@ class ConnectionCutter:
 
     def __init__(self, upstream: str):
         host, port = upstream.rsplit(":", 1)
-        self.upstream = (host, int(port))
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.quorum = f"127.0.0.1:{self.listener.getsockname()[1]}"
-        self.cutting = threading.Event()
-        self._lock = threading.Lock()
-        self._open: list[socket.socket] = []
-        threading.Thread(target=self._accept, name="zk-proxy", daemon=True).start()
-
-    def cut(self) -> None:
-        self.cutting.set()
-        with self._lock:
-            for sock in self._open:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-                sock.close()
-            self._open.clear()
-
-    def restore(self) -> None:
-        self.cutting.clear()
-
-    def close(self) -> None:
-        self.cut()
-        self.listener.close()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return  # closed
-            if self.cutting.is_set():
-                client.close()
-                continue
-            try:
-                server = socket.create_connection(self.upstream, timeout=5)
-            except OSError:
-                client.close()
-                continue
-            with self._lock:
-                self._open += [client, server]
-            for a, b in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pump(src: socket.socket, dst: socket.socket) -> None:
-        try:
-            while data := src.recv(65536):
-                dst.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for sock in (src, dst):
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
+        super().__init__((host, int(port)))
+        self.quorum = self.address

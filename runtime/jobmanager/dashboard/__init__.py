@@ -26,6 +26,7 @@ from bokeh.server.auth_provider import AuthProvider
 from bokeh.server.tornado import BokehTornado
 from tornado.ioloop import IOLoop
 
+from runtime import tls
 from runtime.jobmanager.dashboard.job_page import JobPage
 from runtime.jobmanager.dashboard.pages import (JobManagerPage, JobsPage, OverviewPage, Page, PageContext,
                                                 TaskManagerPage, TaskManagersPage)
@@ -66,7 +67,8 @@ class TokenAuth(AuthProvider):
             handler.set_header("Content-Type", "text/plain; charset=utf-8")
             raise tornado.web.Finish(REFUSED.format(path=PATH))
         if from_query:
-            handler.set_cookie(COOKIE_NAME, from_query, httponly=True, samesite="Strict", path="/")
+            handler.set_cookie(COOKIE_NAME, from_query, httponly=True, samesite="Strict", path="/",
+                               secure=handler.request.protocol == "https")
         return "cluster-token-holder"
 
 
@@ -108,7 +110,8 @@ class Dashboard:
         request = doc.session_context.request if doc.session_context else None  # type: ignore[attr-defined]
         args = {k: (v[0].decode() if isinstance(v[0], bytes) else v[0]) for k, v in (request.arguments if request else {}).items()
                 if v and k != "token"}
-        ctx = PageContext(doc, RestSource(self.jm.url, self.jm.token), self.model, self.jm.token_file, self.logs, args)
+        source = RestSource(self.jm.url, self.jm.token, tls.rest_client_context(self.jm.conf))
+        ctx = PageContext(doc, source, self.model, self.jm.token_file, self.logs, args)
         page = page_for(ctx)
         doc.title = f"Flinkbench dashboard · {page.title}"
         doc.add_root(page.layout)

@@ -7,6 +7,7 @@ see exactly what every other client sees, and nothing of the roles' internals.
 from __future__ import annotations
 
 import json
+import ssl
 
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 
@@ -22,9 +23,10 @@ class DashboardError(Exception):
 
 
 class RestSource:
-    def __init__(self, url: str, token: str):
+    def __init__(self, url: str, token: str, ssl_context: ssl.SSLContext | None = None):
         self.url = url.rstrip("/")
         self._token = token
+        self._ssl = ssl_context  # with REST TLS: verifies this JobManager's own certificate
 
     async def get(self, path: str) -> dict:
         return await self.call("GET", path)
@@ -34,7 +36,7 @@ class RestSource:
         request = HTTPRequest(self.url + path, method=method, headers={
             "Authorization": f"Bearer {self._token}", "Content-Type": "application/json"},
             body=json.dumps(body) if body is not None else (b"" if method in ("POST", "PATCH", "PUT") else None),
-            request_timeout=REQUEST_TIMEOUT_S, allow_nonstandard_methods=True)
+            request_timeout=REQUEST_TIMEOUT_S, allow_nonstandard_methods=True, ssl_options=self._ssl)
         try:
             response = await AsyncHTTPClient().fetch(request, raise_error=False)
         except (OSError, HTTPClientError) as err:

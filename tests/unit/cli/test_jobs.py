@@ -77,3 +77,18 @@ def test_detached_execute_returns_once_submitted():
         build(env)
         job = env.execute("detached")
     assert not job.waited and context.submitted == announced == [job]
+
+
+def test_target_speaks_https_and_trusts_the_ca_when_rest_tls_is_on(monkeypatch):
+    for name in ("FLINKBENCH_JOBMANAGER_URL", "FLINKBENCH_TOKEN_FILE", "FLINKBENCH_SECURITY_SSL_REST_ENABLED",
+                 "FLINKBENCH_SECURITY_SSL_REST_TRUST_CERT"):
+        monkeypatch.delenv(name, raising=False)
+    flags = argparse.Namespace(jobmanager="127.0.0.1:8081", token_file="/t")
+    assert jobs.target(flags) == ("http://127.0.0.1:8081", "/t", None)
+    monkeypatch.setenv("FLINKBENCH_SECURITY_SSL_REST_ENABLED", "true")
+    monkeypatch.setenv("FLINKBENCH_SECURITY_SSL_REST_TRUST_CERT", "/etc/ca.pem")
+    assert jobs.target(flags) == ("https://127.0.0.1:8081", "/t", "/etc/ca.pem")
+    monkeypatch.delenv("FLINKBENCH_SECURITY_SSL_REST_TRUST_CERT")
+    recorded = {"url": "https://127.0.0.1:9000", "token_file": "/r", "trust_cert": "/r/ca.pem"}
+    monkeypatch.setattr(jobs, "recorded", lambda: recorded)
+    assert jobs.target(argparse.Namespace(jobmanager=None, token_file=None)) == ("https://127.0.0.1:9000", "/r", "/r/ca.pem")
