@@ -283,6 +283,8 @@ class Configuration:
 
 
 SPARK_PREFIX = "spark."
+JAVA_STORE_KEYS = frozenset({"keystore", "truststore", "keystore-password", "truststore-password", "key-password",
+                             "keystore-type", "truststore-type"})  # Flink's JKS/PKCS12 keys; TLS here takes PEM
 
 
 def option(key: str) -> Option:
@@ -293,6 +295,10 @@ def option(key: str) -> Option:
     except KeyError:
         if key.startswith(SPARK_PREFIX) and len(key) > len(SPARK_PREFIX):
             return Option(key, S, None, "Passed to each TaskManager's Spark session.")
+        if key.startswith("security.ssl.") and key.rsplit(".", 1)[-1] in JAVA_STORE_KEYS:
+            scope = key.split(".")[2]
+            raise ConfigError(f"config key '{key}': Flinkbench reads PEM files, not Java keystores: set "
+                              f"security.ssl.{scope}.cert, .key and .trust-cert (see the README's TLS section)") from None
         close = [k for k in OPTIONS if k.split(".")[-1] == key.split(".")[-1] or k.startswith(key.rsplit(".", 1)[0] + ".")]
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ConfigError(f"unknown config key '{key}'{hint}") from None

@@ -20,11 +20,18 @@ The token still authenticates every connection; TLS keeps it, and the data, off 
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
 import logging
 import os
+import socket
 import ssl
 from dataclasses import dataclass
+from typing import Any
+
+import tornado.httpserver
+from tornado.ioloop import IOLoop
 
 from runtime.config import ConfigError, Configuration, option
 
@@ -204,3 +211,49 @@ def rest_enabled_in_environment(environ=None) -> bool:
     """Whether ``FLINKBENCH_SECURITY_SSL_REST_ENABLED`` asks for https, as Flink's CLI reads it from its config."""
     value = (os.environ if environ is None else environ).get(ENABLED_ENV, "")
     return value.strip().lower() in ("true", "yes", "1", "on")
+
+
+PLAIN_ON_TLS = ("this port serves HTTPS only (security.ssl.rest.enabled): a plain HTTP request was sent to it; "
+                "use an https:// URL and trust the cluster's CA certificate (security.ssl.rest.trust-cert)")
+_HTTP_FIRST_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ")  # a request line starts with a method; TLS with 0x16
+
+
+def plain_http_refusal() -> bytes:
+    body = json.dumps({"errors": [PLAIN_ON_TLS]}).encode()
+    return (b"HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body)) + body
+
+
+class HttpServer(tornado.httpserver.HTTPServer):
+    """Tornado's HTTPServer that, serving TLS, answers a plain HTTP request with a 400 naming the problem
+    (as nginx does) instead of a handshake failure the client sees as a dropped connection."""
+
+    def _handle_connection(self, connection: socket.socket, address: Any) -> None:
+        if self.ssl_options is None:
+            super()._handle_connection(connection, address)
+            return
+        loop, fd = IOLoop.current(), connection.fileno()
+
+        def readable(_fd: Any, _events: int) -> None:
+            loop.remove_handler(fd)
+            try:
+                first = connection.recv(1, socket.MSG_PEEK)
+            except OSError:
+                connection.close()
+                return
+            if first and first[0] in _HTTP_FIRST_BYTES:
+                _refuse_plain(connection)
+            elif first:
+                super(HttpServer, self)._handle_connection(connection, address)
+            else:
+                connection.close()  # closed before a byte was sent (a port probe)
+
+        loop.add_handler(fd, readable, IOLoop.READ)
+
+
+def _refuse_plain(connection: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        connection.recv(65536)  # the request as it arrived: unread bytes would turn the close into a reset
+        connection.sendall(plain_http_refusal())
+        connection.shutdown(socket.SHUT_WR)
+    connection.close()

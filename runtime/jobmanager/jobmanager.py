@@ -100,7 +100,7 @@ class JobManager:
         context = rest.RestContext(self.dispatcher, self, self.conf, self.provider.describe)
         app = self.dashboard.application(rest.rules(context) + control, self.port)
         front = rest.gate(app, self.token, self.conf.get("rest.server.max-content-length"), ("/control",))
-        self.server = tornado.httpserver.HTTPServer(front, max_body_size=UNLIMITED_BODY,  # the gate limits bodies
+        self.server = tls.HttpServer(front, max_body_size=UNLIMITED_BODY,  # the gate limits bodies
                                                     ssl_options=self.ssl_context)
         self.server.add_sockets(sockets)
         self.rm.start()

@@ -85,7 +85,7 @@ class PrometheusEndpoint:
                 sockets = tornado.netutil.bind_sockets(port, self.address)
             except OSError:
                 continue
-            self._server = tornado.httpserver.HTTPServer(self._app, ssl_options=self.ssl_context)
+            self._server = tls.HttpServer(self._app, ssl_options=self.ssl_context)
             self._server.add_sockets(sockets)
             self.port = port
             log.info("Prometheus metrics at %s", self.url)

@@ -125,8 +125,9 @@ def test_a_client_trusting_another_ca_is_refused(tls_cluster, certs, tmp_path):
     finally:
         stream.close()
     plain = RestClient(direct.replace("https://", "http://"), token_file=tls_cluster.token_file)
-    with pytest.raises(ClusterError):
-        plain.overview()  # a plain client gets no answer from a TLS port
+    with pytest.raises(ClusterError, match=r"serves HTTPS only \(security.ssl.rest.enabled\)") as refused:
+        plain.overview()
+    assert refused.value.status == 400 and plain.token not in str(refused.value)
 
 
 def test_the_token_never_crosses_the_wire_in_the_clear(tls_cluster, certs):

@@ -3,12 +3,17 @@
 Handshakes run between two in-memory TLS ends (ssl.MemoryBIO), so no socket is needed."""
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
+import threading
 
 import pytest
+import tornado.netutil
+import tornado.web
 
 from runtime import tls
+from runtime.client import ClusterError, RestClient
 from runtime.config import ConfigError, Configuration
 from tests.helpers.certificates import make_certificates
 
@@ -149,3 +154,44 @@ def test_clients_outside_the_cluster_read_the_keys_from_the_environment():
     env = {"FLINKBENCH_SECURITY_SSL_REST_TRUST_CERT": "/etc/ca.pem", "FLINKBENCH_SECURITY_SSL_REST_ENABLED": "true"}
     assert tls.trust_from_environment(env) == "/etc/ca.pem" and tls.rest_enabled_in_environment(env)
     assert tls.trust_from_environment({}) is None and not tls.rest_enabled_in_environment({})
+
+
+@pytest.mark.parametrize("name", ["security.ssl.rest.keystore", "security.ssl.internal.truststore-password"])
+def test_flinks_java_keystore_keys_are_refused_pointing_at_the_pem_keys(name):
+    scope = name.split(".")[2]
+    with pytest.raises(ConfigError, match=f"'{name}': Flinkbench reads PEM files, not Java keystores: set "
+                                          f"security.ssl.{scope}.cert"):
+        Configuration({name: "/etc/flink/store.jks"}).get(name)
+
+
+@pytest.fixture
+def https_server(certs):
+    """tls.HttpServer with the REST certificate on a loop of its own thread; yields its port."""
+    class Hello(tornado.web.RequestHandler):
+        def get(self):
+            self.finish({"hello": "over tls"})
+
+    loop = asyncio.new_event_loop()
+    ready: dict = {}
+
+    async def serve():
+        server = tls.HttpServer(tornado.web.Application([(r"/hello", Hello)]),
+                                ssl_options=tls.server_context(Configuration(rest_on(certs))))
+        sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
+        server.add_sockets(sockets)
+        ready["port"], ready["server"] = sockets[0].getsockname()[1], server
+
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    asyncio.run_coroutine_threadsafe(serve(), loop).result(10)
+    yield ready["port"]
+    loop.call_soon_threadsafe(ready["server"].stop)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(10)
+
+
+def test_a_plain_http_request_to_a_tls_port_gets_a_400_saying_so(https_server, certs):
+    assert RestClient(f"https://127.0.0.1:{https_server}", token="t" * 43,
+                      trust_cert=str(certs.ca)).get("/hello") == {"hello": "over tls"}
+    with pytest.raises(ClusterError, match=r"serves HTTPS only \(security.ssl.rest.enabled\).*use an https:// URL"):
+        RestClient(f"http://127.0.0.1:{https_server}", token="t" * 43).get("/hello")
