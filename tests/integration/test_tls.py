@@ -24,7 +24,8 @@ from runtime.config import Configuration
 from runtime.ids import ExecutionAttemptId, TaskManagerId
 from runtime.messages import EndOfPartition, ProducerLocation
 from runtime.security import new_token
-from runtime.taskmanager.network import DataServer, InputGate, ResultPartition
+from runtime.taskmanager.input_gate import InputGate
+from runtime.taskmanager.network import DataServer, ResultPartition
 from runtime.views.model import ClusterModel
 from runtime.views.stream import EventStream
 from tests.helpers.certificates import make_certificates
