@@ -7,6 +7,12 @@ A jupyter_bokeh view builds its document from the widget's ``render_bundle`` whe
 then applies change messages; changes sent before a view exists are dropped by the page. So
 :class:`LiveBokeh` counts the page's views (ipywidgets' ``_view_count``) and, when a new one
 appears, sends the whole current document again: a view shown late still ends up current.
+
+jupyter_bokeh sends each document change as three comm messages (header, metadata, content) and a view
+reassembles them with a Bokeh Receiver that never resynchronises: a view that starts listening between
+two of them reads every later change shifted by one message and stays frozen at what it first drew. So
+no change is sent before the page reports a view; the first view then gets the whole document and the
+changes after it, each from its start.
 """
 from __future__ import annotations
 
@@ -31,12 +37,21 @@ def ensure_loaded() -> None:
         _loaded = True
 
 
+class QuietBokehModel(BokehModel):
+    """A BokehModel that keeps document changes to itself until the page shows a view of it."""
+
+    def _document_patched(self, event) -> None:
+        if not self._view_count:
+            return  # no view listens yet; the first one is sent the whole document (LiveBokeh)
+        super()._document_patched(event)
+
+
 class LiveBokeh:
     """A BokehModel widget for a layout that the view updater thread keeps changing."""
 
     def __init__(self, layout):
         self.layout = layout
-        self.widget = BokehModel(layout, _view_count=0)
+        self.widget = QuietBokehModel(layout, _view_count=0)
         self._synced_views = 0
         self._views = 0
         self.widget.observe(self._views_changed, names="_view_count")

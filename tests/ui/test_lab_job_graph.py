@@ -23,6 +23,7 @@ pytestmark = [pytest.mark.ui, pytest.mark.slow,
 
 JOB = "lab-slow"
 START_TIMEOUT_MS = 180_000
+CONSOLE_ERRORS: list[str] = []
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +50,8 @@ def page(tmp_path_factory, lab):
     with chromium_context(tmp_path_factory.mktemp("graph-profile")) as context:
         page = context.new_page()
         page.set_default_timeout(60_000)
+        page.on("console", lambda m: m.type == "error" and CONSOLE_ERRORS.append(m.text))
+        page.on("pageerror", lambda err: CONSOLE_ERRORS.append(str(err)))
         page.goto(f"{lab.url}/lab/tree/graph.ipynb?token={lab.token}")  # every test starts on the notebook
         page.locator(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(
             timeout=START_TIMEOUT_MS)
@@ -61,6 +64,7 @@ def screenshot_on_failure(request):
     report = getattr(request.node, "report_call", None)
     if report is not None and report.failed and "page" in request.fixturenames:
         screenshot(request.getfixturevalue("page"), f"FAILED-{request.node.name}")
+        print("browser console errors:", *CONSOLE_ERRORS[-20:], sep="\n  ")  # e.g. BokehJS refusing a change
 
 
 @pytest.fixture(scope="module")
