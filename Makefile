@@ -36,7 +36,7 @@ demo: java setup
 	$(PY) -m runtime.demo
 
 test: system-deps java setup extension
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest --durations=40 $(PYTEST_ARGS)
 
 test-fast: setup
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)

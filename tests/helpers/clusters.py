@@ -60,7 +60,12 @@ def wait_for_checkpoint_after_restart(client, job_id, restarts: int, timeout=300
                    job_state(client, job_id) == "FINISHED", timeout, f"a checkpoint completed after restart {restarts}")
 
 
-def busy_taskmanager(client, job_id) -> str:
-    """The id of a TaskManager that runs subtasks of the job (killing an idle one tests nothing)."""
+def busy_taskmanagers(client, job_id) -> list[str]:
+    """The ids of the TaskManagers that run subtasks of the job (killing an idle one tests nothing)."""
     details = client.get(f"/jobs/{job_id}")
-    return sorted({s["taskmanager-id"] for v in details["vertices"] for s in v["subtasks"] if s["taskmanager-id"]})[0]
+    return sorted({s["taskmanager-id"] for v in details["vertices"] for s in v["subtasks"] if s["taskmanager-id"]})
+
+
+def busy_taskmanager(client, job_id) -> str:
+    """One TaskManager that runs subtasks of the job."""
+    return busy_taskmanagers(client, job_id)[0]
