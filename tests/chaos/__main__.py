@@ -14,8 +14,10 @@ from tests.chaos.schedule import ScheduleSpec
 
 
 def long_schedule(ha: str, duration: float) -> ScheduleSpec:
-    return ScheduleSpec(duration=duration, leader_kills=3, leader_pauses=2, storage_outages=2,
-                        zookeeper_restarts=2 if ha == "zookeeper" else 0)
+    """Every major fault kind once per 100 s of faults (at least once), each in a slot of its own."""
+    each = max(1, int(duration // 100))
+    return ScheduleSpec(duration=duration, leader_kills=each, leader_pauses=each, storage_outages=each,
+                        zookeeper_restarts=each if ha == "zookeeper" else 0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"chaos: working directory {base} (cluster logs, checkpoints, output)", flush=True)
     passed = True
     for ha in args.ha:
-        spec = RunSpec(ha, long_schedule(ha, args.duration), args.seed, f"{base}/{ha}")
+        spec = RunSpec(ha, long_schedule(ha, args.duration), args.seed, f"{base}/{ha}", warmup_s=40.0)
         report = run(spec, log=lambda line: print(line, flush=True))
         print("\n".join(render(report)), flush=True)
         passed &= report.ok

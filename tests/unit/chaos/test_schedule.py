@@ -64,3 +64,15 @@ def test_a_gap_range_that_never_advances_is_refused():
 def test_only_taskmanager_kills_when_no_major_fault_is_asked():
     faults = build_schedule(ScheduleSpec(duration=30, leader_kills=0, leader_pauses=0, storage_outages=0), 5)
     assert faults and {f.kind for f in faults} == {FaultKind.TASKMANAGER_KILL}
+
+
+@pytest.mark.parametrize("ha", ["file", "zookeeper"])
+@pytest.mark.parametrize("duration", [100, 300, 1000])
+def test_make_chaos_fits_every_major_fault_kind_into_its_duration(ha, duration):
+    from tests.chaos.__main__ import long_schedule
+
+    counts = count_by_kind(build_schedule(long_schedule(ha, duration), 1))
+    each = max(1, duration // 100)
+    assert counts[FaultKind.LEADER_KILL] == counts[FaultKind.LEADER_PAUSE] == counts[FaultKind.STORAGE_OUTAGE] == each
+    assert counts[FaultKind.ZOOKEEPER_RESTART] == (each if ha == "zookeeper" else 0)
+    assert counts[FaultKind.TASKMANAGER_KILL] >= duration / 10
