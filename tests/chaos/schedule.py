@@ -4,8 +4,9 @@ seed give the same schedule, so a failing run can be replayed.
 Two kinds of faults share one timeline:
 
 - TaskManager kills (SIGKILL) come at random gaps drawn uniformly from ``tm_gap`` (0–6 s), all the way
-  through, except within ``quiet_after_leader_s`` after a leader fault begins: the time from a leader
-  fault to RUNNING then measures the leader change alone, not a TaskManager loss on top of it.
+  through, except from ``quiet_before_leader_s`` before a leader fault until ``quiet_after_leader_s``
+  after it: the time from a leader fault to RUNNING then measures the leader change alone, not a
+  TaskManager loss on top of it nor tasks waiting for a just-started replacement's Spark JVM.
 - Major faults (leader kill, leader pause, ZooKeeper restart, checkpoint storage outage) each get a slot
   of their own, in an order drawn from the seed, so one has recovered before the next begins. A slot is
   the run's duration divided evenly; the fault starts at a random point of its slot's first half.
@@ -48,6 +49,7 @@ class ScheduleSpec:
     zookeeper_down_s: float = 3.0
     storage_down_s: float = 6.0
     quiet_after_leader_s: float = 10.0
+    quiet_before_leader_s: float = 8.0  # a replacement TaskManager's Spark JVM comes up meanwhile
     min_slot_s: float = 20.0  # a major fault and its recovery fit in this
 
     def majors(self) -> list[tuple[FaultKind, float]]:
@@ -71,7 +73,8 @@ def build_schedule(spec: ScheduleSpec, seed: int) -> list[Fault]:
                          f"{spec.duration:g} s gives {slot:.1f} s")
     faults = [Fault(round(i * slot + rng.uniform(0, slot / 2), 3), kind, duration)
               for i, (kind, duration) in enumerate(majors)]
-    quiet = [(f.at, f.at + f.duration + spec.quiet_after_leader_s) for f in faults if f.kind.leader_fault]
+    quiet = [(f.at - spec.quiet_before_leader_s, f.at + f.duration + spec.quiet_after_leader_s)
+             for f in faults if f.kind.leader_fault]
     t = rng.uniform(lo, hi)
     while t < spec.duration:
         if not any(start <= t < end for start, end in quiet):
