@@ -31,7 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"chaos: working directory {base} (cluster logs, checkpoints, output)", flush=True)
     passed = True
     for ha in args.ha:
-        spec = RunSpec(ha, long_schedule(ha, args.duration), args.seed, f"{base}/{ha}", warmup_s=40.0)
+        spec = RunSpec(ha, long_schedule(ha, args.duration), args.seed, f"{base}/{ha}", warmup_s=40.0,
+                       settle=True)
         report = run(spec, log=lambda line: print(line, flush=True))
         print("\n".join(render(report)), flush=True)
         passed &= report.ok

@@ -50,6 +50,7 @@ def render(report: Report) -> list[str]:
     lines.append(f"leader kill -> job RUNNING on the new leader: {_seconds(kills)} "
                  f"(target under {LEADER_TARGET_S:g} s: {met})")
     for kind, figure, label in (
+            (FaultKind.LEADER_KILL, "to_leader_s", "leader kill -> a new leader elected"),
             (FaultKind.LEADER_PAUSE, "to_running_s", "leader paused (SIGSTOP) -> job RUNNING on the standby"),
             (FaultKind.LEADER_PAUSE, "stood_down_after_resume_s", "paused leader resumed (SIGCONT) -> it stands by"),
             (FaultKind.ZOOKEEPER_RESTART, "to_running_s", "ZooKeeper restarted -> one leader, job RUNNING"),

@@ -32,6 +32,7 @@ class RunSpec:
     rows_per_second: float = 400.0
     keys: int = 20
     tail_s: float = 20.0  # input left after the last fault, so the job ends after the faults do
+    settle: bool = False  # leader faults wait for the job to run, so their figures time the leader change
     warmup_s: float = 60.0  # the source's clock starts at submission: time for the first deployment
 
     @property
@@ -90,7 +91,7 @@ def _run_on(cluster: LocalCluster, spec: RunSpec, faults, storage, zookeeper, re
                                START_TIMEOUT_S, "the job's first completed checkpoint")
     log(f"job {job_id}: {rows:,} rows at {spec.rows_per_second:g}/s over {spec.keys} keys; "
         f"first checkpoint {ready:.1f} s after submission; {len(faults)} faults to inject")
-    injectors = Injectors(cluster, job_id, storage, zookeeper, random.Random(spec.seed), log)
+    injectors = Injectors(cluster, job_id, storage, zookeeper, random.Random(spec.seed), log, spec.settle)
     _inject_all(injectors, faults, report)
     deadline = started + spec.warmup_s + spec.schedule.duration + spec.tail_s + START_TIMEOUT_S
     _await_end(cluster, job_id, deadline, report)
