@@ -70,8 +70,11 @@ def screenshot_on_failure(request):
 @pytest.fixture(scope="module")
 def slow_job(page, lab, ha_cluster):
     """Run the notebook; the %%flink cell's job, once every subtask runs. Cancelled at the end."""
-    wait_until(lambda: any(k["connections"] and k["execution_state"] == "idle" for k in lab.json("GET", "/api/kernels")[1]),
-               120, "the notebook's kernel connected")
+    def kernel_connected() -> bool:
+        status, kernels = lab.json("GET", "/api/kernels")  # an error answer is a dict: not yet
+        return status == 200 and any(k["connections"] and k["execution_state"] == "idle" for k in kernels)
+
+    wait_until(kernel_connected, 120, "the notebook's kernel connected")
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
     client = ha_cluster.client
