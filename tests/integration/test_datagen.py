@@ -9,7 +9,8 @@ from pyspark.sql.types import StructType
 from runtime.taskmanager.spark import generate
 
 
-@pytest.mark.parametrize("start, rate", [(1_700_000_000.0, 2_000.0), (time.time(), 1_500_000.0), (1.5, 3.0)])
+@pytest.mark.parametrize("start, rate", [(1_700_000_000.0, 2_000.0), (time.time(), 1_500_000.0), (1.5, 3.0)],
+                         ids=["2023", "now", "epoch"])
 def test_event_time_is_start_plus_offset_over_rate_to_the_microsecond(spark, start, rate):
     params = {"schema": "ts TIMESTAMP", "timestamp_start": start, "event_rate": rate}
     rows = generate(spark, StructType.fromDDL("ts TIMESTAMP"), params, [(0, 1000, 1), (10**9, 10**9 + 5, 1)]).toArrow()
