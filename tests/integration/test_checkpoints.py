@@ -50,7 +50,7 @@ def fail_once_when(trigger: str):
     return fn
 
 
-@pytest.mark.timeout(1200)
+@pytest.mark.timeout(1500)
 def test_ten_kills_and_a_task_exception_leave_the_committed_output_exact(fresh_cluster, spark, tmp_path):
     rows, rate = 300_000, 2_000  # at least 150 s of input, so that ten kill cycles fit on a fast machine too
     # One TaskManager to spare: a restart takes the free slots at once instead of waiting for the JVM of the
