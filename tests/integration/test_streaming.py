@@ -199,7 +199,8 @@ def test_a_slow_consumer_backpressures_its_producer_and_memory_stays_bounded(clu
         .rebalance().map(slow, schema="seq BIGINT, payload STRING").blackhole())
     job = env.execute_async("slow consumer")
     source = lambda: job.details()["vertices"][0]["subtasks"][0]  # noqa: E731
-    wait_until(lambda: (source()["metrics"] or {}).get("backpressure_ratio", 0) > 0.5, 360, "backpressure")  # ~155 s on a quiet 2-core machine
+    # about 155 s on a quiet 2-core machine before the ratio passes 0.5
+    wait_until(lambda: (source()["metrics"] or {}).get("backpressure_ratio", 0) > 0.5, 360, "backpressure")
     pids = [tm.pid for tm in cluster.taskmanagers]
     consumed = lambda: job.details()["vertices"][1]["subtasks"][0]["metrics"]["records_in"]  # noqa: E731
     before = sum(_tree_rss(p) for p in pids)
