@@ -224,6 +224,13 @@ class TaskMetrics:
     last_checkpoint_id: int | None = None
     last_checkpoint_duration_s: float | None = None
     last_checkpoint_size: int | None = None
+    # where bundles spend their time (runtime.taskmanager.metrics.PHASES): seconds in all, times entered,
+    # and the longest single one since the previous report
+    phase_s: dict[str, float] = field(default_factory=dict)
+    phase_count: dict[str, int] = field(default_factory=dict)
+    phase_max_s: dict[str, float] = field(default_factory=dict)
+    # Flink's pendingRecords: rows a rate-limited source is behind its pace (None for other tasks)
+    pending_records: int | None = None
 
 
 @wire

@@ -25,6 +25,10 @@ export interface ITaskMetricsReport {
   last_checkpoint_id?: number | null;
   last_checkpoint_duration_s?: number | null;
   last_checkpoint_size?: number | null;
+  phase_s?: Record<string, number>;
+  phase_count?: Record<string, number>;
+  phase_max_s?: Record<string, number>;
+  pending_records?: number | null;
 }
 
 export interface TaskManagerRegisteredEvent {

@@ -123,6 +123,10 @@ TASK_METRICS = [
      lambda m: m.backpressured_time_ms_per_s),
     ("isBackPressured", "1 while the task's output waits for credit", lambda m: 1.0 if m.backpressure_ratio > 0.5 else 0.0),
     ("numLateRecordsDropped", "records that arrived after their window closed", lambda m: m.late_records),
+    ("pendingRecords", "rows a rate-limited source is behind its pace (0 for other tasks)",
+     lambda m: m.pending_records or 0),
+    ("mailboxLatencyMs", "longest wait of a blocking step for a pool thread over the last report interval",
+     lambda m: 1000.0 * m.phase_max_s.get("schedule_wait", 0.0)),
 ]
 
 
@@ -134,3 +138,9 @@ def taskmanager_families(host: str, tm_id: str,
         rows = [([host, tm_id, tdd.job_id, tdd.job_name, tdd.vertex_id, tdd.task_name, tdd.attempt_id,
                   str(tdd.attempt_number), str(tdd.subtask_index)], float(read(m))) for tdd, m in reported]
         yield _gauge(f"flink_taskmanager_job_task_{name}", doc, TASK_LABELS, rows)
+    phase_rows = [([host, tm_id, tdd.job_id, tdd.job_name, tdd.vertex_id, tdd.task_name, tdd.attempt_id,
+                    str(tdd.attempt_number), str(tdd.subtask_index), phase], float(seconds))
+                  for tdd, m in reported for phase, seconds in sorted(m.phase_s.items())]
+    yield _gauge("flink_taskmanager_job_task_phaseTimeSeconds",
+                 "seconds the task spent in each phase of a bundle's path (Flinkbench's own)",
+                 TASK_LABELS + ["phase"], phase_rows)

@@ -18,6 +18,7 @@ from runtime.errors import SubmissionError
 from runtime.jobgraph import OperatorSpec, unpack_udf
 from runtime.keygroups import KEY_GROUP_COLUMN, key_group_sql
 from runtime.messages import OutputDescriptor
+from runtime.taskmanager.metrics import PhaseTimes
 from runtime.taskmanager.process_operator import KeyedProcessOperator, OutputRowError
 from runtime.taskmanager.spark import UserFunctionError, with_column_expr
 from runtime.taskmanager.sql_operators import SQL_OPERATORS
@@ -47,6 +48,7 @@ def load_udf(op: OperatorSpec):
 @dataclass
 class SparkStage:
     """Stateless operators run as one Spark plan; observes event time where a watermark op sits."""
+    phase = "spark_action"
     ops: list[OperatorSpec]
     fns: list[Callable | None]
     key_output: OutputDescriptor | None = None
@@ -83,6 +85,7 @@ class SparkStage:
 
 @dataclass
 class StatefulStage:
+    phase = "window_merge"
     op: OperatorSpec
     operator: Any  # one of STATEFUL_OPERATORS
 
@@ -110,6 +113,7 @@ class StatefulStage:
 class OperatorChain:
     stages: list = field(default_factory=list)
     assigner: BoundedOutOfOrderness | None = None
+    phases: PhaseTimes = field(default_factory=PhaseTimes)  # the task's, once it runs the chain
 
     @classmethod
     def build(cls, ops: list[OperatorSpec], outputs: list[OutputDescriptor], max_parallelism: int) -> OperatorChain:
@@ -152,7 +156,8 @@ class OperatorChain:
     def process(self, spark, data, first_stage: int = 0) -> pa.Table | None:
         """Blocking: a bundle (Spark DataFrame or Arrow table) through the stages from ``first_stage``."""
         for stage in self.stages[first_stage:]:
-            data = stage.run(spark, data)
+            with self.phases.phase(stage.phase):
+                data = stage.run(spark, data)
             if data is None or data.num_rows == 0:
                 return None
         if data is not None and not isinstance(data, pa.Table):
@@ -176,7 +181,8 @@ class OperatorChain:
         out = []
         for i, stage in enumerate(self.stages):
             if isinstance(stage, StatefulStage):
-                fired = fire(stage)
+                with self.phases.phase("window_fire"):
+                    fired = fire(stage)
                 if fired is not None and fired.num_rows:
                     result = self.process(spark, fired, i + 1)
                     if result is not None:

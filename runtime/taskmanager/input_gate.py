@@ -31,6 +31,7 @@ class _Channel:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.finished = False
+        self.arrivals: collections.deque[float] = collections.deque()  # when each undelivered table came in
 
 
 class InputGate:
@@ -48,6 +49,7 @@ class InputGate:
         self._owed: int | None = None
         self.records_in = 0
         self.bytes_in = 0
+        self.last_arrival: float | None = None  # when the table last delivered came in (monotonic)
 
     async def connect(self, deadline_s: float = CONNECT_DEADLINE_S) -> None:
         """Connect to every producer (retrying until ``deadline_s``) and start reading."""
@@ -87,6 +89,7 @@ class InputGate:
                 item = table_from_ipc(payload) if isinstance(header, DataBuffer) else header
                 if isinstance(header, DataBuffer):
                     self.bytes_in += len(payload)
+                    ch.arrivals.append(time.monotonic())
                 await self._items.put((ch.index, item))
                 if isinstance(header, EndOfPartition):
                     return
@@ -137,6 +140,7 @@ class InputGate:
             self.channels[index].finished = True
         if isinstance(item, pa.Table):
             self.records_in += item.num_rows
+            self.last_arrival = self.channels[index].arrivals.popleft()
             self._owed = index
         return index, item
 

@@ -1,10 +1,61 @@
-"""What a task reports about itself: counters, rates, and where its time goes (busy, idle, backpressured)."""
+"""What a task reports about itself: counters, rates, and where its time goes (busy, idle, backpressured,
+and per phase of a bundle's path)."""
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 
 from runtime.messages import TaskMetrics
+
+
+#: The phases of a bundle's path a task times (:class:`PhaseTimes`), with the Flink metric closest to each.
+PHASES = {
+    "schedule_wait": "a blocking step waiting for a thread of the TaskManager's pool (Flink: mailboxLatencyMs)",
+    "input_wait": "a buffer waiting in the input gate until the task takes it up (Flink: none; inPoolUsage)",
+    "source_plan": "a source reader cutting its next bundle into a Spark plan",
+    "spark_action": "a Spark stage's one action: in a source task the read, stateless operators and "
+                    "pre-aggregation together, as one plan",
+    "window_merge": "a stateful operator merging a bundle into its keyed state",
+    "window_fire": "stateful operators firing for a watermark or timer (Flink: none)",
+    "exchange_send": "splitting output by key group and queueing it for consumers, waiting for credit included "
+                     "(Flink: backPressuredTimeMsPerSecond)",
+    "sink_write": "a sink writer taking a bundle (collect: handing it to the JobManager)",
+}
+
+
+class PhaseTimes:
+    """Seconds spent per phase: a running total, a count, and the longest since the last report.
+
+    Phases are timed from the TaskManager's loop and from pool threads alike, hence the lock."""
+
+    def __init__(self):
+        self.total_s: dict[str, float] = {}
+        self.count: dict[str, int] = {}
+        self.max_s: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def add(self, name: str, seconds: float) -> None:
+        with self._lock:
+            self.total_s[name] = self.total_s.get(name, 0.0) + seconds
+            self.count[name] = self.count.get(name, 0) + 1
+            self.max_s[name] = max(self.max_s.get(name, 0.0), seconds)
+
+    @contextlib.contextmanager
+    def phase(self, name: str):
+        """Count the time inside as ``name``."""
+        t0 = time.monotonic()
+        try:
+            yield
+        finally:
+            self.add(name, time.monotonic() - t0)
+
+    def report(self) -> tuple[dict[str, float], dict[str, int], dict[str, float]]:
+        """Totals, counts, and the longest of each phase since the previous report (which this resets)."""
+        with self._lock:
+            worst, self.max_s = self.max_s, {}
+            return ({k: round(v, 6) for k, v in self.total_s.items()}, dict(self.count),
+                    {k: round(v, 6) for k, v in worst.items()})
 
 
 class TaskMetricsTracker:
@@ -26,6 +77,8 @@ class TaskMetricsTracker:
         self._last_times = (0.0, 0.0)  # idle and backpressured seconds at the last report
         self.last_checkpoint: tuple[int | None, float | None, int | None] = (None, None, None)
         self.last_report: TaskMetrics | None = None  # what the TaskManager's Prometheus endpoint shows
+        self.phases = PhaseTimes()
+        self.pending_records: int | None = None  # a rate-limited source: rows due but not yet read
 
     def start(self) -> None:
         self.started = time.monotonic()
@@ -55,6 +108,8 @@ class TaskMetricsTracker:
                               self.watermark, self.bundle_time_s, self.bundles, dict(self.sent_to), late, state_rows)
         metrics.last_checkpoint_id, metrics.last_checkpoint_duration_s, metrics.last_checkpoint_size = \
             self.last_checkpoint
+        metrics.phase_s, metrics.phase_count, metrics.phase_max_s = self.phases.report()
+        metrics.pending_records = self.pending_records
         if self.started is not None:
             self._fill_times(metrics, now, span, blocked_s)
         self.last_report = metrics

@@ -75,6 +75,7 @@ class SourceLoop:
             if allowed is not None:
                 emitted = max(emitted, allowed - burst_rows(task.reader))
             want = size if allowed is None else min(size, allowed - emitted)
+            task.metrics.pending_records = None if allowed is None else max(0, allowed - emitted)
             if want <= 0:
                 await self._idle(min(target, 0.05))
                 continue
@@ -99,7 +100,8 @@ class SourceLoop:
         """Blocking: one bundle through the chain as one Spark plan, out as Arrow."""
         task = self.task
         try:
-            df, read, finished = task.reader.next_bundle(rows)
+            with task.metrics.phases.phase("source_plan"):
+                df, read, finished = task.reader.next_bundle(rows)
         except ValueError as err:  # bad connector options surface here, at the first read
             raise ConnectorError(f"source '{task.tdd.operators[0].name}': {err}") from None
         if df is None:

@@ -122,12 +122,20 @@ class Task:
             self._runner.cancel()
 
     async def run_blocking(self, fn: Callable, *args) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self.tm.executor, fn, *args)
+        """``fn(*args)`` on the TaskManager's pool; the time it waits there for a thread counts as schedule_wait."""
+        queued = time.monotonic()
+
+        def timed():
+            self.metrics.phases.add("schedule_wait", time.monotonic() - queued)
+            return fn(*args)
+
+        return await asyncio.get_running_loop().run_in_executor(self.tm.executor, timed)
 
     # -- setup --------------------------------------------------------------------------------
     async def _prepare(self) -> None:
         ops = self.tdd.operators
         self.chain = OperatorChain.build(ops, self.tdd.outputs, self.tdd.max_parallelism)
+        self.chain.phases = self.metrics.phases
         # Partitions first: consumers may ask for them while this TaskManager's Spark is still starting.
         for out in self.tdd.outputs:
             partition = ResultPartition(self.attempt_id, out.num_consumers, self.tm.conf.get("taskmanager.network.credits"))
@@ -180,6 +188,7 @@ class Task:
                 return
             channel, payload = item
             if isinstance(payload, pa.Table):
+                self.metrics.phases.add("input_wait", time.monotonic() - self.gate.last_arrival)
                 tables, rows = [payload], payload.num_rows
                 while rows < max_rows:  # everything already arrived goes into this bundle: one Spark plan
                     more = self.gate.poll()
@@ -321,15 +330,18 @@ class Task:
             return
         self.metrics.records_out += table.num_rows
         self.metrics.bytes_out += table.nbytes
+        phases = self.metrics.phases
         if self.sink is not None:
             if KEY_GROUP_COLUMN in table.column_names:
                 table = table.drop_columns([KEY_GROUP_COLUMN])
-            await self.sink.write(table)
+            with phases.phase("sink_write"):
+                await self.sink.write(table)
         for partition, out in zip(self.partitions, self.tdd.outputs):
-            pieces = split_for_output(table, out.partitioning, out.num_consumers, self.tdd.subtask_index,
-                                      self.tdd.max_parallelism, partition)
-            for channel, piece in pieces.items():
-                await partition.emit(channel, piece)
+            with phases.phase("exchange_send"):
+                pieces = split_for_output(table, out.partitioning, out.num_consumers, self.tdd.subtask_index,
+                                          self.tdd.max_parallelism, partition)
+                for channel, piece in pieces.items():
+                    await partition.emit(channel, piece)
 
     def bundle_done(self, t0: float) -> None:
         self.metrics.bundles += 1

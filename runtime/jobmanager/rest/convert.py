@@ -145,6 +145,7 @@ def io_metrics(reports: list[TaskMetrics]) -> m.IOMetricsInfo:
     ids = [r.last_checkpoint_id for r in reports if r.last_checkpoint_id is not None]
     sizes = [r.last_checkpoint_size for r in reports if r.last_checkpoint_size is not None]
     durations = [r.last_checkpoint_duration_s for r in reports if r.last_checkpoint_duration_s is not None]
+    pending = [r.pending_records for r in reports if r.pending_records is not None]
     return m.IOMetricsInfo(
         read_bytes=total("bytes_in"), read_bytes_complete=bool(reports), write_bytes=total("bytes_out"),
         write_bytes_complete=bool(reports), read_records=total("records_in"), read_records_complete=bool(reports),
@@ -160,7 +161,15 @@ def io_metrics(reports: list[TaskMetrics]) -> m.IOMetricsInfo:
         sent_to=sent, late_records=total("late_records"), state_rows=total("state_rows"),
         busy_time_ms_per_s=most("busy_time_ms_per_s"), idle_time_ms_per_s=most("idle_time_ms_per_s"),
         backpressured_time_ms_per_s=most("backpressured_time_ms_per_s"), last_checkpoint_id=max(ids, default=None),
-        last_checkpoint_duration_s=max(durations, default=None), last_checkpoint_size=sum(sizes) if sizes else None)
+        last_checkpoint_duration_s=max(durations, default=None), last_checkpoint_size=sum(sizes) if sizes else None,
+        phase_s=_merged([r.phase_s for r in reports], sum), phase_count=_merged([r.phase_count for r in reports], sum),
+        phase_max_s=_merged([r.phase_max_s for r in reports], max), pending_records=sum(pending) if pending else None)
+
+
+def _merged(dicts: list[dict], combine) -> dict:
+    """Per-key ``combine`` of the values several subtasks reported (sum of totals, max of maxima)."""
+    keys = sorted({k for d in dicts for k in d})
+    return {k: combine(d[k] for d in dicts if k in d) for k in keys}
 
 
 def backpressure_level(ratio: float) -> str:

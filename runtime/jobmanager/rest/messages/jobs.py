@@ -90,6 +90,14 @@ class IOMetricsInfo:
     last_checkpoint_duration_s: float | None = F("last_checkpoint_duration_s", default=None,
                                                  doc="trigger to this subtask's acknowledgement")
     last_checkpoint_size: int | None = F("last_checkpoint_size", default=None, doc="bytes this subtask wrote")
+    phase_s: dict[str, float] = F("phase_s", factory=dict,
+                                  doc="seconds spent in each phase of a bundle's path so far (summed over subtasks); "
+                                      "the phases are runtime.taskmanager.metrics.PHASES")
+    phase_count: dict[str, int] = F("phase_count", factory=dict, doc="times each phase was entered")
+    phase_max_s: dict[str, float] = F("phase_max_s", factory=dict,
+                                      doc="longest single time in each phase over the last report interval")
+    pending_records: int | None = F("pending_records", default=None,
+                                    doc="Flink's pendingRecords: rows a rate-limited source is behind its pace")
 
 
 @message
