@@ -16,6 +16,8 @@ from runtime.examples import clicks
 from tests.helpers.spark_reference import clicks_expected
 from tests.helpers.clusters import busy_taskmanagers, job_state, wait_for_checkpoint_after_restart, wait_until
 
+pytestmark = pytest.mark.serial
+
 NAMES = ("user", "window_start", "window_end", "clicks", "total")
 
 
@@ -53,13 +55,14 @@ def fail_once_when(trigger: str):
 @pytest.mark.timeout(1500)
 def test_ten_kills_and_a_task_exception_leave_the_committed_output_exact(fresh_cluster, spark, tmp_path):
     rows, rate = 300_000, 2_000  # at least 150 s of input, so that ten kill cycles fit on a fast machine too
-    # One TaskManager to spare: a restart takes the free slots at once instead of waiting for the JVM of the
-    # replacement, which joins as the next spare.
-    cluster = fresh_cluster(taskmanagers=4, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms"})
+    # One TaskManager to spare: a restart takes the free slot at once instead of waiting for the JVM of the
+    # replacement, which joins as the next spare. Parallelism 2 on three one-slot TaskManagers keeps the JVMs
+    # few: every kill still hits a TaskManager that runs the job, and the exchange still crosses processes.
+    cluster = fresh_cluster(taskmanagers=3, slots=1, **{"restart-strategy.fixed-delay.delay": "200 ms"})
     trigger = str(tmp_path / "fail-now")
     out = tmp_path / "out"
     env = cluster.environment()
-    env.set_parallelism(6)
+    env.set_parallelism(2)
     env.enable_checkpointing("1 s")
     stream = env.datagen(clicks.SCHEMA, name="Source: clicks", **clicks.source_options(rows, rows_per_second=rate))
     (stream.map(fail_once_when(trigger), schema=clicks.SCHEMA)
