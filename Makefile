@@ -35,8 +35,16 @@ java:
 demo: java setup
 	$(PY) -m runtime.demo
 
+# Two parts: everything but the `serial` tests on TEST_WORKERS pytest-xdist workers (a module stays on one
+# worker, so its shared fixtures start once), then the fault-injection and timing tests one at a time on an
+# otherwise idle machine. JUNIT=path/prefix writes prefix-parallel.xml and prefix-serial.xml.
+TEST_WORKERS ?= 2
+
 test: system-deps java setup extension
-	$(PY) -m pytest --durations=40 $(PYTEST_ARGS)
+	@$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=40 \
+	  $(if $(JUNIT),--junitxml=$(JUNIT)-parallel.xml) $(PYTEST_ARGS); parallel=$$?; \
+	$(PY) -m pytest -m serial --durations=40 $(if $(JUNIT),--junitxml=$(JUNIT)-serial.xml) $(PYTEST_ARGS); serial=$$?; \
+	for part in $$parallel $$serial; do case $$part in 0|5) ;; *) exit $$part ;; esac; done  # 5: no test in that part
 
 test-fast: setup
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)

@@ -10,6 +10,8 @@ from tests.chaos.report import render
 from tests.chaos.run import RunSpec, run
 from tests.chaos.schedule import FaultKind, ScheduleSpec, count_by_kind
 
+pytestmark = pytest.mark.serial
+
 SHORT = ScheduleSpec(duration=45, leader_kills=2, leader_pauses=0, storage_outages=0, quiet_after_leader_s=8,
                      quiet_before_leader_s=0)  # 8 TaskManager kills in 45 s
 

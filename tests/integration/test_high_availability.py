@@ -19,6 +19,8 @@ from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, wait_until
 from tests.helpers.ha import new_leader, own_role, raw_call, registered_taskmanagers, with_standby
 from tests.integration.test_checkpoints import wait_for_new_checkpoint, window_rows
 
+pytestmark = pytest.mark.serial
+
 HA_CONFIG = {**FAST_FAILURE_CONFIG, "high-availability.lease-duration": "2 s", "spark.driver.memory": "512m",
              "restart-strategy.fixed-delay.delay": "200 ms"}
 

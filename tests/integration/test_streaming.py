@@ -185,6 +185,7 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
+@pytest.mark.serial  # timing under load: runs after the parallel part, alone
 def test_a_slow_consumer_backpressures_its_producer_and_memory_stays_bounded(cluster):
     import time
 
