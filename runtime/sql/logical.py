@@ -233,9 +233,13 @@ class Join(Node):
 
     @property
     def rowtime(self):
-        """An inner interval join keeps the left input's time attribute; other joins keep none (an outer interval
-        join emits its NULL-padded rows once the watermark has passed them: late for any time operator after it)."""
-        return self.interval["left_time"] if self.interval and self.kind == "inner" else None
+        """An interval join keeps a time attribute, since it holds back the watermark by its bounds: the left
+        input's (inner and left joins) or the right's (right joins); a full join keeps none (either side's time
+        may be NULL). Other joins keep none."""
+        if not self.interval:
+            return None
+        return {"inner": self.interval["left_time"], "left": self.interval["left_time"],
+                "right": self.interval["right_time"]}.get(self.kind)
 
     def describe(self) -> str:
         on = " AND ".join(f"{a} = {b}" for a, b in zip(self.left_keys, self.right_keys))

@@ -23,7 +23,7 @@ from runtime.taskmanager.process_operator import KeyedProcessOperator, OutputRow
 from runtime.taskmanager.spark import UserFunctionError, with_column_expr
 from runtime.taskmanager.sql_operators import SQL_OPERATORS
 from runtime.taskmanager.watermarks import BoundedOutOfOrderness
-from runtime.taskmanager.window_operator import WindowOperator
+from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME, WindowOperator
 
 STATELESS_KINDS = ("select", "filter", "with_columns", "map", "flat_map", "window_combine", "watermark", "union",
                    "local_aggregate")
@@ -103,6 +103,11 @@ class StatefulStage:
         except (UserFunctionError, OutputRowError) as err:
             raise OperatorError(f"operator '{self.op.name}': {err}") from None
 
+    @property
+    def watermark_delay(self) -> int:
+        """Microseconds by which the operator holds back the watermark it passes on (0 for most)."""
+        return getattr(self.operator, "watermark_delay", 0)
+
     def processing_timer_delay(self) -> float | None:
         """Seconds until the operator's next processing-time timer; None if it has none (or no such timers)."""
         delay = getattr(self.operator, "processing_timer_delay", None)
@@ -165,8 +170,24 @@ class OperatorChain:
         return data
 
     def on_watermark(self, spark, watermark: int) -> list[pa.Table]:
-        """Blocking: let every stateful stage fire for ``watermark``; returns what reaches the output."""
-        return self._fire(spark, lambda stage: stage.call(stage.operator.on_watermark, watermark))
+        """Blocking: let every stateful stage fire for ``watermark`` (as held back by the stages before it);
+        returns what reaches the output."""
+        seen = self.stage_watermarks(watermark)
+        return self._fire(spark, lambda stage: stage.call(stage.operator.on_watermark, seen[id(stage)]))
+
+    def stage_watermarks(self, watermark: int) -> dict[int, int]:
+        """The watermark each stateful stage sees (by ``id``): the input's, less every hold-back before it."""
+        seen = {}
+        for stage in self.stateful:
+            seen[id(stage)] = watermark
+            watermark = held_back(watermark, stage.watermark_delay)
+        return seen
+
+    def output_watermark(self, watermark: int) -> int:
+        """The watermark the chain passes on for input ``watermark``: less what its stages hold back."""
+        for stage in self.stateful:
+            watermark = held_back(watermark, stage.watermark_delay)
+        return watermark
 
     def on_processing_time(self, spark) -> list[pa.Table]:
         """Blocking: fire the processing-time timers that are due; returns what reaches the output."""
@@ -196,6 +217,13 @@ class OperatorChain:
     @property
     def late_records(self) -> int:
         return sum(s.operator.late_records for s in self.stateful)
+
+
+def held_back(watermark: int, delay: int) -> int:
+    """``watermark`` less ``delay``; the end of time stays the end (every window fires at end of input)."""
+    if delay <= 0 or watermark == END_OF_TIME:
+        return watermark
+    return max(BEFORE_TIME, watermark - delay)
 
 
 def _to_arrow(spark, df, name: str) -> pa.Table:

@@ -250,10 +250,11 @@ class Task:
         if self.chain.stateful:
             for table in await self.run_blocking(self.chain.on_watermark, self.spark, watermark):
                 await self.emit(table)
-        if watermark != END_OF_TIME:
-            self.metrics.watermark = to_wire(watermark)
+        passed_on = self.chain.output_watermark(watermark)
+        if passed_on != END_OF_TIME:
+            self.metrics.watermark = to_wire(passed_on)
             for partition in self.partitions:
-                await partition.broadcast_event(Watermark(to_wire(watermark)))
+                await partition.broadcast_event(Watermark(to_wire(passed_on)))
 
     async def _on_barrier(self, channel: int, barrier: CheckpointBarrier) -> bool:
         """Align: hold back ``channel`` until every input delivered this barrier. True to stop the task."""

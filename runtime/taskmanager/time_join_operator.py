@@ -3,6 +3,8 @@
 Interval join: ``l.k = r.k AND l.ts BETWEEN r.ts - a AND r.ts + b`` joins rows whose times differ by a
 bounded amount; each arriving row joins the kept rows of the other side at once, and the watermark
 ends rows that no future row can match (an outer join's unmatched rows are then emitted padded with NULLs).
+The watermark it passes on is held back by the bounds (``watermark_delay``), so its output keeps a time
+attribute.
 Window join: both inputs are rows of the same window table function; rows wait per (key, window) until
 the watermark passes the window's end, then the window's rows are joined (inner, left, right or full) and
 forgotten. Inputs are tagged with ``__side`` as for the regular join (runtime.taskmanager.join_operator).
@@ -71,6 +73,10 @@ class IntervalJoinOperator(_TimeJoin):
         self.kind = params.get("kind", "inner")
         self.times = (params["left_time"], params["right_time"])
         self.lower, self.upper = int(params["lower_us"]), int(params["upper_us"])
+        # An output row's left time is above ``watermark + lower`` and its right time above ``watermark - upper``
+        # (a new partner arrives after the watermark), so the watermark passed on is held back by the larger of
+        # the two, as Flink's interval join does: a time operator after the join gets its rows on time.
+        self.watermark_delay = max(-self.lower, self.upper, 0)
 
     def _outer(self, side: int) -> bool:
         return self.kind == "full" or self.kind == ("left", "right")[side]

@@ -74,6 +74,9 @@ def ddl(paths: dict[str, Path]) -> list[str]:
         f"""CREATE TABLE payments (pid BIGINT, click_id BIGINT, `value` INT, pts TIMESTAMP(3),
               WATERMARK FOR pts AS pts - INTERVAL '4' SECOND)
             WITH ('connector' = 'filesystem', 'path' = '{paths["payments"]}', 'format' = 'csv')""",
+        # a left interval join keeps the clicks' time attribute: windows over it see every row on time
+        """CREATE VIEW clicks_and_payments AS SELECT c.id, c.ts, p.`value` FROM clicks AS c LEFT JOIN payments AS p
+             ON c.id = p.click_id AND p.pts BETWEEN c.ts AND c.ts + INTERVAL '2' SECOND""",
     ]
 
 
@@ -154,6 +157,12 @@ CASES = [
                           "AND p.pts BETWEEN c.ts AND c.ts + INTERVAL '2' SECOND"),
     Case("left interval join", "SELECT c.id, p.pid, p.`value` FROM clicks AS c LEFT JOIN payments AS p ON c.id = p.click_id "
                                "AND p.pts BETWEEN c.ts AND c.ts + INTERVAL '2' SECOND WHERE c.id <= 200"),
+    Case("tumble over a left interval join", "SELECT window_start, window_end, COUNT(*) AS n, COUNT(`value`) AS paid, "
+                                             "SUM(`value`) AS v FROM TABLE(TUMBLE(TABLE clicks_and_payments, DESCRIPTOR(ts), "
+                                             "INTERVAL '10' SECOND)) GROUP BY window_start, window_end",
+         "SELECT window.start AS window_start, window.end AS window_end, COUNT(*) AS n, COUNT(p.`value`) AS paid, "
+         "SUM(p.`value`) AS v FROM clicks c LEFT JOIN payments p ON c.id = p.click_id AND p.pts BETWEEN c.ts AND "
+         "c.ts + INTERVAL 2 SECONDS GROUP BY window(c.ts, '10 seconds')"),
     Case("window join", "SELECT L.user_id, L.window_start, L.n, R.total FROM (SELECT window_start, window_end, user_id, "
                         "COUNT(*) AS n FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY "
                         "window_start, window_end, user_id) L JOIN (SELECT window_start, window_end, user_id, "

@@ -1,17 +1,19 @@
 """SQL's stateful operators alone, as Flink's harness tests do: push bundles and watermarks, snapshot,
 restore (also at another parallelism's key groups) and read what comes out, with no cluster."""
 import datetime
+from types import SimpleNamespace
 
 import pyarrow as pa
 
 from runtime.keygroups import KEY_GROUP_COLUMN
 from runtime.taskmanager import changelog
+from runtime.taskmanager.chain import OperatorChain, StatefulStage
 from runtime.taskmanager.group_aggregate import GroupAggregateOperator
 from runtime.taskmanager.join_operator import JoinOperator
 from runtime.taskmanager.over_operator import OverOperator
 from runtime.taskmanager.rank_operator import RankOperator
 from runtime.taskmanager.time_join_operator import IntervalJoinOperator, WindowJoinOperator
-from runtime.taskmanager.window_operator import END_OF_TIME
+from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME
 
 T0 = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
 
@@ -176,3 +178,35 @@ def test_over_rows_frame_in_time_order_after_the_watermark():
     assert [r[-1] for _, r in changes(op.on_watermark(us(3)))] == [5]
     op.process(bundle([{"k": "a", "t": at(1), "v": 9}]))
     assert op.late_records == 1
+
+
+def test_an_interval_join_holds_back_the_watermark_it_passes_on_by_its_bounds():
+    """Its output rows can be up to the bounds older than its input watermark (a partner arriving late within
+    them), so the chain passes on a watermark that much lower; the end of time stays the end."""
+    params = {"left_fields": ["lk", "lt"], "right_fields": ["rk", "rt"], "left_keys": ["lk"], "right_keys": ["rk"],
+              "left_time": "lt", "right_time": "rt"}
+    left_late = IntervalJoinOperator({**params, "lower_us": -2_000_000, "upper_us": 0})
+    right_late = IntervalJoinOperator({**params, "lower_us": -1_000_000, "upper_us": 3_000_000})
+    assert (left_late.watermark_delay, right_late.watermark_delay) == (2_000_000, 3_000_000)
+    chain = OperatorChain([StatefulStage(SimpleNamespace(name="first join"), left_late),
+                           StatefulStage(SimpleNamespace(name="second join"), right_late)])
+    assert list(chain.stage_watermarks(us(10)).values()) == [us(10), us(8)], "what follows a join sees it held back"
+    assert chain.output_watermark(us(10)) == us(5)
+    assert chain.output_watermark(END_OF_TIME) == END_OF_TIME
+    assert chain.output_watermark(BEFORE_TIME) == BEFORE_TIME
+
+
+def test_rows_an_interval_join_emits_are_never_behind_the_watermark_it_passed_on():
+    """A payment on time (after the watermark) may match a click up to 2 s older than the watermark; the join's
+    output carries the click's time, so only a held-back watermark keeps a window after the join from
+    dropping that row as late."""
+    op = IntervalJoinOperator({"left_fields": ["lk", "lt"], "right_fields": ["rk", "rt"], "left_keys": ["lk"],
+                               "right_keys": ["rk"], "left_time": "lt", "right_time": "rt",
+                               "lower_us": -2_000_000, "upper_us": 0})  # click time - payment time in [-2 s, 0]
+    chain = OperatorChain([StatefulStage(SimpleNamespace(name="join"), op)])
+    op.process(join_bundle([{"__side": 0, "lk": 1, "lt": at(9), "rk": None, "rt": None}]))
+    op.on_watermark(us(10))
+    passed_on = chain.output_watermark(us(10))
+    out = changes(op.process(join_bundle([{"__side": 1, "lk": None, "lt": None, "rk": 1, "rt": at(10.5)}])))
+    assert out == [("+I", (1, at(9), 1, at(10.5)))]
+    assert us(9) >= passed_on, "the joined row is on time for what follows the join"
