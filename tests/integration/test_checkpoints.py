@@ -16,8 +16,6 @@ from runtime.examples import clicks
 from tests.helpers.spark_reference import clicks_expected
 from tests.helpers.clusters import busy_taskmanagers, job_state, wait_for_checkpoint_after_restart, wait_until
 
-pytestmark = pytest.mark.serial
-
 NAMES = ("user", "window_start", "window_end", "clicks", "total")
 
 
@@ -52,6 +50,7 @@ def fail_once_when(trigger: str):
     return fn
 
 
+@pytest.mark.serial  # ten failovers, timed by their input's pace: alone, and not a load on other tests
 @pytest.mark.timeout(1500)
 def test_ten_kills_and_a_task_exception_leave_the_committed_output_exact(fresh_cluster, spark, tmp_path):
     rows, rate = 300_000, 2_000  # at least 150 s of input, so that ten kill cycles fit on a fast machine too

@@ -8,8 +8,6 @@ from tests.helpers.clusters import job_state, wait_until
 from tests.helpers.events import EventRecorder
 from tests.integration.test_cluster_core import seq_source
 
-pytestmark = pytest.mark.serial
-
 
 def test_killed_task_manager_is_lost_its_slots_go_and_its_job_fails(fresh_cluster):
     cluster = fresh_cluster(taskmanagers=2, slots=2)

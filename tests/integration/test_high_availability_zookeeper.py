@@ -26,8 +26,6 @@ from tests.helpers.ha import own_role, raw_call, serving, with_standby
 from tests.helpers.zookeeper import ConnectionCutter, zookeeper_server
 from tests.integration.test_checkpoints import wait_for_new_checkpoint, window_rows
 
-pytestmark = pytest.mark.serial
-
 LEASE_S = 2.0  # also the ZooKeeper session timeout
 
 

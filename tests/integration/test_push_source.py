@@ -112,7 +112,6 @@ def test_a_bad_push_gets_a_clear_400_and_the_job_runs_on(cluster):
     assert late.value.status == 409 and "FINISHED" in str(late.value)
 
 
-@pytest.mark.serial  # timing under load: runs after the parallel part, alone
 @pytest.mark.timeout(900)
 def test_rows_pushed_across_taskmanager_kills_reach_the_output_exactly_once(fresh_cluster):
     cluster = fresh_cluster(taskmanagers=2, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms"})

@@ -15,8 +15,6 @@ from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, started_clust
 from tests.helpers.events import EventRecorder
 from tests.integration.test_checkpoints import wait_for_new_checkpoint, window_rows
 
-pytestmark = pytest.mark.serial
-
 LOCAL = {"resourcemanager.provider": "local", "resourcemanager.taskmanager-timeout": "5 s"}
 
 

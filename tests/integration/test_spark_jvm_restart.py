@@ -6,8 +6,6 @@ import pytest
 
 from runtime.client import JobFailed
 
-pytestmark = pytest.mark.serial
-
 
 def _spark_jvms(pid: int) -> set[int]:
     return {p.pid for p in psutil.Process(pid).children(recursive=True) if p.name() == "java"}

@@ -12,7 +12,7 @@ from tests.helpers.spark_reference import clicks_expected
 from tests.helpers.clusters import (busy_taskmanager, completed_checkpoints, job_state, wait_for_checkpoint_after_restart,
                                     wait_until)
 
-pytestmark = [pytest.mark.serial, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 OUT_SCHEMA = "user INT, window_start TIMESTAMP, window_end TIMESTAMP, clicks BIGINT, total DOUBLE"
 
 

@@ -15,8 +15,6 @@ from runtime.views.model import ClusterModel
 from runtime.views.stream import EventStream
 from tests.helpers.clusters import wait_until
 
-pytestmark = pytest.mark.serial
-
 
 def free_port() -> int:
     with socket.socket() as s:

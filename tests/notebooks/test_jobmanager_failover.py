@@ -6,7 +6,7 @@ import pytest
 
 from tests.helpers.notebooks import code_notebook, error_of, execute, json_lines, text_of
 
-pytestmark = [pytest.mark.serial, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 
 def test_killing_the_leader_from_the_notebook_moves_leadership_and_the_job_resumes(tmp_path):

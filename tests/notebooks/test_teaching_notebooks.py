@@ -84,14 +84,9 @@ def _alive_children() -> set[int]:
     return alive
 
 
-# the notebooks that kill processes (04 a TaskManager, 07 the leading JobManager) run in the serial part
-KILLING = {"04-checkpoints-and-failures", "07-high-availability"}
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.serial) if p.stem in KILLING else p
-                                  for p in NOTEBOOKS], ids=[p.stem for p in NOTEBOOKS])
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_teaching_notebook_runs_top_to_bottom(path, tmp_path):
     python = KernelSpecManager().get_kernel_spec("python3").argv[0]  # jupyter_client runs "python" as sys.executable
     assert python in ("python", "python3", sys.executable), f"the python3 kernel would run {python}, not {sys.executable}"
