@@ -6,7 +6,7 @@ STAMPS := .stamps
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(abspath $(PY))
 
-.PHONY: setup system-deps java extension demo test test-fast bench chaos dist lint clean
+.PHONY: setup system-deps java extension demo test test-fast bench chaos dist lint clean screenshots
 
 setup: $(STAMPS)/venv
 
@@ -65,6 +65,12 @@ lint: setup
 	$(PY) scripts/check_sizes.py
 	$(PY) scripts/gen_event_types.py --check
 	bash scripts/build-extension.sh --lint
+
+# The README's screenshots (extension/screenshots/): the README's first %%flink cell run in a real JupyterLab
+# against a local cluster, in headless Chromium (scripts/readme-screenshots.py).
+screenshots: java setup
+	@bash scripts/install-system-deps.sh chromium
+	$(PY) scripts/readme-screenshots.py
 
 # sdist and wheel into dist/ (needs node and npm): the sdist carries the built side panel and the wheel
 # is built from the sdist, as pip would build it. Only the `build` frontend is needed in the venv.

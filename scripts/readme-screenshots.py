@@ -1,15 +1,25 @@
 """Take the README's screenshots in headless Chromium, the way tests/ui does: a live ``%%flink`` cell with
-the Flinkbench panel beside it, and the panel alone. Writes extension/screenshots/*.png.
+the Flinkbench panel beside it (extension/screenshots/flink-cell-live.png), and the panel alone
+(panel-cluster.png).
 
-    python scripts/readme-screenshots.py      (from the repository root, in the development venv)
+    make screenshots      (or: .venv/bin/python scripts/readme-screenshots.py, from the repository root)
 
-Starts a local cluster of 2 TaskManagers x 2 slots and a JupyterLab whose kernels connect to it
-(FLINKBENCH_JOBMANAGER_URL), runs the README's first cells, waits until the panel shows the job's
-record rate, and stops everything it started.
+Needs what the UI tests need: the development venv, node and npm (the panel is built and linked first by
+scripts/build-extension.sh), Java 17+ and Chromium (scripts/install-system-deps.sh chromium; another
+binary through FLINKBENCH_CHROMIUM). Starts a local cluster of 2 TaskManagers x 2 slots and a JupyterLab
+whose kernels and panel connect to it (FLINKBENCH_JOBMANAGER_URL), runs the README's first ``%%flink``
+cell (read from README.md, so the picture shows what the README says), and stops everything it started.
+It takes two to three minutes on two cores.
+
+The pictures are taken once the job's first windows have fired (rows collected under the cell); the
+panel's with the job opened, so it shows the job's graph and subtasks with their live figures. The
+job list's rate is that of rows leaving the job's last tasks, for this windowed job its window results,
+so it reads 0/s between firings.
 """
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -21,20 +31,26 @@ sys.path.insert(0, str(REPO))
 import nbformat  # noqa: E402
 
 from runtime.cluster import LocalCluster  # noqa: E402
-from tests.helpers.clusters import wait_until  # noqa: E402
-from tests.ui.browser import chromium_context  # noqa: E402
+from tests.ui.browser import chromium_context, chromium_missing_reason  # noqa: E402
 from tests.ui.jupyter import JupyterLabServer  # noqa: E402
 
 OUT = REPO / "extension" / "screenshots"
-CELLS = ["%load_ext kernel_magics",
-         "%%flink --name clicks --parallelism 2 --checkpoint-interval 5s\n"
-         "from runtime.examples import clicks\n"
-         "clicks.build(env, rows=None, rows_per_second=2000)"]
+PANEL_WIDTH = 640  # px: the panel's job graph draws its tasks side by side
+JOB_START_MS = 240_000  # a TaskManager's Spark session starts with the job's first task, slowly on a busy machine
+
+
+def readme_cell() -> str:
+    """The README's first ``%%flink`` cell, as the README shows it."""
+    blocks = re.findall(r"^```\n(.*?)^```", (REPO / "README.md").read_text(), flags=re.S | re.M)
+    cell = next((b for b in blocks if b.startswith("%%flink ")), None)
+    if cell is None:
+        raise SystemExit("README.md has no ``` block starting with %%flink")
+    return cell.rstrip("\n")
 
 
 def notebook(path: Path) -> None:
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in ("%load_ext kernel_magics", readme_cell())]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, str(path))
 
@@ -42,9 +58,9 @@ def notebook(path: Path) -> None:
 def shoot(lab: JupyterLabServer, profile: Path) -> None:
     with chromium_context(profile) as context:
         page = context.new_page()
-        page.set_default_timeout(180_000)
+        page.set_default_timeout(60_000)
         page.goto(f"{lab.url}/lab/tree/first-job.ipynb?token={lab.token}")
-        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for()
+        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=JOB_START_MS)
         try:
             run_and_capture(page)
         except Exception:
@@ -65,17 +81,44 @@ def run_and_capture(page) -> None:
     page.locator('.lm-Menu-itemLabel:text-is("Run All Cells")').click()
     page.click('.jp-SideBar li[data-id="flinkbench-panel"]')
     panel = page.locator("#flinkbench-panel")
-    rate = panel.locator('.jp-Flinkbench-job[data-job-name="clicks"][data-state="RUNNING"] [data-field="rate"]')
-    rate.wait_for()
-    wait_until(lambda: rate.inner_text() not in ("0/s", "-"), 120, "a live record rate in the panel")
-    page.locator(".jp-CodeCell").nth(1).locator(".jp-OutputArea-output .jupyter-widgets").first.wait_for()
-    page.wait_for_timeout(4000)  # let the live view draw a few updates before the picture
+    job = panel.locator('.jp-Flinkbench-job[data-job-name="clicks"][data-state="RUNNING"]')
+    job.wait_for(timeout=JOB_START_MS)
+    output = page.locator(".jp-CodeCell").nth(1).locator(".jp-OutputArea-output")
+    output.get_by_text(re.compile(r"[1-9][\d,]* rows collected")).wait_for(timeout=JOB_START_MS)
+    page.wait_for_timeout(5000)  # let the live view draw a few updates before the picture
     OUT.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(OUT / "flink-cell-live.png"))
-    panel.screenshot(path=str(OUT / "panel-cluster.png"))
+    widen_sidebar(page, PANEL_WIDTH)
+    job.locator(".jp-Flinkbench-jobName").click()  # the row's middle is its cancel button
+    panel.locator(".jp-Flinkbench-jobDetail .jp-Flinkbench-jobGraph").wait_for()
+    page.wait_for_timeout(3000)
+    capture_panel(page, panel, OUT / "panel-cluster.png")
+
+
+def widen_sidebar(page, width: int) -> None:
+    """Drag the left sidebar's edge out, as a user would, so the opened job's graph has room."""
+    handle = page.locator("#jp-main-split-panel > .lm-SplitPanel-handle:not(.lm-mod-hidden)").first
+    box = handle.bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] / 2, y)
+    page.mouse.down()
+    page.mouse.move(width, y, steps=10)
+    page.mouse.up()
+
+
+def capture_panel(page, panel, path: Path) -> None:
+    """The panel down to its last line, not the empty rest of its full-height column."""
+    box = panel.bounding_box()
+    bottom = panel.evaluate("el => Math.max(...[...el.querySelectorAll('*')].map(e => e.getBoundingClientRect().bottom))")
+    height = min(box["height"], bottom - box["y"] + 12)
+    page.screenshot(path=str(path), clip={"x": box["x"], "y": box["y"], "width": box["width"], "height": height})
 
 
 def main() -> int:
+    missing = chromium_missing_reason()
+    if missing:
+        print(missing, file=sys.stderr)
+        return 1
     built = subprocess.run(["bash", str(REPO / "scripts" / "build-extension.sh")], cwd=REPO,
                            env={**os.environ, "VENV": sys.prefix})
     if built.returncode != 0:
