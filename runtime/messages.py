@@ -53,6 +53,7 @@ class RegisterTaskManager:
     pid: int
     spark_master: str
     slot_report: list[SlotStatus] = field(default_factory=list)
+    ready: bool = True  # its Spark session is up; False while its JVM starts (see Heartbeat)
 
 
 @wire
@@ -73,8 +74,10 @@ class RegistrationRejected:
 @wire
 @dataclass
 class Heartbeat:
+    """Also sent at once when the TaskManager's Spark session comes up (``ready``)."""
     tm_id: TaskManagerId
     slot_report: list[SlotStatus]
+    ready: bool = True
 
 
 @wire

@@ -84,7 +84,7 @@ class ControlSocket(tornado.websocket.WebSocketHandler):
         elif self.tm_id is None:
             self.send(RegistrationRejected("register before sending other messages"))
         elif isinstance(message, Heartbeat):
-            if rm.heartbeat(message.tm_id, message.slot_report):
+            if rm.heartbeat(message.tm_id, message.slot_report, message.ready):
                 self.send(HeartbeatAck(message.tm_id))
             else:
                 self.send(RegistrationRejected(f"{message.tm_id} is not registered; register again"))

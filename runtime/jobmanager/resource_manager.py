@@ -8,6 +8,11 @@ told. JobMasters ask for slots with :meth:`ResourceManager.request_slots`, which
 (RequestSlot -> SlotOffer). Each AllocatedSlot carries a TaskExecutorGateway to its TaskManager: the
 only way a JobMaster reaches one. Other roles see this class as a ResourceManagerGateway.
 
+Only TaskManagers whose Spark session is up (``ready``) are given slots: one still starting its JVM
+(tens of seconds on a loaded machine) would hold a restarting job's tasks, or those of a job a new
+leader recovers, that long while started TaskManagers have room. Its slots still count for the
+timeout: a request they would serve waits for them instead of failing.
+
 Runs on the JobManager's loop; all state is touched from there only.
 """
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from collections.abc import Callable
 
 from runtime import events
@@ -23,6 +28,7 @@ from runtime.errors import ClusterError
 from runtime.ids import AllocationId, JobId, TaskManagerId
 from runtime.gateways import TaskManagerGone
 from runtime.jobmanager.gateways import AllocatedSlot, ControlConnection
+from runtime.jobmanager.slot_table import Slot, TaskManagerRecord
 from runtime.jobmanager.snapshots import SlotSnapshot, TaskManagerSnapshot
 from runtime.messages import (CancelTask, DeployTask, FreeSlot, NotifyCheckpointAborted, NotifyCheckpointComplete,
                               RegisterTaskManager, RequestSlot, SlotOffer, SlotStatus, TaskDeploymentDescriptor,
@@ -36,39 +42,6 @@ class NoResourceAvailable(ClusterError):
 
 
 __all__ = ["AllocatedSlot", "NoResourceAvailable", "ResourceManager", "TaskManagerRecord"]
-
-
-@dataclass
-class Slot:
-    """One slot of a registered TaskManager, as the ResourceManager's table holds it."""
-    index: int
-    allocation_id: AllocationId | None = None
-    job_id: JobId | None = None
-    job_name: str = ""
-    tasks: list[str] = field(default_factory=list)
-
-    @property
-    def free(self) -> bool:
-        return self.allocation_id is None
-
-
-@dataclass
-class TaskManagerRecord:
-    """One registration of a TaskManager: where it is, its control connection and its slots."""
-    tm_id: TaskManagerId
-    host: str
-    data_port: int
-    pid: int
-    spark_master: str
-    connection: ControlConnection
-    slots: list[Slot]
-    registered_at: float = field(default_factory=time.time)
-    last_heartbeat: float = field(default_factory=time.monotonic)
-    disconnected_at: float | None = None  # when its control connection closed; it may come back
-
-    @property
-    def free_slots(self) -> list[Slot]:
-        return [s for s in self.slots if s.free]
 
 
 class _TaskExecutor:
@@ -109,6 +82,8 @@ class _PendingRequest:
     job_name: str
     count: int
     future: asyncio.Future
+    timeout: float
+    overdue: bool = False  # past its timeout, waiting for TaskManagers that are still starting
 
 
 class ResourceManager:
@@ -160,20 +135,27 @@ class ResourceManager:
             if 0 <= status.index < msg.slots and status.allocation_id:
                 slots[status.index].allocation_id = status.allocation_id
                 slots[status.index].job_id = status.job_id
-        record = TaskManagerRecord(msg.tm_id, msg.host, msg.data_port, msg.pid, msg.spark_master, connection, slots)
+        record = TaskManagerRecord(msg.tm_id, msg.host, msg.data_port, msg.pid, msg.spark_master, connection, slots,
+                                   ready=msg.ready)
         self.task_managers[msg.tm_id] = record
         self.lost.pop(msg.tm_id, None)
         self._bus.publish(events.TaskManagerRegistered(msg.tm_id, msg.host, msg.data_port, msg.slots, msg.pid))
-        log.info("TaskManager %s registered with %d slots", msg.tm_id, msg.slots)
+        log.info("TaskManager %s registered with %d slots%s", msg.tm_id, msg.slots,
+                 "" if msg.ready else " (its Spark session is starting: no slot of it is handed out yet)")
         self._fulfil_pending()
         self._changed()
 
-    def heartbeat(self, tm_id: TaskManagerId, slot_report: list[SlotStatus]) -> bool:
+    def heartbeat(self, tm_id: TaskManagerId, slot_report: list[SlotStatus], ready: bool = True) -> bool:
         """Record a heartbeat; False if the TaskManager is not registered (it must register again)."""
         record = self.task_managers.get(tm_id)
         if record is None:
             return False
         record.last_heartbeat = time.monotonic()
+        if ready and not record.ready:
+            record.ready = True
+            log.info("TaskManager %s: Spark session up, its slots can be handed out", tm_id)
+            self._fulfil_pending()
+            self._changed()
         return True
 
     def connection_closed(self, tm_id: TaskManagerId, connection: ControlConnection) -> None:
@@ -219,6 +201,7 @@ class ResourceManager:
                 fut.set_exception(NoResourceAvailable(reason))
         if lost:
             self._bus.publish(events.TaskManagerLost(tm_id, reason))
+        self._fail_overdue()
         if notify:
             for listener in list(self._loss_listeners):
                 listener(tm_id, reason)
@@ -256,28 +239,36 @@ class ResourceManager:
 
     @property
     def free_slot_count(self) -> int:
+        """Free slots, also those of TaskManagers whose Spark is still starting."""
         return sum(len(r.free_slots) for r in self.task_managers.values())
+
+    @property
+    def ready_free_slot_count(self) -> int:
+        return sum(len(r.ready_free_slots) for r in self.task_managers.values())
 
     async def request_slots(self, job_id: JobId, job_name: str, count: int, timeout: float) -> list[AllocatedSlot]:
         """Wait until ``count`` slots are free, then allocate them all at once to ``job_id``.
 
-        Raises NoResourceAvailable naming the slots needed and available when ``timeout`` passes.
-        Allocating all or nothing keeps two waiting jobs from each holding half of what they need.
+        Raises NoResourceAvailable naming the slots needed and available when ``timeout`` passes, unless
+        free slots of TaskManagers still starting their Spark would serve it: then it waits for them (and
+        fails as soon as they go). Allocating all or nothing keeps two waiting jobs from each holding half
+        of what they need.
         """
         loop = asyncio.get_running_loop()
-        request = _PendingRequest(job_id, job_name, count, loop.create_future())
+        request = _PendingRequest(job_id, job_name, count, loop.create_future(), timeout)
         self._pending.append(request)
         self._fulfil_pending()
         self._changed()
         try:
-            chosen = await asyncio.wait_for(asyncio.shield(request.future), timeout)
-        except asyncio.TimeoutError:
-            note = self.shortage_note(count) if self.shortage_note else None
-            raise NoResourceAvailable(
-                f"Could not acquire the minimum required resources: the job needs {count} slots, "
-                f"{self.free_slot_count} of {self.total_slots} are available "
-                f"({len(self.task_managers)} TaskManagers) after waiting {timeout:g} s "
-                f"(slot.request.timeout){'; ' + note if note else ''}") from None
+            try:
+                chosen = await asyncio.wait_for(asyncio.shield(request.future), timeout)
+            except asyncio.TimeoutError:
+                request.overdue = True
+                self._fail_overdue()
+                if not request.future.done():
+                    log.info("job %s waits beyond slot.request.timeout for TaskManagers whose Spark is starting",
+                             job_id)
+                chosen = await request.future
         finally:
             if request in self._pending:
                 self._pending.remove(request)
@@ -285,6 +276,20 @@ class ResourceManager:
                 request.future.cancel()
             self._changed()
         return await self._confirm_offers(job_id, chosen)
+
+    def _fail_overdue(self) -> None:
+        """Fail each request past its timeout that the free slots, counting starting TaskManagers, cannot serve."""
+        for req in self._pending:
+            if req.overdue and not req.future.done() and self.free_slot_count < req.count:
+                req.future.set_exception(self._shortage(req))
+
+    def _shortage(self, req: _PendingRequest) -> NoResourceAvailable:
+        note = self.shortage_note(req.count) if self.shortage_note else None
+        return NoResourceAvailable(
+            f"Could not acquire the minimum required resources: the job needs {req.count} slots, "
+            f"{self.free_slot_count} of {self.total_slots} are available "
+            f"({len(self.task_managers)} TaskManagers) after waiting {req.timeout:g} s "
+            f"(slot.request.timeout){'; ' + note if note else ''}")
 
     def cancel_requests(self, job_id: JobId) -> None:
         for req in list(self._pending):
@@ -295,7 +300,7 @@ class ResourceManager:
         for req in list(self._pending):
             if req.future.done():
                 continue
-            if self.free_slot_count < req.count:
+            if self.ready_free_slot_count < req.count:
                 break
             chosen = self._choose_slots(req.count)
             for _record, slot in chosen:
@@ -306,8 +311,8 @@ class ResourceManager:
             self._changed()
 
     def _choose_slots(self, count: int) -> list[tuple[TaskManagerRecord, Slot]]:
-        """Spread evenly: repeatedly take a free slot from the TaskManager with the most free slots."""
-        free = {tm_id: list(r.free_slots) for tm_id, r in self.task_managers.items()}
+        """Spread evenly: repeatedly take a free slot from the ready TaskManager with the most free slots."""
+        free = {tm_id: list(r.ready_free_slots) for tm_id, r in self.task_managers.items() if r.ready_free_slots}
         chosen = []
         for _ in range(count):
             tm_id = max(free, key=lambda t: (len(free[t]), t))

@@ -7,7 +7,8 @@ slot requests, deployments and cancellations; connector code asks the JobManager
 its tasks, frees its slots and keeps trying to connect again, so a restarted JobManager finds it
 without a restart. With high availability it asks the HA services for the leader before each attempt
 (``--jobmanager`` is then only the fallback while none is elected) and, while connected, leaves a
-JobManager that no longer holds the leadership, to register with the new leader.
+JobManager that no longer holds the leadership, to register with the new leader. It registers while its
+Spark session starts and says when that is up (``ready``): only then are its slots handed out.
 Everything runs on one asyncio loop; Spark work runs in a thread pool.
 """
 from __future__ import annotations
@@ -95,6 +96,7 @@ class TaskManager:
                                                self.conf.get("taskmanager.host"))
         loop = self.loop = asyncio.get_running_loop()
         self.spark_ready = loop.run_in_executor(self.executor, lambda: self.spark.session)
+        self.spark_ready.add_done_callback(lambda _: self._report_ready())
         while not self._stopping.is_set():
             try:
                 self.jobmanager_url = await self._leader_url()
@@ -119,6 +121,17 @@ class TaskManager:
         await asyncio.get_running_loop().run_in_executor(None, self.spark.stop)
         self.executor.shutdown(wait=False, cancel_futures=True)
 
+    @property
+    def ready(self) -> bool:
+        """Tasks deployed here start at once: the Spark session is up (or failed to start, so that its
+        tasks fail naming why). The ResourceManager hands out the slots of ready TaskManagers only."""
+        return self.spark_ready is not None and self.spark_ready.done()
+
+    def _report_ready(self) -> None:
+        """Tell the JobManager now, not at the next heartbeat: slot requests may be waiting for this."""
+        if self.leader_session_id is not None:
+            self._write(Heartbeat(self.tm_id, self.slots.report(), self.ready))
+
     def _metric_families(self):
         """Flink's task metrics of every running task, as each last reported them (for Prometheus)."""
         return taskmanager_families(self.conf.get("taskmanager.host"), str(self.tm_id),
@@ -132,27 +145,35 @@ class TaskManager:
         self._ws = await tornado.websocket.websocket_connect(
             request, max_message_size=self.conf.get("rest.server.max-content-length"))
         self._write(RegisterTaskManager(self.tm_id, self.conf.get("taskmanager.host"), self.data_server.port,
-                                        self.num_slots, os.getpid(), self.spark.master, self.slots.report()))
+                                        self.num_slots, os.getpid(), self.spark.master, self.slots.report(),
+                                        self.ready))
         loop = asyncio.get_running_loop()
-        helpers = [loop.create_task(self._heartbeat())] + ([loop.create_task(self._watch_leader())] if self.ha else [])
+        reader, heartbeat = loop.create_task(self._read_messages(self._ws)), loop.create_task(self._heartbeat())
+        ends = {reader} | ({loop.create_task(self._watch_leader())} if self.ha else set())
         try:
-            while True:
-                raw = await self._ws.read_message()
-                if raw is None:
-                    return
-                self._on_message(raw)
+            done, _ = await asyncio.wait(ends, return_when=asyncio.FIRST_COMPLETED)
+            if reader in done:
+                reader.result()  # the connection closed, or reading it raised
         finally:
-            for helper in helpers:
-                helper.cancel()
+            for task in ends | {heartbeat}:
+                task.cancel()
             self._ws = None
             self.leader_session_id = None
+
+    async def _read_messages(self, ws) -> None:
+        """Handle the JobManager's messages until it closes the connection."""
+        while True:
+            raw = await ws.read_message()
+            if raw is None:
+                return
+            self._on_message(raw)
 
     async def _heartbeat(self) -> None:
         last_status = 0.0
         while True:
             await asyncio.sleep(self.conf.get("heartbeat.interval"))
             if self.leader_session_id is not None:
-                self._write(Heartbeat(self.tm_id, self.slots.report()))
+                self._write(Heartbeat(self.tm_id, self.slots.report(), self.ready))
                 if asyncio.get_running_loop().time() - last_status >= STATUS_EVERY_S:
                     last_status = asyncio.get_running_loop().time()
                     self._write(TaskManagerStatus(self.tm_id, rss_bytes(), str(self.conf.get("spark.driver.memory")),
@@ -170,8 +191,9 @@ class TaskManager:
         return leader.address.rstrip("/") if leader else self.bootstrap_url
 
     async def _watch_leader(self) -> None:
-        """Close the connection once another JobManager holds the leadership (the one we follow may be
-        paused or cut off, so its socket alone would not tell us)."""
+        """Return, ending the connection, once another JobManager holds the leadership (the one we follow
+        may be paused or cut off, so its socket alone would not tell us). The connection is left at once:
+        closing it politely would wait up to 5 s for a paused JobManager to answer the close."""
         loop, ha = asyncio.get_running_loop(), self.ha
         if ha is None:
             return

@@ -26,10 +26,10 @@ class TestingGateway:
         self.closed = reason
 
 
-def register(rm, name, slots):
+def register(rm, name, slots, ready=True):
     tm = TaskManagerId(name)
     gw = TestingGateway(rm, tm)
-    rm.register(RegisterTaskManager(tm, "127.0.0.1", 1, slots, 1, "local"), gw)
+    rm.register(RegisterTaskManager(tm, "127.0.0.1", 1, slots, 1, "local", ready=ready), gw)
     return gw
 
 
@@ -112,4 +112,49 @@ def test_an_allocated_slot_carries_the_gateway_to_its_task_manager_until_that_on
         register(rm, "tm-a", 1)  # the same id registering anew is another TaskManager to its old slots
         with pytest.raises(TaskManagerGone):
             slot.gateway.cancel_task("att-1")
+    run(body())
+
+
+def test_a_task_manager_whose_spark_is_starting_gets_no_slot_while_started_ones_have_room():
+    """A new leader recovering a job, or a job restarting after a loss, must not wait for a replacement's
+    Spark JVM: the started TaskManagers take the job, whichever registered first or has most room."""
+    async def body():
+        rm = ResourceManager(EventBus(), 0.1, 1.0)
+        register(rm, "tm-z", 2, ready=False)  # the most free slots, and first by id: what the spread picks
+        register(rm, "tm-a", 2)
+        waiting = asyncio.ensure_future(rm.request_slots(JobId.new(), "j", 3, 5.0))
+        await asyncio.sleep(0.01)
+        assert not waiting.done(), "two ready slots do not serve three, and the starting ones are not handed out"
+        register(rm, "tm-b", 2)
+        slots = await waiting
+        assert len(slots) == 3 and {s.tm_id for s in slots} == {"tm-a", "tm-b"}
+        assert rm.free_slot_count == 3 and rm.ready_free_slot_count == 1
+    run(body())
+
+
+def test_a_request_waits_for_starting_task_managers_past_its_timeout_and_gets_them_once_ready():
+    async def body():
+        rm = ResourceManager(EventBus(), 0.1, 1.0)
+        register(rm, "tm-a", 2, ready=False)
+        waiting = asyncio.ensure_future(rm.request_slots(JobId.new(), "j", 2, 0.05))
+        await asyncio.sleep(0.2)
+        assert not waiting.done(), "slots that are coming: no failure at the timeout"
+        assert rm.heartbeat(TaskManagerId("tm-a"), [], ready=True)  # its Spark came up: sent at once
+        assert [s.tm_id for s in await asyncio.wait_for(waiting, 1.0)] == ["tm-a", "tm-a"]
+    run(body())
+
+
+def test_a_request_past_its_timeout_fails_once_the_starting_task_managers_it_waits_for_go():
+    async def body():
+        rm = ResourceManager(EventBus(), 0.1, 1.0)
+        register(rm, "tm-a", 2, ready=False)
+        register(rm, "tm-b", 1)
+        waiting = asyncio.ensure_future(rm.request_slots(JobId.new(), "j", 3, 0.05))
+        await asyncio.sleep(0.2)
+        assert not waiting.done()
+        rm.release_task_manager(TaskManagerId("tm-a"), "killed")
+        with pytest.raises(NoResourceAvailable, match="needs 3 slots, 1 of 1 are available"):
+            await asyncio.wait_for(waiting, 1.0)
+        with pytest.raises(NoResourceAvailable, match="needs 2 slots"):  # nothing starting: fails at the timeout
+            await rm.request_slots(JobId.new(), "k", 2, 0.05)
     run(body())
