@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import urllib.request
 from dataclasses import dataclass
 
@@ -148,3 +149,24 @@ def spark_connect_server(directory, master: str = "local[2]", memory: str = "1g"
         yield f"sc://127.0.0.1:{port}"
     finally:
         engine.stop()
+
+
+@contextlib.contextmanager
+def silent_spark_connect():
+    """A Spark Connect address that takes connections and never answers: a TaskManager given it as
+    ``spark.remote`` stays with its Spark session starting for as long as the block lasts."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):  # the listener closed
+            while True:
+                held.append(listener.accept()[0])
+
+    threading.Thread(target=accept, name="silent-spark-connect", daemon=True).start()
+    try:
+        yield f"sc://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        listener.close()
+        for conn in held:
+            conn.close()

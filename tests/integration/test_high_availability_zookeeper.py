@@ -22,9 +22,11 @@ from runtime.ha.services import LeadershipLost
 from runtime.ha.zookeeper import ZooKeeperHaServices
 from runtime.ids import JobId
 from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, wait_until
-from tests.helpers.ha import own_role, raw_call, serving, with_standby
+from tests.helpers.ha import new_leader, own_role, raw_call, registered_taskmanagers, serving, with_standby
+from tests.helpers.spark_engines import silent_spark_connect
 from tests.helpers.zookeeper import ConnectionCutter, zookeeper_server
 from tests.integration.test_checkpoints import wait_for_new_checkpoint, window_rows
+from tests.integration.test_cluster_core import seq_source
 
 LEASE_S = 2.0  # also the ZooKeeper session timeout
 
@@ -199,6 +201,39 @@ def test_a_killed_leader_loses_no_pushed_row_and_a_retried_submission_yields_one
     assert [j["jid"] for j in same] == [job_id], "one job, whatever the retries"
     data = os.path.join(zk_cluster.working_dir, "ha", "default", "jobs", job_id)
     wait_until(lambda: not os.path.exists(data), 30, "the finished job's data removed from the HA storage")
+
+
+def running_on(cluster, job_id: str) -> set[str] | None:
+    """The TaskManagers running the job once every subtask is RUNNING, else None."""
+    job = cluster.client.get(f"/jobs/{job_id}")
+    subtasks = [s for v in job["vertices"] for s in v["subtasks"]]
+    if job["state"] != "RUNNING" or not subtasks or any(s["status"] != "RUNNING" for s in subtasks):
+        return None
+    return {s["taskmanager-id"] for s in subtasks}
+
+
+@pytest.mark.timeout(600)
+def test_a_new_leader_deploys_the_job_on_started_taskmanagers_not_on_one_whose_spark_is_starting(zk_cluster):
+    """Every TaskManager registers with the new leader again, one whose Spark session is still starting
+    too; the recovered job goes to the started TaskManager that ran it instead of waiting for a JVM."""
+    with_standby(zk_cluster)
+    env = zk_cluster.environment()
+    env.set_parallelism(2)
+    seq_source(env, rows=None, rows_per_second=200).blackhole()
+    job = env.execute_async("recovered onto started TaskManagers")
+    ran_on = wait_until(lambda: running_on(zk_cluster, job.job_id), 120, "the job running")
+    with silent_spark_connect() as remote:
+        starting = zk_cluster.add_taskmanager(config={"spark.remote": remote})  # registers; Spark never comes up
+        try:
+            old = zk_cluster.leader_url()
+            zk_cluster.kill_jobmanager()
+            new_leader(zk_cluster, old)
+            wait_until(lambda: registered_taskmanagers(zk_cluster) == 2, 60, "both TaskManagers with the new leader")
+            assert wait_until(lambda: running_on(zk_cluster, job.job_id), 120, "the job running again") == ran_on
+        finally:
+            job.cancel()
+            starting.kill()
+    assert job.wait(60) == "CANCELED"
 
 
 @pytest.mark.timeout(600)
