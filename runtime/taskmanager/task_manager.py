@@ -154,6 +154,9 @@ class TaskManager:
             done, _ = await asyncio.wait(ends, return_when=asyncio.FIRST_COMPLETED)
             if reader in done:
                 reader.result()  # the connection closed, or reading it raised
+            for watcher in done - {reader}:
+                if watcher.exception() is not None:  # unforeseen: reconnect rather than follow a leader unwatched
+                    log.warning("watching the leader failed: %s; reconnecting", watcher.exception())
         finally:
             for task in ends | {heartbeat}:
                 task.cancel()
