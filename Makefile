@@ -49,8 +49,9 @@ test: system-deps java setup extension
 test-fast: setup
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
 
+# About 20-25 min; BENCH_ARGS="--warmup 5 --measure 10 --latency-runs 1 --skip scaling" makes a short run.
 bench: java setup
-	$(PY) tests/benchmarks/run_all.py $(if $(BENCH_OUT),--out $(BENCH_OUT),)
+	$(PY) tests/benchmarks/run_all.py $(if $(BENCH_OUT),--out $(BENCH_OUT),) $(BENCH_ARGS)
 
 # The long fault run (tests/chaos): file HA, then ZooKeeper HA; prints figures, exits 1 if a check fails.
 # CHAOS_ARGS="--ha file --duration 120 --seed 7" narrows it.

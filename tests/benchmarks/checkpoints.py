@@ -1,5 +1,8 @@
 """Checkpoint and recovery figures: ``python tests/benchmarks/checkpoints.py [--out FILE]``.
 
+(``make bench`` takes :func:`checkpoint_p99_by_keys` from here: checkpoint duration p99 at several
+state sizes.)
+
 1. Checkpoint duration p50/p99 and state size with 100,000 keys of window state (clicks with
    100,000 users, 10 s windows, checkpoints every second).
 2. Sustained throughput of the clicks job with checkpoints every second against none.
@@ -35,6 +38,39 @@ def run(cluster, checkpoint_interval: str | None, users: int = clicks.USERS):
     return job
 
 
+def checkpoint_durations(cluster, keys: int, warmup: float = WARMUP_S, measure: float = MEASURE_S) -> dict:
+    """Clicks with ``keys`` users and checkpoints every second: duration and size of those completed after
+    the warm-up, and the slowest one during it. The job is cancelled afterwards."""
+    job = run(cluster, "1 s", users=keys)
+    steady_from_ms = (time.time() + warmup) * 1000
+    time.sleep(warmup + measure)
+    stats = cluster.client.get(f"/jobs/{job.job_id}/checkpoints")
+    job.cancel()
+    job.wait(60)
+    done = [h for h in stats["history"] if h["status"] == "COMPLETED"]
+    steady = [h for h in done if h["trigger_timestamp"] >= steady_from_ms]
+    return {"checkpoint_duration_p50_ms": percentile([h["end_to_end_duration"] for h in steady], 0.5),
+            "checkpoint_duration_p99_ms": percentile([h["end_to_end_duration"] for h in steady], 0.99),
+            "checkpoint_size_p50_bytes": percentile([h["state_size"] for h in steady], 0.5),
+            "checkpoints_completed": len(steady), "checkpoints_failed": stats["counts"]["failed"],
+            "checkpoint_duration_max_during_warmup_ms": max(
+                [h["end_to_end_duration"] for h in done if h["trigger_timestamp"] < steady_from_ms], default=None)}
+
+
+def checkpoint_p99_by_keys(sizes: list[int], warmup: float = WARMUP_S, measure: float = MEASURE_S) -> dict:
+    """Checkpoint duration p99 in seconds by number of keys of window state, on 2 TaskManagers."""
+    out = {}
+    with LocalCluster(taskmanagers=2, slots=1, config={"spark.driver.memory": "2g"}) as cluster:
+        for keys in sizes:
+            figures = checkpoint_durations(cluster, keys, warmup, measure)
+            p99 = figures["checkpoint_duration_p99_ms"]
+            out[str(keys)] = None if p99 is None else round(p99 / 1000, 3)
+            print(f"checkpoints with {keys:,} keys: p99 {out[str(keys)]} s, p50 {figures['checkpoint_duration_p50_ms']} ms, "
+                  f"size {figures['checkpoint_size_p50_bytes']} B ({figures['checkpoints_completed']} completed, "
+                  f"{figures['checkpoints_failed']} failed)", flush=True)
+    return out
+
+
 def recover(cluster, job, replacement: bool) -> float:
     """Kill -9 a TaskManager that runs the job; seconds until every subtask runs again from a checkpoint."""
     restarts = job.details()["restarts"]
@@ -61,23 +97,13 @@ def main() -> int:
     conf = {"spark.driver.memory": "2g", "heartbeat.interval": "500 ms", "heartbeat.timeout": "3 s",
             "restart-strategy.fixed-delay.delay": "200 ms"}
     with LocalCluster(taskmanagers=3, slots=1, config=conf) as cluster:  # two busy, one standby
-        job = run(cluster, "1 s", users=KEYS)
-        steady_from_ms = (time.time() + WARMUP_S) * 1000
-        time.sleep(WARMUP_S + MEASURE_S)
-        stats = cluster.client.get(f"/jobs/{job.job_id}/checkpoints")
-        done = [h for h in stats["history"] if h["status"] == "COMPLETED"]
-        steady = [h for h in done if h["trigger_timestamp"] >= steady_from_ms]
-        figures["checkpoint_duration_p50_ms"] = percentile([h["end_to_end_duration"] for h in steady], 0.5)
-        figures["checkpoint_duration_p99_ms"] = percentile([h["end_to_end_duration"] for h in steady], 0.99)
-        figures["checkpoint_size_p50_bytes"] = percentile([h["state_size"] for h in steady], 0.5)
-        figures["checkpoints_completed"] = len(steady)
-        figures["checkpoint_duration_max_during_warmup_ms"] = max(
-            [h["end_to_end_duration"] for h in done if h["trigger_timestamp"] < steady_from_ms], default=None)
+        figures.update(checkpoint_durations(cluster, KEYS))
         print(f"{KEYS:,} keys, after {WARMUP_S:g} s warm-up: checkpoint p50 {figures['checkpoint_duration_p50_ms']} ms, "
               f"p99 {figures['checkpoint_duration_p99_ms']} ms, size {figures['checkpoint_size_p50_bytes']:,} B "
-              f"({len(steady)} completed; {stats['counts']['failed']} failed in all; slowest during warm-up "
-              f"{figures['checkpoint_duration_max_during_warmup_ms']} ms)", flush=True)
-
+              f"({figures['checkpoints_completed']} completed; {figures['checkpoints_failed']} failed in all; slowest "
+              f"during warm-up {figures['checkpoint_duration_max_during_warmup_ms']} ms)", flush=True)
+        job = run(cluster, "1 s", users=KEYS)  # the job whose TaskManagers are killed, once it has state
+        time.sleep(WARMUP_S)
         figures["recovery_onto_standby_s"] = recover(cluster, job, replacement=False)
         print(f"kill -9 to RUNNING with state restored, onto a standby TaskManager: "
               f"{figures['recovery_onto_standby_s']} s", flush=True)

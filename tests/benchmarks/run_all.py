@@ -1,8 +1,13 @@
 """``make bench``: the reference job "clicks" on Flinkbench and on Spark Structured Streaming, same run.
 
-Prints sustained rows/s of each (processed rows over wall time, after a warm-up), their ratio, and
-Flinkbench's end-to-end latency p50/p99 (sink wall-clock time minus the window's event-time end, so
-it includes the 1 s watermark lag); ``--out FILE`` writes the same figures as JSON.
+Prints sustained rows/s of each (processed rows over wall time, after a warm-up), their ratio,
+Flinkbench's end-to-end latency p50/p99 in several runs (sink wall-clock time minus the window's
+event-time end, so it includes the 1 s watermark lag) with where the bundles' time went (per-phase
+task metrics), the peak memory of the local cluster, the seconds from ``%flink local`` to a first
+``%%flink`` result in a fresh kernel, checkpoint duration by state size, and a scaling table (1, 2, 4
+TaskManagers, each against Structured Streaming on as many cores); ``--out FILE`` writes the same
+figures as JSON. ``--warmup``/``--measure`` shorten every measurement for a development run, and
+``--skip`` leaves parts out.
 
 Not part of ``make test``: figures depend on the machine and what else runs on it.
 """
@@ -18,9 +23,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 from runtime.cluster import LocalCluster  # noqa: E402
 from runtime.examples import clicks  # noqa: E402
+from tests.benchmarks import phases  # noqa: E402
+from tests.benchmarks.memory import PeakRss  # noqa: E402
 
 WARMUP_S = 20.0
 MEASURE_S = 40.0
+PARTS = ("sql", "latency", "first-result", "checkpoints", "scaling")
 
 
 def source_rows(client, job_id: str) -> int:
@@ -55,19 +63,23 @@ def percentile(values: list, q: float):
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else None
 
 
-def flinkbench_throughput(cluster) -> float:
+def flinkbench_throughput(cluster, parallelism: int = 2, warmup: float = WARMUP_S, measure: float = MEASURE_S) -> float:
     env = cluster.environment()
-    env.set_parallelism(2)
+    env.set_parallelism(parallelism)
     clicks.build(env, None, sink="blackhole", event_rate=1_000_000.0)
-    job = env.execute_async("bench: clicks throughput")
+    job = env.execute_async(f"bench: clicks throughput p{parallelism}")
     wait_flowing(cluster, job)
-    rate = sustained(lambda: source_rows(cluster.client, job.job_id), WARMUP_S, MEASURE_S)
+    time.sleep(warmup)
+    before, t0 = phases.snapshot(cluster.client, job.job_id), time.monotonic()
+    rate = sustained(lambda: source_rows(cluster.client, job.job_id), 0.0, measure)
+    phases.show(f"throughput p{parallelism}", phases.breakdown(before, phases.snapshot(cluster.client, job.job_id),
+                                                              time.monotonic() - t0))
     job.cancel()
     job.wait(60)
     return rate
 
 
-def flinkbench_sql_throughput(cluster) -> float:
+def flinkbench_sql_throughput(cluster, warmup: float = WARMUP_S, measure: float = MEASURE_S) -> float:
     """The clicks job written as a SQL TUMBLE query (runtime.examples.clicks.sql), measured the same way."""
     from runtime.api.table import StreamTableEnvironment
 
@@ -79,44 +91,55 @@ def flinkbench_sql_throughput(cluster) -> float:
         t_env.execute_sql(statement)
     job = t_env.execute_sql(insert).get_job_client()
     wait_flowing(cluster, job)
-    rate = sustained(lambda: source_rows(cluster.client, job.job_id), WARMUP_S, MEASURE_S)
+    rate = sustained(lambda: source_rows(cluster.client, job.job_id), warmup, measure)
     job.cancel()
     job.wait(60)
     return rate
 
 
-def flinkbench_latency(cluster, rows_per_second: float) -> tuple[float | None, float | None]:
-    """Run at a fixed rate with event time = wall time; latency = emit time - window end."""
+def flinkbench_latency(cluster, rows_per_second: float, warmup: float = WARMUP_S,
+                       measure: float = MEASURE_S) -> dict:
+    """Run at a fixed rate with event time = wall time; latency = emit time - window end, and the
+    collect delivery (client receipt - emit time) on top; the phases of the measured part."""
     env = cluster.environment()
     env.set_parallelism(2)
     counted = clicks.build(env, None, sink="none", rows_per_second=rows_per_second, realtime=True)
     counted.with_columns(emitted_at="current_timestamp()").collect()
     job = env.execute_async("bench: clicks latency")
     wait_flowing(cluster, job)
-    measured_from = time.time() + WARMUP_S  # windows ending before this include the start-up
-    deadline = time.monotonic() + WARMUP_S + MEASURE_S
-    latencies = []
+    measured_from = time.time() + warmup  # windows ending before this include the start-up
+    deadline = time.monotonic() + warmup + measure
+    latencies, deliveries, before = [], [], None
     for table in job.iter_results():
+        received = time.time()
+        if before is None and received >= measured_from:
+            before, t0 = phases.snapshot(cluster.client, job.job_id), time.monotonic()
         for row in table.to_pylist():
             if row["window_end"].timestamp() >= measured_from:
                 latencies.append((row["emitted_at"] - row["window_end"]).total_seconds())
+                deliveries.append(received - row["emitted_at"].timestamp())
         if time.monotonic() > deadline:
             break
+    spent = phases.breakdown(before, phases.snapshot(cluster.client, job.job_id), time.monotonic() - t0) \
+        if before is not None else {}
+    pending = {name: p for name, (_, _, _, p) in (before or {}).items() if p is not None}
     job.cancel()
     job.wait(60)
-    return percentile(latencies, 0.5), percentile(latencies, 0.99)
+    return {"p50": percentile(latencies, 0.5), "p99": percentile(latencies, 0.99),
+            "delivery_p50": percentile(deliveries, 0.5), "phases": spent, "pending_at_start": pending}
 
 
-def structured_streaming_throughput() -> float:
-    """The same query in Spark Structured Streaming: rate source -> same generated columns -> window."""
+def structured_streaming_throughput(cores: int = 2, warmup: float = WARMUP_S, measure: float = MEASURE_S) -> float:
+    """The same query in Spark Structured Streaming on ``cores`` local cores: rate source -> same
+    generated columns -> window."""
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
     from runtime.taskmanager.spark import datagen_column
 
-    spark = (SparkSession.builder.master("local[2]").appName("bench-structured-streaming")
-             .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
+    spark = (SparkSession.builder.master(f"local[{cores}]").appName("bench-structured-streaming")
+             .config("spark.sql.shuffle.partitions", str(cores)).config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false").config("spark.sql.session.timeZone", "UTC")
              .config("spark.driver.memory", "2g").getOrCreate())
     params = {"schema": clicks.SCHEMA, **{k: v for k, v in clicks.source_options(None, event_rate=1_000_000.0).items()
@@ -124,7 +147,7 @@ def structured_streaming_throughput() -> float:
     columns = [F.expr(datagen_column(f.name, f.dataType.simpleString(), params["fields"].get(f.name, {}),
                                      params["seed"], params)).cast(f.dataType).alias(f.name)
                for f in StructType.fromDDL(clicks.SCHEMA).fields]
-    stream = (spark.readStream.format("rate").option("rowsPerSecond", 4_000_000).option("numPartitions", 2).load()
+    stream = (spark.readStream.format("rate").option("rowsPerSecond", 4_000_000).option("numPartitions", cores).load()
               .withColumnRenamed("value", "_offset").select(*columns))
     query = (stream.withWatermark("ts", "1 second").filter("amount > 0.1")
              .groupBy("user", F.window("ts", "10 seconds")).agg(F.count(F.lit(1)).alias("clicks"),
@@ -132,7 +155,7 @@ def structured_streaming_throughput() -> float:
              .writeStream.format("noop").outputMode("append").start())
     processed = lambda: sum(p["numInputRows"] for p in query.recentProgress)  # noqa: E731
     try:
-        rate = sustained(processed, WARMUP_S, MEASURE_S)
+        rate = sustained(processed, warmup, measure)
     finally:
         query.stop()
         spark.stop()
@@ -151,28 +174,116 @@ def _seconds(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
-def main() -> int:
+def latency_runs(cluster, rate: float, runs: int, warmup: float, measure: float) -> dict:
+    """``runs`` latency measurements at ``rate``, each printed with where its time went."""
+    p50s, p99s, deliveries, last = [], [], [], {}
+    for i in range(runs):
+        last = flinkbench_latency(cluster, rows_per_second=rate, warmup=warmup, measure=measure)
+        p50s.append(_seconds(last["p50"]))
+        p99s.append(_seconds(last["p99"]))
+        deliveries.append(_seconds(last["delivery_p50"]))
+        print(f"flinkbench latency at {rate:,.0f} rows/s, run {i + 1}: p50 {p50s[-1]} s, p99 {p99s[-1]} s "
+              f"(collect delivery p50 {deliveries[-1]} s on top; source rows pending when measuring began: "
+              f"{last['pending_at_start'] or '-'})", flush=True)
+        phases.show(f"latency run {i + 1}", last["phases"])
+    return {"latency_p50_runs": p50s, "latency_p99_runs": p99s, "collect_delivery_p50_s_runs": deliveries,
+            "latency_phases": last.get("phases", {})}
+
+
+def first_result_runs(runs: int) -> dict:
+    from tests.benchmarks.first_result import first_result_s
+
+    seconds = []
+    for i in range(runs):
+        seconds.append(first_result_s())
+        print(f"first result in a fresh kernel, run {i + 1}: {seconds[-1]} s from %flink local to the "
+              "rows of a %%flink cell", flush=True)
+    return {"first_result_s_runs": seconds}
+
+
+def scaling_table(sizes: list[int], known: dict, warmup: float, measure: float) -> list[dict]:
+    """Throughput at parallelism n on n TaskManagers of one slot, with the cluster's peak memory, and
+    Structured Streaming on n local cores; ``known`` holds rows already measured (by n)."""
+    rows = []
+    for n in sizes:
+        if n not in known:
+            with LocalCluster(taskmanagers=n, slots=1, config={"spark.driver.memory": "2g"}) as cluster, \
+                    PeakRss(cluster) as peak:
+                ours = flinkbench_throughput(cluster, n, warmup, measure)
+            theirs = structured_streaming_throughput(n, warmup, measure)
+            known[n] = {"flinkbench_rows_per_s": round(ours), "cluster_peak_rss_gib": peak.gib,
+                        "structured_streaming_rows_per_s": round(theirs)}
+        row = {"parallelism": n, "taskmanagers": n, **known[n]}
+        theirs = row["structured_streaming_rows_per_s"]
+        row["ratio"] = round(row["flinkbench_rows_per_s"] / theirs, 3) if theirs else None
+        print(f"scaling: p{n} on {n} TaskManagers {row['flinkbench_rows_per_s']:,} rows/s, cluster peak "
+              f"{row['cluster_peak_rss_gib']} GiB; Structured Streaming local[{n}] {theirs:,} rows/s; "
+              f"ratio {row['ratio']}", flush=True)
+        rows.append(row)
+    return rows
+
+
+def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="write the figures as JSON to this file")
+    parser.add_argument("--warmup", type=float, default=WARMUP_S, help=f"seconds before measuring (default {WARMUP_S:g})")
+    parser.add_argument("--measure", type=float, default=MEASURE_S, help=f"seconds measured (default {MEASURE_S:g})")
+    parser.add_argument("--latency-runs", type=int, default=3)
+    parser.add_argument("--first-result-runs", type=int, default=3)
+    parser.add_argument("--checkpoint-keys", default="10000,100000,1000000", help="state sizes, comma-separated")
+    parser.add_argument("--scaling", default="1,2,4", help="parallelisms (= TaskManagers), comma-separated")
+    parser.add_argument("--skip", default="", help=f"parts to leave out, comma-separated: {', '.join(PARTS)}")
     args = parser.parse_args()
+    args.skip = {p for p in args.skip.split(",") if p}
+    if args.skip - set(PARTS):
+        parser.error(f"--skip: unknown parts {sorted(args.skip - set(PARTS))}; known: {', '.join(PARTS)}")
+    return args
+
+
+def main() -> int:
+    args = parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    with LocalCluster(taskmanagers=2, slots=1, config={"spark.driver.memory": "2g"}) as cluster:
-        ours = flinkbench_throughput(cluster)
+    timing = dict(warmup=args.warmup, measure=args.measure)
+    figures: dict = {}
+    with LocalCluster(taskmanagers=2, slots=1, config={"spark.driver.memory": "2g"}) as cluster, \
+            PeakRss(cluster) as peak:
+        ours = flinkbench_throughput(cluster, 2, **timing)
         print(f"flinkbench clicks p2 on 2 TaskManagers: {ours:,.0f} rows/s sustained", flush=True)
-        as_sql = flinkbench_sql_throughput(cluster)
-        print(f"flinkbench clicks as a SQL TUMBLE query: {as_sql:,.0f} rows/s sustained "
-              f"({as_sql / ours:.2f}x the DataStream version; target 0.9x)", flush=True)
-        p50, p99 = flinkbench_latency(cluster, rows_per_second=max(1_000.0, ours * 0.5))
-        print(f"flinkbench latency at {ours * 0.5:,.0f} rows/s: p50 {_seconds(p50)} s, p99 {_seconds(p99)} s", flush=True)
-    theirs = structured_streaming_throughput()
+        if "sql" not in args.skip:
+            as_sql = flinkbench_sql_throughput(cluster, **timing)
+            print(f"flinkbench clicks as a SQL TUMBLE query: {as_sql:,.0f} rows/s sustained "
+                  f"({as_sql / ours:.2f}x the DataStream version; target 0.9x)", flush=True)
+            figures.update(flinkbench_sql_rows_per_s=round(as_sql),
+                           sql_to_datastream_ratio=round(as_sql / ours, 3) if ours else None)
+        if "latency" not in args.skip:
+            figures.update(latency_runs(cluster, max(1_000.0, ours * 0.5), args.latency_runs, **timing))
+    figures["cluster_peak_rss_gib"] = peak.gib
+    print(f"peak memory of the local cluster (2 TaskManagers, JVMs included): {peak.gib} GiB", flush=True)
+    theirs = structured_streaming_throughput(2, **timing)
     print(f"Spark Structured Streaming, same query, local[2]: {theirs:,.0f} rows/s sustained", flush=True)
-    figures = {"flinkbench_rows_per_s": round(ours), "flinkbench_sql_rows_per_s": round(as_sql),
-               "sql_to_datastream_ratio": round(as_sql / ours, 3) if ours else None,
-               "structured_streaming_rows_per_s": round(theirs),
-               "ratio": round(ours / theirs, 3) if theirs else None,
-               "latency_p50_s": _seconds(p50), "latency_p99_s": _seconds(p99)}
+    figures.update(flinkbench_rows_per_s=round(ours), structured_streaming_rows_per_s=round(theirs),
+                   ratio=round(ours / theirs, 3) if theirs else None)
+    if "latency" not in args.skip:
+        figures["latency_p50_s"] = _median(figures["latency_p50_runs"])
+        figures["latency_p99_s"] = _median(figures["latency_p99_runs"])
+    if "first-result" not in args.skip:
+        figures.update(first_result_runs(args.first_result_runs))
+    if "checkpoints" not in args.skip:
+        from tests.benchmarks.checkpoints import checkpoint_p99_by_keys
+
+        keys = [int(k) for k in args.checkpoint_keys.split(",") if k]
+        figures["checkpoint_p99_s_by_keys"] = checkpoint_p99_by_keys(keys, **timing)
+    if "scaling" not in args.skip:
+        known = {2: {"flinkbench_rows_per_s": round(ours), "cluster_peak_rss_gib": peak.gib,
+                     "structured_streaming_rows_per_s": round(theirs)}}
+        figures["scaling"] = scaling_table([int(n) for n in args.scaling.split(",") if n], known, **timing)
     report(figures, args.out)
     return 0
+
+
+def _median(values: list):
+    present = sorted(v for v in values if v is not None)
+    return present[len(present) // 2] if present else None
 
 
 if __name__ == "__main__":
