@@ -10,15 +10,27 @@ def burst_rows(reader) -> int:
     return max(1, int(reader.max_burst_s * reader.rate))
 
 
+def first_bundle_size(rate: float | None, target: float, lo: int, hi: int) -> int:
+    """A rate-limited source starts with what its rate brings in one target time: starting from ``lo``
+    would take many bundles of mostly fixed cost to reach it, while its rows fall due all the same
+    and pile up as a backlog that only the spare capacity drains. Other sources start at ``lo``."""
+    if rate is None:
+        return lo
+    return max(lo, min(hi, int(rate * target)))
+
+
 def next_bundle_size(size: int, took: float, target: float, lo: int, hi: int, overhead: float = 0.0) -> int:
     """Size the next bundle to take about ``max(target, 2 * overhead)``.
 
     A Spark action has a fixed cost (``overhead``, the quickest bundle seen) that does not shrink with
-    the bundle, so a bundle must take at least twice that to spend most of its time on rows; growth is
-    at most 4x and shrinking at most half per step, to follow changing input smoothly.
+    the bundle, so a bundle must take at least twice that to spend most of its time on rows. Only the
+    time above the fixed cost grows with the rows, so that part is scaled: a bundle that took little
+    more than the fixed cost may grow a lot. Growth is at most 4x and shrinking at most half per
+    step, to follow changing input smoothly.
     """
     if took <= 0:
         return min(hi, size * 2)
     aim = max(target, 2 * overhead)
-    scaled = int(size * aim / took)
+    per_rows = took - overhead  # the part of the bundle's time its rows took
+    scaled = int(size * (aim - overhead) / per_rows) if per_rows > 0 else size * 4
     return max(lo, min(hi, size * 4, max(size // 2, scaled)))

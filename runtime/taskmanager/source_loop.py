@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from runtime.connectors.base import ConnectorError
 from runtime.messages import CheckpointBarrier, TaskDeploymentDescriptor, TriggerCheckpoint, Watermark
-from runtime.taskmanager.bundles import burst_rows, next_bundle_size
+from runtime.taskmanager.bundles import burst_rows, first_bundle_size, next_bundle_size
 from runtime.taskmanager.metrics import TaskMetricsTracker
 from runtime.taskmanager.network import ResultPartition
 from runtime.taskmanager.watermarks import to_wire
@@ -66,7 +66,8 @@ class SourceLoop:
         task, conf = self.task, self.task.tm.conf
         target, max_rows, min_rows = (conf.get("taskmanager.bundle.target-time"),
                                       conf.get("taskmanager.bundle.max-rows"), conf.get("taskmanager.bundle.min-rows"))
-        size, overhead = min_rows, None  # overhead: the quickest bundle so far, what one Spark action costs
+        size = first_bundle_size(task.reader.rate, target, min_rows, max_rows)
+        overhead = None  # the quickest bundle so far: what one Spark action costs
         started, emitted, finished = time.monotonic(), 0, False
         while not finished:
             if await self._take_checkpoints():

@@ -1,5 +1,6 @@
-"""Bundle sizing: aim at the target time, grow at most 4x, shrink at most by half, stay in bounds."""
-from runtime.taskmanager.bundles import next_bundle_size as _next_bundle_size
+"""Bundle sizing: aim at the target time, grow at most 4x, shrink at most by half, stay in bounds; a
+rate-limited source starts at its rate and keeps close to its pace."""
+from runtime.taskmanager.bundles import first_bundle_size, next_bundle_size as _next_bundle_size
 
 
 def test_fast_bundles_grow_toward_the_target_time():
@@ -18,6 +19,50 @@ def test_sizes_stay_within_bounds():
 
 
 def test_a_costly_spark_action_makes_bundles_grow_past_the_target_time():
-    # 2 s of fixed cost per action: shrinking cannot make a bundle quick, so aim at 2 x 2 s instead.
-    assert _next_bundle_size(1_000, 2.4, 0.5, 100, 1_000_000, overhead=2.4) == 2_000
+    # 2 s of fixed cost per action: shrinking cannot make a bundle quick, so aim at 2 x 2 s instead;
+    # a bundle that took no more than that fixed cost grows as fast as it may.
+    assert _next_bundle_size(1_000, 2.4, 0.5, 100, 1_000_000, overhead=2.4) == 4_000
+    assert _next_bundle_size(10_000, 4.0, 0.5, 100, 1_000_000, overhead=2.4) == 15_000
     assert _next_bundle_size(1_000, 2.4, 0.5, 100, 1_000_000, overhead=0.1) == 500
+
+
+def test_bundles_of_mostly_fixed_cost_grow_by_the_time_their_rows_took():
+    # 0.4 s of fixed cost, 0.01 s for the rows: only the rows' part scales, so grow 4x (not 0.8/0.41 = 2x)
+    assert _next_bundle_size(1_000, 0.41, 0.5, 100, 1_000_000, overhead=0.4) == 4_000
+    # at the aim (2 x 0.4 s) the size holds
+    assert _next_bundle_size(400_000, 0.8, 0.5, 100, 1_000_000, overhead=0.4) == 400_000
+
+
+def test_a_rate_limited_source_starts_with_what_its_rate_brings_in_one_target_time():
+    assert first_bundle_size(435_000.0, 0.5, 1_000, 1_000_000) == 217_500
+    assert first_bundle_size(100.0, 0.5, 1_000, 1_000_000) == 1_000
+    assert first_bundle_size(1e9, 0.5, 1_000, 1_000_000) == 1_000_000
+    assert first_bundle_size(None, 0.5, 1_000, 1_000_000) == 1_000
+
+
+def seconds_behind(rate: float, fixed_s: float, rows_per_s: float, until_s: float) -> float:
+    """The source loop's sizing against a model of its Spark action (``fixed_s`` + rows / ``rows_per_s``):
+    how many seconds of rows a rate-limited source is behind its pace at the last bundle before ``until_s``."""
+    t, emitted, overhead = 0.0, 0, None
+    size = first_bundle_size(rate, 0.5, 1_000, 1_000_000)
+    behind = 0.0
+    while t < until_s:
+        want = min(size, int(rate * t) - emitted)
+        if want <= 0:
+            t += 0.05
+            continue
+        took = fixed_s + want / rows_per_s
+        t, emitted = t + took, emitted + want
+        overhead = took if overhead is None else min(overhead, took)
+        size = _next_bundle_size(size, took, 0.5, 1_000, 1_000_000, overhead)
+        behind = (rate * t - emitted) / rate
+    return behind
+
+
+def test_a_source_at_half_its_capacity_keeps_within_a_bundle_of_its_pace_from_the_start():
+    # 0.4 s per Spark action, 900,000 rows/s of row work, 435,000 rows/s due: a bundle takes about 0.8 s
+    # in the steady state. Ramping up from 1,000 rows, the source fell about 3.4 s behind within 5 s and
+    # stayed there, since only the spare capacity drains a backlog.
+    assert seconds_behind(435_000.0, 0.4, 900_000.0, until_s=5.0) < 1.0
+    assert seconds_behind(435_000.0, 0.4, 900_000.0, until_s=20.0) < 1.0
+    assert seconds_behind(435_000.0, 0.15, 900_000.0, until_s=20.0) < 0.4
