@@ -229,6 +229,8 @@ def parse_args():
     parser.add_argument("--warmup", type=float, default=WARMUP_S, help=f"seconds before measuring (default {WARMUP_S:g})")
     parser.add_argument("--measure", type=float, default=MEASURE_S, help=f"seconds measured (default {MEASURE_S:g})")
     parser.add_argument("--latency-runs", type=int, default=3)
+    parser.add_argument("--latency-rate", type=float, help="rows/s of the latency runs (default: half the measured "
+                        "throughput); a fixed rate compares runs made under different load")
     parser.add_argument("--first-result-runs", type=int, default=3)
     parser.add_argument("--checkpoint-keys", default="10000,100000,1000000", help="state sizes, comma-separated")
     parser.add_argument("--scaling", default="1,2,4", help="parallelisms (= TaskManagers), comma-separated")
@@ -256,7 +258,8 @@ def main() -> int:
             figures.update(flinkbench_sql_rows_per_s=round(as_sql),
                            sql_to_datastream_ratio=round(as_sql / ours, 3) if ours else None)
         if "latency" not in args.skip:
-            figures.update(latency_runs(cluster, max(1_000.0, ours * 0.5), args.latency_runs, **timing))
+            rate = args.latency_rate or max(1_000.0, ours * 0.5)
+            figures.update(latency_runs(cluster, rate, args.latency_runs, **timing), latency_rows_per_s=round(rate))
     figures["cluster_peak_rss_gib"] = peak.gib
     print(f"peak memory of the local cluster (2 TaskManagers, JVMs included): {peak.gib} GiB", flush=True)
     theirs = structured_streaming_throughput(2, **timing)
