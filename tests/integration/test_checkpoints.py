@@ -209,7 +209,7 @@ def test_checkpoints_restore_after_a_kill(fresh_cluster, spark, tmp_path, storag
         directory = "s3://checkpoints/flinkbench"
     else:
         directory = (tmp_path / "chk").as_uri()
-    rows = 100_000
+    rows = 200_000  # 40 s of input: the kill comes well before its end
     cluster = fresh_cluster(taskmanagers=2, slots=2, **{"state.checkpoints.dir": directory,
                                                        "restart-strategy.fixed-delay.delay": "200 ms"})
     env = cluster.environment()
@@ -219,6 +219,7 @@ def test_checkpoints_restore_after_a_kill(fresh_cluster, spark, tmp_path, storag
     job = env.execute_async(f"clicks on {storage}")
     wait_for_new_checkpoint(cluster, job.job_id)
     wait_for_new_checkpoint(cluster, job.job_id)
+    assert job_state(cluster.client, job.job_id) == "RUNNING", "the job finished before the kill; give it more input"
     cluster.kill_taskmanager(0)
     cluster.add_taskmanager(wait=False)
     got = job.results(timeout=600)

@@ -144,8 +144,9 @@ def test_rows_pushed_across_taskmanager_kills_reach_the_output_exactly_once(fres
         cluster.kill_taskmanager(0)
         cluster.add_taskmanager(wait=False)
         push(5_000)  # while the job fails over
+        # a restart waits for the replacement TaskManager's Spark JVM when the survivors' slots are too few
         wait_until(lambda restarts=restarts: job.details()["restarts"] > restarts and every_task_running(job),
-                   180, "the job restored")
+                   300, "the job restored")
     push(5_000)
     job.close_source("numbers")
     got = job.results(timeout=600)
