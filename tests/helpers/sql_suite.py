@@ -26,8 +26,8 @@ class Case:
     batch: bool = False  # run Flinkbench in batch mode (else streaming, the changelog applied)
 
 
-def write_inputs(folder: Path) -> dict[str, Path]:
-    """The input files (deterministic), one folder per table."""
+def write_inputs(folder: Path, split: bool = True) -> dict[str, Path]:
+    """The input files (deterministic), one folder per table; ``split``: clicks in two files."""
     paths = {name: folder / name for name in ("clicks", "users", "payments")}
     for path in paths.values():
         path.mkdir(parents=True, exist_ok=True)
@@ -37,9 +37,12 @@ def write_inputs(folder: Path) -> dict[str, Path]:
         ts = BASE + datetime.timedelta(milliseconds=i * 100 - (i * 37) % 400)
         amount = "" if i % 23 == 0 else f"{(i * 7919 % 1000) / 10:.1f}"
         clicks.append(f"{i},{(i * 31) % 13},{urls[(i * 17) % 5]},{amount},{_ts(ts)}")
-    # One file per table: Flink marks a source reader without a split idle and hands out splits last first, so
-    # with two files a reader could read the later one first (or alone) and drop the earlier one's rows as late.
-    (paths["clicks"] / "part-0.csv").write_text("\n".join(clicks) + "\n")
+    # Two files make two source splits (and bundles, so updating results retract); Flink is given one file, since
+    # it marks a source reader without a split idle and hands out splits last first: a reader could read the later
+    # file first (or alone) and drop the earlier one's rows as late.
+    halves = (clicks[:300], clicks[300:]) if split else (clicks,)
+    for n, half in enumerate(halves):
+        (paths["clicks"] / f"part-{n}.csv").write_text("\n".join(half) + "\n")
     tiers = ["gold", "silver", "bronze"]
     users = [f"{u},user{u},{tiers[u % 3]}" for u in range(USERS)]
     (paths["users"] / "users.csv").write_text("\n".join(users) + "\n")

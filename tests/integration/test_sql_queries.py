@@ -30,14 +30,15 @@ def t_env(cluster, inputs):
 
 
 @pytest.fixture(scope="module")
-def flink(inputs, tmp_path_factory):
+def flink(tmp_path_factory):
     """Apache Flink 2.3's answers to every case it runs as written: one PyFlink run for all of them, started
     in the background so that it overlaps this module's own queries (a future; ``.result()`` waits)."""
     from tests.helpers.flink_sql import flink_answers
 
     queries = {c.name: c.sql for c in CASES if c.flink}
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="pyflink") as pool:
-        yield pool.submit(flink_answers, ddl(inputs), queries, tmp_path_factory.mktemp("pyflink"))
+        folder = tmp_path_factory.mktemp("pyflink")
+        yield pool.submit(flink_answers, ddl(write_inputs(folder / "inputs", split=False)), queries, folder)
 
 
 @pytest.fixture(scope="module")
