@@ -14,7 +14,8 @@ import pytest
 from runtime.api.functions import col
 from runtime.examples import clicks
 from tests.helpers.spark_reference import clicks_expected
-from tests.helpers.clusters import busy_taskmanagers, job_state, wait_for_checkpoint_after_restart, wait_until
+from tests.helpers.clusters import (busy_taskmanager, busy_taskmanagers, job_state, wait_for_checkpoint_after_restart,
+                                   wait_until)
 
 NAMES = ("user", "window_start", "window_end", "clicks", "total")
 
@@ -111,7 +112,7 @@ def test_per_key_sequence_numbers_rise_by_one_across_kills(fresh_cluster):
     job = env.execute_async("sequences")
     for _ in range(2):
         wait_for_new_checkpoint(cluster, job.job_id)
-        cluster.kill_taskmanager(0)
+        cluster.kill_taskmanager(busy_taskmanager(cluster.client, job.job_id))
         cluster.add_taskmanager(wait=False)
     got = job.results(timeout=600)
     per_key = collections.defaultdict(list)
@@ -220,7 +221,7 @@ def test_checkpoints_restore_after_a_kill(fresh_cluster, spark, tmp_path, storag
     wait_for_new_checkpoint(cluster, job.job_id)
     wait_for_new_checkpoint(cluster, job.job_id)
     assert job_state(cluster.client, job.job_id) == "RUNNING", "the job finished before the kill; give it more input"
-    cluster.kill_taskmanager(0)
+    cluster.kill_taskmanager(busy_taskmanager(cluster.client, job.job_id))  # the first ready TaskManager may hold every slot
     cluster.add_taskmanager(wait=False)
     got = job.results(timeout=600)
     assert window_rows(got) == window_rows(clicks_expected(spark, rows))

@@ -13,7 +13,7 @@ import pytest
 from runtime.api.functions import col
 from runtime.api.windows import TumblingEventTimeWindows, WatermarkStrategy, agg
 from runtime.client import ClusterError
-from tests.helpers.clusters import job_state, wait_until
+from tests.helpers.clusters import busy_taskmanager, job_state, wait_until
 from tests.integration.test_bad_input import call, graph_of
 from tests.integration.test_checkpoints import wait_for_new_checkpoint
 
@@ -141,7 +141,7 @@ def test_rows_pushed_across_taskmanager_kills_reach_the_output_exactly_once(fres
         push(5_000)  # read after that checkpoint and before the kill: to be read again after the restore
         wait_until(lambda read_before=read_before: source_reads() > read_before, 60, "the sources reading the latest push")
         restarts = job.details()["restarts"]
-        cluster.kill_taskmanager(0)
+        cluster.kill_taskmanager(busy_taskmanager(cluster.client, job.job_id))
         cluster.add_taskmanager(wait=False)
         push(5_000)  # while the job fails over
         # a restart waits for the replacement TaskManager's Spark JVM when the survivors' slots are too few
