@@ -185,9 +185,7 @@ class OperatorChain:
 
     def output_watermark(self, watermark: int) -> int:
         """The watermark the chain passes on for input ``watermark``: less what its stages hold back."""
-        for stage in self.stateful:
-            watermark = held_back(watermark, stage.watermark_delay)
-        return watermark
+        return held_back(watermark, sum(stage.watermark_delay for stage in self.stateful))
 
     def on_processing_time(self, spark) -> list[pa.Table]:
         """Blocking: fire the processing-time timers that are due; returns what reaches the output."""
