@@ -80,7 +80,7 @@ class SourceLoop:
             if want <= 0:
                 await self._idle(min(target, 0.05))
                 continue
-            t0 = time.monotonic()
+            t0, blocked0 = time.monotonic(), self._blocked()
             table, finished, rows_read = await task.run_blocking(self._bundle, want)
             if rows_read is None:  # the reader cannot tell before the action: count what came out
                 rows_read = table.num_rows if table is not None else 0
@@ -92,10 +92,15 @@ class SourceLoop:
             await task.emit(table)
             await task.advance_watermark(task.chain.assigner.current if task.chain.assigner else None)
             task.bundle_done(t0)
-            took = time.monotonic() - t0
+            # Time waiting for consumers' credit is not this bundle's cost: counting it would shrink
+            # bundles under backpressure, making every bundle mostly fixed cost and the source slower.
+            took = time.monotonic() - t0 - (self._blocked() - blocked0)
             overhead = took if overhead is None else min(overhead, took)
             size = next_bundle_size(size, took, target, min_rows, max_rows, overhead)
         await task.advance_watermark(END_OF_TIME)
+
+    def _blocked(self) -> float:
+        return sum(p.blocked_seconds() for p in self.task.partitions)
 
     def _bundle(self, rows: int):
         """Blocking: one bundle through the chain as one Spark plan, out as Arrow."""
