@@ -203,13 +203,9 @@ def s3_emulator(monkeypatch):
         server.wait()
 
 
-@pytest.mark.parametrize("storage", ["file", "s3"])
-def test_checkpoints_restore_after_a_kill(fresh_cluster, spark, tmp_path, storage, request):
-    if storage == "s3":
-        client = request.getfixturevalue("s3_emulator")
-        directory = "s3://checkpoints/flinkbench"
-    else:
-        directory = (tmp_path / "chk").as_uri()
+def test_checkpoints_in_s3_restore_after_a_kill(fresh_cluster, spark, s3_emulator):
+    # Restores from file:// checkpoints are the ten-kill and sequence-number tests' daily bread.
+    directory = "s3://checkpoints/flinkbench"
     rows = 200_000  # 40 s of input: the kill comes well before its end
     cluster = fresh_cluster(taskmanagers=2, slots=2, **{"state.checkpoints.dir": directory,
                                                        "restart-strategy.fixed-delay.delay": "200 ms"})
@@ -217,7 +213,7 @@ def test_checkpoints_restore_after_a_kill(fresh_cluster, spark, tmp_path, storag
     env.set_parallelism(2)
     env.enable_checkpointing("1 s")
     clicks.build(env, rows, rows_per_second=5_000)
-    job = env.execute_async(f"clicks on {storage}")
+    job = env.execute_async("clicks on s3")
     wait_for_new_checkpoint(cluster, job.job_id)
     wait_for_new_checkpoint(cluster, job.job_id)
     assert job_state(cluster.client, job.job_id) == "RUNNING", "the job finished before the kill; give it more input"
@@ -226,11 +222,9 @@ def test_checkpoints_restore_after_a_kill(fresh_cluster, spark, tmp_path, storag
     got = job.results(timeout=600)
     assert window_rows(got) == window_rows(clicks_expected(spark, rows))
     stats = cluster.client.get(f"/jobs/{job.job_id}/checkpoints")
-    assert stats["latest"]["restored"] is not None and stats["latest"]["restored"]["external_path"].startswith(
-        directory.split("://")[0] + "://")
-    if storage == "s3":
-        keys = [o["Key"] for o in client.list_objects_v2(Bucket="checkpoints").get("Contents", [])]
-        assert any(k.endswith("_metadata") for k in keys), keys
+    assert stats["latest"]["restored"] is not None and stats["latest"]["restored"]["external_path"].startswith("s3://")
+    keys = [o["Key"] for o in s3_emulator.list_objects_v2(Bucket="checkpoints").get("Contents", [])]
+    assert any(k.endswith("_metadata") for k in keys), keys
 
 
 def test_a_checkpoint_that_times_out_fails_alone(fresh_cluster):
