@@ -68,17 +68,27 @@ def slot_view(source: ColumnDataSource) -> figure:
     return fig
 
 
+def bar_range_end(values: list) -> float:
+    """The end of a bar chart's value axis: a little beyond the longest bar, in steps so that it moves seldom."""
+    longest = max((v for v in values if v), default=0)
+    if longest <= 0:
+        return 1.0
+    beyond = int(longest * 1.05)
+    step = 10 ** max(0, len(str(beyond)) - 2)  # two significant digits
+    return float((beyond // step + 1) * step)
+
+
 def task_view(tasks: ColumnDataSource, rates: ColumnDataSource):
     """Per-subtask records in (bar, coloured by backpressure), throughput over time, and the numbers."""
-    bars = figure(y_range=FactorRange(), height=140, sizing_mode="stretch_width", toolbar_location=None,
-                  title="Records in per subtask (colour: backpressure)", x_axis_label="records in")
+    # A fixed range moved from Python: an auto-range keeps the bounds it computed from the empty first data.
+    bars = figure(y_range=FactorRange(), x_range=Range1d(0, 1), height=140, sizing_mode="stretch_width",
+                  toolbar_location=None, title="Records in per subtask (colour: backpressure)", x_axis_label="records in")
     bars.hbar(y="label", right="records_in", height=0.7, source=tasks, name="tasks",
               fill_color=linear_cmap("backpressure", BACKPRESSURE_PALETTE, 0.0, 1.0), line_color=None)
     bars.add_tools(HoverTool(tooltips=[("task", "@task [@subtask]"), ("state", "@state"), ("records in", "@records_in"),
                                        ("records out", "@records_out"), ("in/s", "@in_rate"), ("out/s", "@out_rate"),
                                        ("backpressure", "@backpressure{0%}"), ("watermark", "@watermark"),
                                        ("TaskManager", "@tm_id slot @slot")]))
-    bars.x_range.start = 0
     throughput = figure(x_axis_type="datetime", height=170, sizing_mode="stretch_width", toolbar_location=None,
                         title="Throughput (records/s)")
     throughput.line(x="time", y="source_rate", source=rates, color="#1f77b4", legend_label="into first task", line_width=2)
@@ -176,6 +186,9 @@ class ClusterViews:
             self.slot_fig.x_range.end = slots - 0.5
             self.slot_fig.xaxis.ticker.ticks = list(range(slots))
         self._fit(self.task_fig, list(reversed(cols["tasks"]["label"])))
+        records_end = bar_range_end(cols["tasks"]["records_in"])
+        if self.task_fig.x_range.end != records_end:
+            self.task_fig.x_range.end = records_end
         self._fit(self.checkpoint_fig, list(dict.fromkeys(reversed(cols["checkpoints"]["y"]))))
         return True
 

@@ -9,13 +9,16 @@ from runtime.api.windows import TumblingEventTimeWindows, WatermarkStrategy, agg
 from tests.helpers.clusters import wait_until
 
 SLOW_MAP = "Slow map"
-SLOW_S = 0.4  # per batch: far slower than the source's rate, so the map is busy and the source backpressured
+# Per row: the map needs two seconds for each second of the source's 2,000 rows, so it is busy and the source
+# backpressured however the machine's load slows the source (a fixed sleep per batch is not: a slowed
+# source sends fewer, larger batches and the map keeps up).
+SLOW_S_PER_ROW = 0.001
 
 # The same pipeline as a %%flink cell body (the notebook and the panel tests submit it from a notebook).
 SLOW_CELL_BODY = f"""\
 import time
 def slow_map(batch):
-    time.sleep({SLOW_S})
+    time.sleep(len(batch) * {SLOW_S_PER_ROW})
     return batch
 events = env.datagen("user INT, ts TIMESTAMP", rows_per_second=2000, realtime=True, fields={{"user": {{"min": 0, "max": 9}}}})
 (events.assign_timestamps_and_watermarks(WatermarkStrategy.for_bounded_out_of_orderness("1 s").with_timestamp_column("ts"))
@@ -29,7 +32,7 @@ def build_slow_job(env) -> None:
     """Source -> (rebalance) -> Slow map -> (hash) -> Window -> Collect: three chained tasks."""
     def slow_map(batch):
         import time
-        time.sleep(SLOW_S)
+        time.sleep(len(batch) * SLOW_S_PER_ROW)
         return batch
 
     events = env.datagen("user INT, ts TIMESTAMP", rows_per_second=2000, realtime=True,

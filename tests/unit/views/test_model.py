@@ -11,7 +11,7 @@ from runtime.codec import to_plain
 from runtime.messages import TaskMetrics
 from runtime.views.columns import (FREE_COLOR, LOST_COLOR, checkpoint_columns, job_color, job_columns,
                                    jobmanager_columns, restart_columns, slot_columns, status_text, task_columns)
-from runtime.views.figures import ClusterViews
+from runtime.views.figures import ClusterViews, bar_range_end
 from runtime.views.model import ClusterModel
 from runtime.views.results import ResultsTable
 
@@ -214,6 +214,19 @@ def test_bokeh_views_hold_the_model_columns_and_skip_redraws_without_changes(mod
     feed(events.TaskMetricsReported(JOB, VERTEX, "Source: datagen -> Collect", 0, TaskMetrics(JOB, "att0", records_in=5)))
     assert views.refresh(model)
     assert table.tags != before, "same rows, new values: the table is told to redraw"
+    feed(events.TaskMetricsReported(JOB, VERTEX, "Source: datagen -> Collect", 0,
+                                    TaskMetrics(JOB, "att0", records_in=123_456)))
+    views.refresh(model)
+    assert 123_456 < views.task_fig.x_range.end < 200_000, "the records axis follows the longest bar"
+
+
+def test_bar_range_end_is_just_beyond_the_longest_bar_in_round_steps():
+    assert bar_range_end([]) == bar_range_end([0, None]) == 1.0
+    assert bar_range_end([3]) == 4.0
+    assert bar_range_end([5, 95]) == 100.0
+    assert bar_range_end([1_000]) == 1_100.0
+    assert bar_range_end([123_456]) == 130_000.0
+    assert bar_range_end([970_000]) == 1_100_000.0
 
 
 def test_results_table_keeps_only_the_last_rows():
