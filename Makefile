@@ -41,7 +41,7 @@ demo: java setup
 TEST_WORKERS ?= 2
 
 test: system-deps java setup extension
-	@$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=40 \
+	@$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" --durations=40 \
 	  $(if $(JUNIT),--junitxml=$(JUNIT)-parallel.xml) $(PYTEST_ARGS); parallel=$$?; \
 	$(PY) -m pytest -m serial --durations=40 $(if $(JUNIT),--junitxml=$(JUNIT)-serial.xml) $(PYTEST_ARGS); serial=$$?; \
 	for part in $$parallel $$serial; do case $$part in 0|5) ;; *) exit $$part ;; esac; done  # 5: no test in that part

@@ -79,3 +79,25 @@ def no_leftover_processes():
             except psutil.Error:
                 pass
     assert not left, f"processes left behind: {left}"
+
+
+# Modules that take minutes, longest first (from `make test`'s slowest list). pytest-xdist hands out whole
+# modules in collection order (`--no-loadscope-reorder`), so starting these first lets the two workers
+# finish together instead of one running a long module alone at the end.
+LONGEST_FIRST = (
+    "tests/notebooks/test_teaching_notebooks.py",
+    "tests/integration/test_checkpoints.py",
+    "tests/integration/test_resource_provider.py",
+    "tests/ui/test_lab_job_graph.py",
+    "tests/integration/test_sql_queries.py",
+    "tests/install/test_wheel_install.py",
+    "tests/integration/test_sql_failures.py",
+    "tests/integration/test_spark_engines.py",
+    "tests/integration/test_high_availability_zookeeper.py",
+    "tests/notebooks/test_live_notebook.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep their order
