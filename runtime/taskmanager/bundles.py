@@ -34,3 +34,17 @@ def next_bundle_size(size: int, took: float, target: float, lo: int, hi: int, ov
     per_rows = took - overhead  # the part of the bundle's time its rows took
     scaled = int(size * (aim - overhead) / per_rows) if per_rows > 0 else size * 4
     return max(lo, min(hi, size * 4, max(size // 2, scaled)))
+
+
+def backpressured_bundle_size(size: int, rows: int, elapsed: float, target: float, lo: int) -> int:
+    """Cap a backpressured source's next bundle at what its consumers took in one target time.
+
+    A source waiting for credit sends rows only as fast as its consumers take them (``rows`` in
+    ``elapsed`` seconds, the wait included). Its buffers are whole bundles, so bundles sized by the
+    source's own speed would queue many seconds of the consumers' work ahead of a checkpoint barrier;
+    capped, each queued buffer holds about a target time of it (Flink debloats its buffers for the
+    same reason).
+    """
+    if elapsed <= 0 or rows <= 0:
+        return size
+    return max(lo, min(size, int(rows * target / elapsed)))

@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from runtime.connectors.base import ConnectorError
 from runtime.messages import CheckpointBarrier, TaskDeploymentDescriptor, TriggerCheckpoint, Watermark
-from runtime.taskmanager.bundles import burst_rows, first_bundle_size, next_bundle_size
+from runtime.taskmanager.bundles import backpressured_bundle_size, burst_rows, first_bundle_size, next_bundle_size
 from runtime.taskmanager.metrics import TaskMetricsTracker
 from runtime.taskmanager.network import ResultPartition
 from runtime.taskmanager.watermarks import to_wire
@@ -92,11 +92,15 @@ class SourceLoop:
             await task.emit(table)
             await task.advance_watermark(task.chain.assigner.current if task.chain.assigner else None)
             task.bundle_done(t0)
-            # Time waiting for consumers' credit is not this bundle's cost: counting it would shrink
-            # bundles under backpressure, making every bundle mostly fixed cost and the source slower.
-            took = time.monotonic() - t0 - (self._blocked() - blocked0)
+            # The bundle's cost leaves out the wait for consumers' credit (counted, it would make every
+            # bundle mostly fixed cost and the source burn CPU its slow consumers need); that wait
+            # instead caps the size at what the consumers take.
+            elapsed, blocked = time.monotonic() - t0, self._blocked() - blocked0
+            took = elapsed - blocked
             overhead = took if overhead is None else min(overhead, took)
             size = next_bundle_size(size, took, target, min_rows, max_rows, overhead)
+            if blocked > 0:
+                size = backpressured_bundle_size(size, rows_read, elapsed, target, min_rows)
         await task.advance_watermark(END_OF_TIME)
 
     def _blocked(self) -> float:

@@ -187,7 +187,7 @@ def test_a_slow_consumer_backpressures_its_producer_and_memory_stays_bounded(tmp
     from tests.helpers.clusters import started_cluster
 
     def slow(frame):
-        time.sleep(0.3)
+        time.sleep(len(frame) * 0.001)  # 1,000 rows/s at most, whatever the batches
         return frame
 
     # Small bundles fill the four buffers a consumer may be behind within seconds; Spark threads beyond

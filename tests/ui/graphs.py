@@ -9,10 +9,11 @@ from runtime.api.windows import TumblingEventTimeWindows, WatermarkStrategy, agg
 from tests.helpers.clusters import wait_until
 
 SLOW_MAP = "Slow map"
-# Per row: the map needs two seconds for each second of the source's 2,000 rows, so it is busy and the source
-# backpressured however the machine's load slows the source (a fixed sleep per batch is not: a slowed
-# source sends fewer, larger batches and the map keeps up).
-SLOW_S_PER_ROW = 0.001
+# Per row: the map needs 1.2 s for each second of the source's 2,000 rows, so it is busy and the source
+# backpressured however the machine's load slows the source (with a fixed sleep per batch it is not: a
+# slowed source sends fewer, larger batches and the map keeps up), while what waits in its input buffers
+# ahead of a checkpoint barrier stays a few seconds of its work.
+SLOW_S_PER_ROW = 0.0006
 
 # The same pipeline as a %%flink cell body (the notebook and the panel tests submit it from a notebook).
 SLOW_CELL_BODY = f"""\

@@ -1,6 +1,6 @@
 """Bundle sizing: aim at the target time, grow at most 4x, shrink at most by half, stay in bounds; a
 rate-limited source starts at its rate and keeps close to its pace."""
-from runtime.taskmanager.bundles import first_bundle_size, next_bundle_size as _next_bundle_size
+from runtime.taskmanager.bundles import backpressured_bundle_size, first_bundle_size, next_bundle_size as _next_bundle_size
 
 
 def test_fast_bundles_grow_toward_the_target_time():
@@ -66,3 +66,11 @@ def test_a_source_at_half_its_capacity_keeps_within_a_bundle_of_its_pace_from_th
     assert seconds_behind(435_000.0, 0.4, 900_000.0, until_s=5.0) < 1.0
     assert seconds_behind(435_000.0, 0.4, 900_000.0, until_s=20.0) < 1.0
     assert seconds_behind(435_000.0, 0.15, 900_000.0, until_s=20.0) < 0.4
+
+
+def test_a_backpressured_source_sizes_bundles_to_what_its_consumers_take_in_a_target_time():
+    # 50,000 rows left in 10 s (mostly waiting for credit): consumers take 5,000 rows/s.
+    assert backpressured_bundle_size(400_000, rows=50_000, elapsed=10.0, target=0.5, lo=1_000) == 2_500
+    assert backpressured_bundle_size(400_000, rows=500, elapsed=10.0, target=0.5, lo=1_000) == 1_000, "floor"
+    assert backpressured_bundle_size(2_000, rows=50_000, elapsed=1.0, target=0.5, lo=1_000) == 2_000, "never grows"
+    assert backpressured_bundle_size(2_000, rows=0, elapsed=0.0, target=0.5, lo=1_000) == 2_000
