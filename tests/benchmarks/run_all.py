@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -153,13 +154,54 @@ def structured_streaming_throughput(cores: int = 2, warmup: float = WARMUP_S, me
              .groupBy("user", F.window("ts", "10 seconds")).agg(F.count(F.lit(1)).alias("clicks"),
                                                                   F.sum("amount").alias("total"))
              .writeStream.format("noop").outputMode("append").start())
-    processed = lambda: sum(p["numInputRows"] for p in query.recentProgress)  # noqa: E731
+    progress = MicroBatchRows(query)
     try:
-        rate = sustained(processed, warmup, measure)
+        progress.wait_first()
+        rate = sustained(progress.rows, warmup, measure)
     finally:
+        progress.close()
         query.stop()
         spark.stop()
     return rate
+
+
+class MicroBatchRows:
+    """Rows a streaming query has read in its completed micro-batches, by batch id: the query keeps only
+    its last 100 progress reports, which a fast query passes within a long measurement."""
+
+    def __init__(self, query, interval: float = 0.5):
+        self.query, self.interval = query, interval
+        self.by_batch: dict[int, int] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True, name="micro-batch-rows")
+        self._thread.start()
+
+    def _poll(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._merge()
+
+    def _merge(self) -> None:
+        reports = self.query.recentProgress
+        with self._lock:
+            self.by_batch.update({p["batchId"]: p["numInputRows"] for p in reports})
+
+    def rows(self) -> int:
+        self._merge()
+        with self._lock:
+            return sum(self.by_batch.values())
+
+    def wait_first(self, timeout: float = 300.0) -> None:
+        """Until a micro-batch with rows completed (the session and its code are warm)."""
+        deadline = time.monotonic() + timeout
+        while self.rows() == 0:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no micro-batch of the Structured Streaming query completed in {timeout:g} s")
+            time.sleep(self.interval)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def report(figures: dict, out: str | None) -> None:
