@@ -141,7 +141,7 @@ def _stop(cluster, job_id, target) -> str:
 
 
 def test_stop_with_savepoint_and_resume_at_other_parallelisms_gives_the_uninterrupted_answer(cluster, spark, tmp_path):
-    rows = 120_000
+    rows = 240_000
     pieces = []
     savepoint = None
     for parallelism, stop in ((2, True), (3, True), (1, False)):
@@ -152,8 +152,10 @@ def test_stop_with_savepoint_and_resume_at_other_parallelisms_gives_the_uninterr
         env.enable_checkpointing("1 h")
         if savepoint:
             env.from_savepoint(savepoint)
-        # a 10 s window every 20,000 rows, at most 4,000 rows/s: each run has input left when it is stopped
-        clicks.build(env, rows, rows_per_second=4_000, event_rate=2_000.0)
+        # A 10 s window every 20,000 rows. At most 4,000 rows/s while a stop is to come: 60 s of input, so that
+        # every source subtask still runs when it comes (a savepoint needs all tasks RUNNING); the last run
+        # reads the rest quickly (the pace decides no event time: event_rate does).
+        clicks.build(env, rows, rows_per_second=4_000 if stop else 40_000, event_rate=2_000.0)
         job = env.execute_async(f"clicks p{parallelism}")
         if stop:
             wait_until(lambda job=job: windows_fired(job) > 0, 180, "some windows fired")

@@ -180,7 +180,6 @@ def _rss(pid: int) -> int:
     return psutil.Process(pid).memory_info().rss
 
 
-@pytest.mark.serial  # measures memory over a fixed span: runs after the parallel part, alone
 def test_a_slow_consumer_backpressures_its_producer_and_memory_stays_bounded(tmp_path):
     import time
 
