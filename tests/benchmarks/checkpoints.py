@@ -27,21 +27,25 @@ from tests.benchmarks.run_all import (MEASURE_S, WARMUP_S, percentile, report, s
 KEYS = 100_000
 
 
-def run(cluster, checkpoint_interval: str | None, users: int = clicks.USERS):
+def run(cluster, checkpoint_interval: str | None, users: int = clicks.USERS, incremental: bool = False):
     env = cluster.environment()
     env.set_parallelism(2)
     if checkpoint_interval:
         env.enable_checkpointing(checkpoint_interval)
+        env.set("execution.checkpointing.incremental", str(incremental).lower())
     clicks.build(env, None, sink="blackhole", event_rate=200_000.0, users=users)
-    job = env.execute_async(f"bench: clicks, checkpoints {checkpoint_interval or 'off'}")
+    job = env.execute_async(f"bench: clicks, checkpoints {checkpoint_interval or 'off'}"
+                            f"{' incremental' if incremental else ''}")
     wait_flowing(cluster, job)
     return job
 
 
-def checkpoint_durations(cluster, keys: int, warmup: float = WARMUP_S, measure: float = MEASURE_S) -> dict:
-    """Clicks with ``keys`` users and checkpoints every second: duration and size of those completed after
-    the warm-up, and the slowest one during it. The job is cancelled afterwards."""
-    job = run(cluster, "1 s", users=keys)
+def checkpoint_durations(cluster, keys: int, warmup: float = WARMUP_S, measure: float = MEASURE_S,
+                         incremental: bool = False) -> dict:
+    """Clicks with ``keys`` users and checkpoints every second: duration and size (whole state, and what
+    was uploaded) of those completed after the warm-up, and the slowest one during it. The job is
+    cancelled afterwards."""
+    job = run(cluster, "1 s", users=keys, incremental=incremental)
     steady_from_ms = (time.time() + warmup) * 1000
     time.sleep(warmup + measure)
     stats = cluster.client.get(f"/jobs/{job.job_id}/checkpoints")
@@ -52,22 +56,28 @@ def checkpoint_durations(cluster, keys: int, warmup: float = WARMUP_S, measure: 
     return {"checkpoint_duration_p50_ms": percentile([h["end_to_end_duration"] for h in steady], 0.5),
             "checkpoint_duration_p99_ms": percentile([h["end_to_end_duration"] for h in steady], 0.99),
             "checkpoint_size_p50_bytes": percentile([h["state_size"] for h in steady], 0.5),
+            "checkpointed_size_p50_bytes": percentile([h["checkpointed_size"] for h in steady], 0.5),
             "checkpoints_completed": len(steady), "checkpoints_failed": stats["counts"]["failed"],
             "checkpoint_duration_max_during_warmup_ms": max(
                 [h["end_to_end_duration"] for h in done if h["trigger_timestamp"] < steady_from_ms], default=None)}
 
 
-def checkpoint_p99_by_keys(sizes: list[int], warmup: float = WARMUP_S, measure: float = MEASURE_S) -> dict:
-    """Checkpoint duration p99 in seconds by number of keys of window state, on 2 TaskManagers."""
-    out = {}
+def checkpoint_p99_by_keys(sizes: list[int], warmup: float = WARMUP_S, measure: float = MEASURE_S,
+                           modes: tuple[str, ...] = ("full", "incremental")) -> dict[str, dict]:
+    """By mode (full, incremental checkpoints): checkpoint duration p99 in seconds and the median bytes
+    uploaded per checkpoint, by number of keys of window state, on 2 TaskManagers."""
+    out: dict[str, dict] = {}
     with LocalCluster(taskmanagers=2, slots=1, config={"spark.driver.memory": "2g"}) as cluster:
         for keys in sizes:
-            figures = checkpoint_durations(cluster, keys, warmup, measure)
-            p99 = figures["checkpoint_duration_p99_ms"]
-            out[str(keys)] = None if p99 is None else round(p99 / 1000, 3)
-            print(f"checkpoints with {keys:,} keys: p99 {out[str(keys)]} s, p50 {figures['checkpoint_duration_p50_ms']} ms, "
-                  f"size {figures['checkpoint_size_p50_bytes']} B ({figures['checkpoints_completed']} completed, "
-                  f"{figures['checkpoints_failed']} failed)", flush=True)
+            for mode in modes:
+                figures = checkpoint_durations(cluster, keys, warmup, measure, mode == "incremental")
+                p99 = figures["checkpoint_duration_p99_ms"]
+                out.setdefault(mode, {})[str(keys)] = None if p99 is None else round(p99 / 1000, 3)
+                out.setdefault(f"{mode}_uploaded_bytes", {})[str(keys)] = figures["checkpointed_size_p50_bytes"]
+                print(f"{mode} checkpoints with {keys:,} keys: p99 {out[mode][str(keys)]} s, p50 "
+                      f"{figures['checkpoint_duration_p50_ms']} ms, state {figures['checkpoint_size_p50_bytes']} B, "
+                      f"uploaded {figures['checkpointed_size_p50_bytes']} B ({figures['checkpoints_completed']} "
+                      f"completed, {figures['checkpoints_failed']} failed)", flush=True)
     return out
 
 
