@@ -306,6 +306,7 @@ class TriggerCheckpoint:
     target: str = ""
     stop: bool = False  # stop-with-savepoint: tasks end after this one
     drain: bool = False  # stop with drain: fire everything a watermark of +infinity would before the snapshot
+    full: bool = False  # incremental checkpoints: upload every key group, refer to no earlier checkpoint
 
 
 @wire
@@ -397,6 +398,7 @@ class CheckpointBarrier:
     target: str = ""  # where each task writes its snapshot
     stop: bool = False
     drain: bool = False  # each task advances its watermark to +infinity before it snapshots
+    full: bool = False  # incremental checkpoints: upload every key group, refer to no earlier checkpoint
 
 
 @wire

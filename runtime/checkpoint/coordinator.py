@@ -119,12 +119,13 @@ class CheckpointCoordinator:
             self._handle(self._trigger_request(periodic=True))
 
     def trigger(self, is_savepoint: bool = False, target: str | None = None, stop: bool = False,
-                drain: bool = False) -> asyncio.Future:
+                drain: bool = False, full: bool = False) -> asyncio.Future:
         """Start a checkpoint (or savepoint); the future resolves to its CompletedCheckpoint. Raises
         CheckpointFailure when one cannot start now. ``drain`` (with ``stop``): every task fires what a
-        final watermark of +infinity fires before it snapshots."""
+        final watermark of +infinity fires before it snapshots. ``full``: incremental checkpoints upload
+        every key group this once (later ones refer to its files)."""
         actions = self._handle(self._trigger_request(is_savepoint=is_savepoint, target=target, stop=stop,
-                                                     drain=drain and stop))
+                                                     drain=drain and stop, full=full))
         refused = next((a for a in actions if isinstance(a, ev.Refused)), None)
         if refused is not None:
             raise CheckpointFailure(refused.reason)
@@ -161,7 +162,7 @@ class CheckpointCoordinator:
         elif isinstance(action, ev.SendTrigger):
             self._send(action.attempt_id, TriggerCheckpoint(self.job.job_id, action.attempt_id, action.checkpoint_id,
                                                             action.timestamp, action.is_savepoint, action.directory,
-                                                            action.stop, action.drain))
+                                                            action.stop, action.drain, action.full))
         elif isinstance(action, ev.NotifyComplete):
             self._send(action.attempt_id, NotifyCheckpointComplete(self.job.job_id, action.attempt_id,
                                                                    action.checkpoint_id))

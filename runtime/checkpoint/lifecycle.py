@@ -148,8 +148,8 @@ class CheckpointLifecycle:
         self.pending[checkpoint_id] = PendingCheckpoint(checkpoint_id, now, event.is_savepoint, directory, event.stop,
                                                         dict(event.participants))
         out.append(Started(checkpoint_id, event.is_savepoint, directory, now, self.settings.timeout_s))
-        out.extend(SendTrigger(attempt, checkpoint_id, now, event.is_savepoint, directory, event.stop, event.drain)
-                   for attempt in event.sources)
+        out.extend(SendTrigger(attempt, checkpoint_id, now, event.is_savepoint, directory, event.stop, event.drain,
+                               event.full) for attempt in event.sources)
 
     def _acknowledged(self, event: Acknowledged, now: float, out: list[Action]) -> None:
         pending = self._at(event.checkpoint_id, Phase.PENDING)

@@ -68,6 +68,7 @@ class TriggerRequested:
     stop: bool = False
     drain: bool = False  # with stop: tasks fire what a watermark of +infinity would before they snapshot
     periodic: bool = False
+    full: bool = False  # incremental checkpoints: this one refers to no earlier checkpoint's files
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,7 @@ class SendTrigger:
     directory: str
     stop: bool
     drain: bool = False
+    full: bool = False
 
 
 @dataclass(frozen=True)

@@ -298,7 +298,7 @@ class Task:
         meta, tables = take_snapshot(self.tdd, self.reader, self.sink, self.chain.stateful, barrier.checkpoint_id)
         for partition in self.partitions:
             await partition.broadcast_event(barrier)
-        base = None if self.incremental is None or barrier.is_savepoint else self.incremental.base
+        base = None if self.incremental is None or barrier.is_savepoint else {} if barrier.full else self.incremental.base
         asyncio.get_running_loop().create_task(self._upload(barrier, meta, tables, base))
 
     async def _upload(self, barrier: CheckpointBarrier, meta: dict, tables: dict, base) -> None:

@@ -262,6 +262,12 @@ def test_incremental_checkpoints_upload_what_changed_and_restore_exactly_after_a
     def history():
         return cluster.client.get(f"/jobs/{job.job_id}/checkpoints")["history"]
     wait_until(lambda: sum(map(small, history())) >= 2, 120, "two incremental checkpoints uploading a fraction")
+    request = cluster.client.post(f"/jobs/{job.job_id}/checkpoints", {"checkpointType": "FULL"})["request-id"]
+    status = wait_until(lambda: (s := cluster.client.get(f"/jobs/{job.job_id}/checkpoints/{request}"))["status"]["id"]
+                        == "COMPLETED" and s, 60, "a full checkpoint")
+    assert status["operation"].get("checkpointId"), status
+    entry = next(h for h in history() if h["id"] == status["operation"]["checkpointId"])
+    assert entry["checkpointed_size"] > entry["state_size"] / 2, "a full checkpoint uploads every key group"
     assert job_state(cluster.client, job.job_id) == "RUNNING", "the job finished before the kill; give it more input"
     cluster.kill_taskmanager(busy_taskmanager(cluster.client, job.job_id))  # the other has slots for the job
 

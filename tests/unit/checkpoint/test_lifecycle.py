@@ -223,6 +223,11 @@ def test_a_stray_acknowledgement_deletes_its_uploads_but_not_what_it_reused():
     assert m.shared.live() == {"s/a"}
 
 
+def test_a_full_checkpoint_is_asked_of_the_sources():
+    m = machine()
+    assert trigger(m, full=True)[1] == ev.SendTrigger(SRC, 1, 100.0, False, "mem://ck/chk-1", False, False, True)
+
+
 def test_a_recovered_checkpoint_keeps_its_shared_files_until_it_is_dropped():
     m = machine(retained=1)
     recovered = ev.CompletedCheckpoint(3, 1.0, False, "mem://ck/chk-3",
