@@ -4,7 +4,9 @@ completed checkpoint, so that only those are uploaded and the others referenced 
 Every stateful operator snapshots to one Arrow table whose rows carry their key group. Split by key
 group, each slice gets a digest of its Arrow IPC bytes. A slice whose digest equals the one this
 subtask wrote in its last *completed* checkpoint is referenced in the shared file that holds it; the
-changed slices go into one new shared file per operator (runtime.checkpoint.storage has the layout).
+changed slices go into one new shared file per operator (runtime.checkpoint.storage has the layout). Once most of a shared
+file's rows have been rewritten by later checkpoints, its remaining key groups are uploaded again too,
+so that neither storage nor a restore (which reads whole files) holds more than twice the state.
 Comparing with a completed checkpoint, never a pending one, keeps every reference inside a checkpoint
 the JobManager retains; its registry (runtime.checkpoint.shared_registry) deletes a shared file once
 no retained checkpoint refers to it, and fails a checkpoint that refers to one already deleted.
@@ -14,6 +16,7 @@ completed or was aborted.
 """
 from __future__ import annotations
 
+import collections
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,6 +34,7 @@ class SliceRef:
     digest: bytes
     file: str  # URL of the shared file holding them (among other key groups' rows)
     size: int  # bytes of the slice's Arrow IPC message
+    file_size: int  # the sum of those of every slice written to the file
 
 
 OperatorRefs = dict[int, SliceRef]  # key group -> its rows
@@ -91,6 +95,9 @@ def plan_operator(table: pa.Table, base: OperatorRefs) -> OperatorPlan:
             kept[key_group] = before
         else:
             digests[key_group] = (found, size)
+    for key_group in _mostly_stale(kept):
+        ref = kept.pop(key_group)
+        digests[key_group] = (ref.digest, ref.size)
     if not digests:
         return OperatorPlan(None, {}, kept)
     if not kept:
@@ -98,6 +105,14 @@ def plan_operator(table: pa.Table, base: OperatorRefs) -> OperatorPlan:
     column = ordered.column(KEY_GROUP_COLUMN)
     mask = pc.is_in(column, value_set=pa.array(sorted(digests)).cast(column.type))
     return OperatorPlan(ordered.filter(mask), digests, kept)
+
+
+def _mostly_stale(kept: OperatorRefs) -> list[int]:
+    """The kept key groups whose file holds more rows of rewritten key groups than of kept ones."""
+    live: collections.Counter[str] = collections.Counter()
+    for ref in kept.values():
+        live[ref.file] += ref.size
+    return [kg for kg, ref in kept.items() if live[ref.file] * 2 < ref.file_size]
 
 
 @dataclass

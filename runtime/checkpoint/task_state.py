@@ -83,7 +83,8 @@ def _upload_changed(shared_dir: str, op_id: str, table: pa.Table,
     url = storage.join(shared_dir, f"{op_id}-{uuid.uuid4().hex}.arrow")
     data = table_to_ipc(plan.changed)
     storage.write_bytes(url, data)
-    return {**plan.kept, **{kg: SliceRef(d, url, size) for kg, (d, size) in plan.digests.items()}}, url, len(data)
+    total = sum(size for _, size in plan.digests.values())
+    return {**plan.kept, **{kg: SliceRef(d, url, size, total) for kg, (d, size) in plan.digests.items()}}, url, len(data)
 
 
 def _files(refs: OperatorRefs) -> dict[str, list[int]]:

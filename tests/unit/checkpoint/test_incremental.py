@@ -54,7 +54,8 @@ def test_only_changed_key_groups_are_planned_for_upload():
     values = {k: k for k in range(KEYS)}
     first = plan_operator(state_table(values), {})
     assert first.changed.num_rows == KEYS and not first.kept
-    base = {kg: SliceRef(d, "s/first", size) for kg, (d, size) in first.digests.items()}
+    total = sum(size for _, size in first.digests.values())
+    base = {kg: SliceRef(d, "s/first", size, total) for kg, (d, size) in first.digests.items()}
     assert plan_operator(state_table(values), base).changed is None
     values[5] = values[21] = -1  # both in key group 5
     values[KEYS] = 0  # a new key, in key group 0
@@ -63,9 +64,27 @@ def test_only_changed_key_groups_are_planned_for_upload():
     assert sorted(again.changed.column("key").to_pylist()) == sorted(k for k in values if k % MAX_PARALLELISM in (0, 5))
 
 
+def test_key_groups_left_in_a_mostly_rewritten_file_are_uploaded_again():
+    values = {k: k for k in range(KEYS)}
+    first = plan_operator(state_table(values), {})
+    total = sum(size for _, size in first.digests.values())
+    base = {kg: SliceRef(d, "s/first", size, total) for kg, (d, size) in first.digests.items()}
+    half = MAX_PARALLELISM // 2
+
+    def rewritten(*key_groups):  # as if later checkpoints had written these key groups to files of their own
+        for kg in key_groups:
+            base[kg] = SliceRef(base[kg].digest, f"s/later-{kg}", base[kg].size, base[kg].size)
+    rewritten(*range(half - 1))
+    assert plan_operator(state_table(values), base).changed is None, "s/first still mostly holds kept rows"
+    rewritten(half - 1, half)
+    again = plan_operator(state_table(values), base)
+    assert sorted(again.digests) == list(range(half + 1, MAX_PARALLELISM)), "what s/first still holds, again"
+    assert "s/first" not in {ref.file for ref in again.kept.values()}
+
+
 def test_the_base_moves_to_completed_checkpoints_only_and_an_abort_forgets_it():
     base = IncrementalBase()
-    refs = {"op": {0: SliceRef(b"d", "s/a", 1)}}
+    refs = {"op": {0: SliceRef(b"d", "s/a", 1, 1)}}
     base.taken(1, refs)
     assert base.base == {}
     base.completed(1)
