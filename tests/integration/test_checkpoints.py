@@ -266,10 +266,16 @@ def test_incremental_checkpoints_upload_what_changed_and_restore_exactly_after_a
     status = wait_until(lambda: (s := cluster.client.get(f"/jobs/{job.job_id}/checkpoints/{request}"))["status"]["id"]
                         == "COMPLETED" and s, 60, "a full checkpoint")
     assert status["operation"].get("checkpointId"), status
-    entry = next(h for h in history() if h["id"] == status["operation"]["checkpointId"])
-    assert entry["checkpointed_size"] > entry["state_size"] / 2, "a full checkpoint uploads every key group"
+    full = next(h for h in history() if h["id"] == status["operation"]["checkpointId"])
+    assert full["checkpointed_size"] > full["state_size"] / 2, "a full checkpoint uploads every key group"
+    wait_until(lambda: any(small(h) and h["id"] > full["id"] for h in history()), 60,
+               "an incremental checkpoint referring to the full one's files")
     assert job_state(cluster.client, job.job_id) == "RUNNING", "the job finished before the kill; give it more input"
     cluster.kill_taskmanager(busy_taskmanager(cluster.client, job.job_id))  # the other has slots for the job
+    restored = wait_until(lambda: cluster.client.get(f"/jobs/{job.job_id}/checkpoints")["latest"]["restored"], 120,
+                          "the job restored from a checkpoint")
+    assert small(next(h for h in history() if h["id"] == restored["id"])), \
+        "restored from an incremental checkpoint that referred to earlier ones' files"
 
     got = job.results(timeout=300).to_pylist()
     per_key = collections.defaultdict(list)
@@ -277,10 +283,6 @@ def test_incremental_checkpoints_upload_what_changed_and_restore_exactly_after_a
         per_key[r["key"]].append(r["n"])
     expected = collections.Counter(seq if seq < keys else seq % hot for seq in range(rows))
     assert {k: sorted(ns) for k, ns in per_key.items()} == {k: list(range(1, c + 1)) for k, c in expected.items()}
-    stats = cluster.client.get(f"/jobs/{job.job_id}/checkpoints")
-    restored = stats["latest"]["restored"]
-    assert restored is not None and small(next(h for h in stats["history"] if h["id"] == restored["id"])), \
-        "restored from an incremental checkpoint that referred to earlier ones' files"
 
     job_dir = os.path.join(cluster.working_dir, "checkpoints", job.job_id)
 
