@@ -31,7 +31,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from runtime.checkpoint import storage
-from runtime.checkpoint.incremental import IncrementalBase
+from runtime.checkpoint.incremental import IncrementalBase, SnapshotRefs
 from runtime.connectors.base import ConnectorContext, ConnectorError, source_reader, sink_writer
 from runtime.errors import format_traceback
 from runtime.keygroups import KEY_GROUP_COLUMN, KeyGroupRange
@@ -298,18 +298,24 @@ class Task:
         meta, tables = take_snapshot(self.tdd, self.reader, self.sink, self.chain.stateful, barrier.checkpoint_id)
         for partition in self.partitions:
             await partition.broadcast_event(barrier)
-        base = None if self.incremental is None or barrier.is_savepoint else {} if barrier.full else self.incremental.base
-        asyncio.get_running_loop().create_task(self._upload(barrier, meta, tables, base))
+        asyncio.get_running_loop().create_task(self._upload(barrier, meta, tables, self._base_for(barrier)))
 
-    async def _upload(self, barrier: CheckpointBarrier, meta: dict, tables: dict, base) -> None:
+    def _base_for(self, barrier: CheckpointBarrier) -> SnapshotRefs | None:
+        """What an incremental snapshot is compared with: nothing for a full one, None for a self-contained one."""
+        if self.incremental is None or barrier.is_savepoint:
+            return None
+        return {} if barrier.full else self.incremental.base
+
+    async def _upload(self, barrier: CheckpointBarrier, meta: dict, tables: dict, base: SnapshotRefs | None) -> None:
         """Write the snapshot (only what changed since ``base``, when not None) and acknowledge it."""
         checkpoint_id, target = barrier.checkpoint_id, barrier.target
         name = f"{self.tdd.vertex_id}-{self.tdd.subtask_index}"
         try:
             written = await asyncio.get_running_loop().run_in_executor(
                 self.tm.io_executor, write_snapshot, target, name, meta, tables, base)
-        except storage.StorageError as err:
-            self.tm.send(DeclineCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, str(err)))
+        except Exception as err:  # noqa: BLE001 - a snapshot that cannot be written declines its checkpoint alone
+            reason = str(err) if isinstance(err, storage.StorageError) else f"{type(err).__name__}: {err}"
+            self.tm.send(DeclineCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, reason))
             return
         if base is not None and self.incremental is not None:
             self.incremental.taken(checkpoint_id, written.refs)
