@@ -301,7 +301,8 @@ class Task:
         asyncio.get_running_loop().create_task(self._upload(barrier, meta, tables, self._base_for(barrier)))
 
     def _base_for(self, barrier: CheckpointBarrier) -> SnapshotRefs | None:
-        """What an incremental snapshot is compared with: nothing for a full one, None for a self-contained one."""
+        """What the snapshot is compared with: the last completed checkpoint's refs, none ({}) for a FULL
+        checkpoint, None (self-contained, no shared files) for savepoints or with incremental checkpoints off."""
         if self.incremental is None or barrier.is_savepoint:
             return None
         return {} if barrier.full else self.incremental.base
