@@ -20,6 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from runtime.cluster import LocalCluster  # noqa: E402
+from runtime.api.windows import TumblingEventTimeWindows, agg  # noqa: E402
 from runtime.examples import clicks  # noqa: E402
 from tests.benchmarks.run_all import (MEASURE_S, WARMUP_S, percentile, report, source_rows, sustained,  # noqa: E402
                                       wait_flowing)  # noqa: E402
@@ -34,10 +35,8 @@ def run(cluster, checkpoint_interval: str | None, users: int = clicks.USERS, inc
         env.enable_checkpointing(checkpoint_interval)
         env.set("execution.checkpointing.incremental", str(incremental).lower())
     clicks.build(env, None, sink="blackhole", event_rate=200_000.0, users=users)
-    job = env.execute_async(f"bench: clicks, checkpoints {checkpoint_interval or 'off'}"
-                            f"{' incremental' if incremental else ''}")
-    wait_flowing(cluster, job)
-    return job
+    return cluster_job(cluster, env, f"bench: clicks, checkpoints {checkpoint_interval or 'off'}"
+                                     f"{' incremental' if incremental else ''}")
 
 
 def checkpoint_durations(cluster, keys: int, warmup: float = WARMUP_S, measure: float = MEASURE_S,
@@ -45,7 +44,37 @@ def checkpoint_durations(cluster, keys: int, warmup: float = WARMUP_S, measure: 
     """Clicks with ``keys`` users and checkpoints every second: duration and size (whole state, and what
     was uploaded) of those completed after the warm-up, and the slowest one during it. The job is
     cancelled afterwards."""
-    job = run(cluster, "1 s", users=keys, incremental=incremental)
+    return durations(cluster, run(cluster, "1 s", users=keys, incremental=incremental), warmup, measure)
+
+
+def few_keys_changing(cluster, keys: int, warmup: float = WARMUP_S, measure: float = MEASURE_S,
+                      incremental: bool = False, hot: int = 4) -> dict:
+    """Like :func:`checkpoint_durations`, but where incremental checkpoints pay: one row for each of
+    ``keys`` users into an hour-long window (window state of ``keys`` rows), then rows of ``hot`` users
+    only, so each checkpoint changes a few key groups of a large state."""
+    env = cluster.environment()
+    env.set_parallelism(2)
+    env.enable_checkpointing("1 s")
+    env.set("execution.checkpointing.incremental", str(incremental).lower())
+    (env.datagen("seq BIGINT, ts TIMESTAMP", rows_per_second=20_000, fields={"seq": {"kind": "sequence"}},
+                 timestamp_start=clicks.TIMESTAMP_START)
+        .with_columns(user=f"IF(seq < {keys}, seq, seq % {hot})")
+        .assign_timestamps_and_watermarks(clicks.watermarks())
+        .key_by("user").window(TumblingEventTimeWindows.of("1 h")).aggregate(rows=agg.count())
+        .blackhole())
+    job = cluster_job(cluster, env, f"bench: {keys:,} keys, {hot} changing{', incremental' if incremental else ''}")
+    return durations(cluster, job, warmup, measure)
+
+
+def cluster_job(cluster, env, name: str):
+    job = env.execute_async(name)
+    wait_flowing(cluster, job)
+    return job
+
+
+def durations(cluster, job, warmup: float, measure: float) -> dict:
+    """Duration and size (whole state, and what was uploaded) of the job's checkpoints completed after the
+    warm-up, and the slowest one during it; the job is cancelled afterwards."""
     steady_from_ms = (time.time() + warmup) * 1000
     time.sleep(warmup + measure)
     stats = cluster.client.get(f"/jobs/{job.job_id}/checkpoints")
