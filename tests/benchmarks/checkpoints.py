@@ -51,12 +51,13 @@ def few_keys_changing(cluster, keys: int, warmup: float = WARMUP_S, measure: flo
                       incremental: bool = False, hot: int = 4) -> dict:
     """Like :func:`checkpoint_durations`, but where incremental checkpoints pay: one row for each of
     ``keys`` users into an hour-long window (window state of ``keys`` rows), then rows of ``hot`` users
-    only, so each checkpoint changes a few key groups of a large state."""
+    only (the first ``keys`` rows take at most 5 s), so each checkpoint changes a few key groups of a
+    large state."""
     env = cluster.environment()
     env.set_parallelism(2)
     env.enable_checkpointing("1 s")
     env.set("execution.checkpointing.incremental", str(incremental).lower())
-    (env.datagen("seq BIGINT, ts TIMESTAMP", rows_per_second=20_000, fields={"seq": {"kind": "sequence"}},
+    (env.datagen("seq BIGINT, ts TIMESTAMP", rows_per_second=max(20_000, keys // 5), fields={"seq": {"kind": "sequence"}},
                  timestamp_start=clicks.TIMESTAMP_START)
         .with_columns(user=f"IF(seq < {keys}, seq, seq % {hot})")
         .assign_timestamps_and_watermarks(clicks.watermarks())
@@ -91,22 +92,27 @@ def durations(cluster, job, warmup: float, measure: float) -> dict:
                 [h["end_to_end_duration"] for h in done if h["trigger_timestamp"] < steady_from_ms], default=None)}
 
 
-def checkpoint_p99_by_keys(sizes: list[int], warmup: float = WARMUP_S, measure: float = MEASURE_S,
-                           modes: tuple[str, ...] = ("full", "incremental")) -> dict[str, dict]:
-    """By mode (full, incremental checkpoints): checkpoint duration p99 in seconds and the median bytes
-    uploaded per checkpoint, by number of keys of window state, on 2 TaskManagers."""
+WORKLOADS = {"clicks": checkpoint_durations, "few_changing": few_keys_changing}
+
+
+def checkpoint_p99_by_keys(sizes: list[int], warmup: float = WARMUP_S, measure: float = MEASURE_S) -> dict[str, dict]:
+    """Checkpoint duration p99 in seconds and the median bytes uploaded per checkpoint, by number of keys of
+    window state, on 2 TaskManagers: for clicks (every key changes all the time) and for a job where few
+    keys change, each with full and with incremental checkpoints. Keys of the answer: ``<workload> <mode>``
+    and ``<workload> <mode> uploaded bytes``."""
     out: dict[str, dict] = {}
     with LocalCluster(taskmanagers=2, slots=1, config={"spark.driver.memory": "2g"}) as cluster:
         for keys in sizes:
-            for mode in modes:
-                figures = checkpoint_durations(cluster, keys, warmup, measure, mode == "incremental")
-                p99 = figures["checkpoint_duration_p99_ms"]
-                out.setdefault(mode, {})[str(keys)] = None if p99 is None else round(p99 / 1000, 3)
-                out.setdefault(f"{mode}_uploaded_bytes", {})[str(keys)] = figures["checkpointed_size_p50_bytes"]
-                print(f"{mode} checkpoints with {keys:,} keys: p99 {out[mode][str(keys)]} s, p50 "
-                      f"{figures['checkpoint_duration_p50_ms']} ms, state {figures['checkpoint_size_p50_bytes']} B, "
-                      f"uploaded {figures['checkpointed_size_p50_bytes']} B ({figures['checkpoints_completed']} "
-                      f"completed, {figures['checkpoints_failed']} failed)", flush=True)
+            for workload, measured in WORKLOADS.items():
+                for mode in ("full", "incremental"):
+                    figures = measured(cluster, keys, warmup, measure, incremental=mode == "incremental")
+                    p99 = figures["checkpoint_duration_p99_ms"]
+                    out.setdefault(f"{workload} {mode}", {})[str(keys)] = None if p99 is None else round(p99 / 1000, 3)
+                    out.setdefault(f"{workload} {mode} uploaded bytes", {})[str(keys)] = figures["checkpointed_size_p50_bytes"]
+                    print(f"{workload}, {mode} checkpoints, {keys:,} keys: p99 {out[f'{workload} {mode}'][str(keys)]} s, "
+                          f"p50 {figures['checkpoint_duration_p50_ms']} ms, state {figures['checkpoint_size_p50_bytes']} B, "
+                          f"uploaded {figures['checkpointed_size_p50_bytes']} B ({figures['checkpoints_completed']} "
+                          f"completed, {figures['checkpoints_failed']} failed)", flush=True)
     return out
 
 
