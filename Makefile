@@ -49,7 +49,7 @@ test: system-deps java setup extension
 test-fast: setup
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
 
-# About 20-25 min; BENCH_ARGS="--warmup 5 --measure 10 --latency-runs 1 --skip scaling" makes a short run.
+# About 30-35 min; BENCH_ARGS="--warmup 5 --measure 10 --latency-runs 1 --skip scaling" makes a short run.
 bench: java setup
 	$(PY) tests/benchmarks/run_all.py $(if $(BENCH_OUT),--out $(BENCH_OUT),) $(BENCH_ARGS)
 

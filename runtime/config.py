@@ -192,6 +192,7 @@ OPTIONS: dict[str, Option] = _options(
     Option("state.checkpoints.dir", S, "", "URL of checkpoint storage (file://, s3://, any fsspec filesystem); empty means under the working dir."),
     Option("state.savepoints.dir", S, "", "Default savepoint URL; empty means <state.checkpoints.dir>/savepoints."),
     Option("state.checkpoints.num-retained", I, 1, "Completed checkpoints kept.", minimum=1),
+    Option("execution.checkpointing.incremental", B, False, "Checkpoints upload only the key groups of keyed state that changed since the subtask's last completed checkpoint and refer to the rest (shared files under <state.checkpoints.dir>/<job>/shared); savepoints are always full."),
     # Restart strategies
     Option("restart-strategy.type", S, None, "How failed jobs restart; unset means none without checkpointing, fixed-delay with it.", choices=("fixed-delay", "failure-rate", "exponential-delay", "none")),
     Option("restart-strategy.fixed-delay.attempts", I, 2**31 - 1, "Restarts before the job fails.", minimum=0),

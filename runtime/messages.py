@@ -170,6 +170,7 @@ class TaskDeploymentDescriptor:
     config: dict[str, str] = field(default_factory=dict)
     runtime_mode: str = "streaming"
     checkpointing: bool = False
+    incremental_checkpoints: bool = False  # keyed state uploads only the key groups changed since the last one
     # Snapshots of every old subtask that ran one of this task's operators (restart or savepoint).
     restore: list[str] = field(default_factory=list)
     restore_checkpoint_id: int | None = None
@@ -305,6 +306,7 @@ class TriggerCheckpoint:
     target: str = ""
     stop: bool = False  # stop-with-savepoint: tasks end after this one
     drain: bool = False  # stop with drain: fire everything a watermark of +infinity would before the snapshot
+    full: bool = False  # incremental checkpoints: upload every key group, refer to no earlier checkpoint
 
 
 @wire
@@ -314,7 +316,12 @@ class AcknowledgeCheckpoint:
     attempt_id: ExecutionAttemptId
     checkpoint_id: int
     state_pointer: str | None
-    state_size: int = 0
+    state_size: int = 0  # bytes of the subtask's whole state
+    checkpointed_size: int | None = None  # bytes written for this checkpoint; None: state_size (a full one)
+    # Incremental checkpoints: the shared files written for this checkpoint, and those of earlier ones its
+    # state refers to (the JobManager counts references and deletes a file nobody refers to).
+    shared_uploaded: list[str] = field(default_factory=list)
+    shared_reused: list[str] = field(default_factory=list)
 
 
 @wire
@@ -391,6 +398,7 @@ class CheckpointBarrier:
     target: str = ""  # where each task writes its snapshot
     stop: bool = False
     drain: bool = False  # each task advances its watermark to +infinity before it snapshots
+    full: bool = False  # incremental checkpoints: upload every key group, refer to no earlier checkpoint
 
 
 @wire

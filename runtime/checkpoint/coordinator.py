@@ -119,12 +119,13 @@ class CheckpointCoordinator:
             self._handle(self._trigger_request(periodic=True))
 
     def trigger(self, is_savepoint: bool = False, target: str | None = None, stop: bool = False,
-                drain: bool = False) -> asyncio.Future:
+                drain: bool = False, full: bool = False) -> asyncio.Future:
         """Start a checkpoint (or savepoint); the future resolves to its CompletedCheckpoint. Raises
         CheckpointFailure when one cannot start now. ``drain`` (with ``stop``): every task fires what a
-        final watermark of +infinity fires before it snapshots."""
+        final watermark of +infinity fires before it snapshots. ``full``: incremental checkpoints upload
+        every key group this once (later ones refer to its files)."""
         actions = self._handle(self._trigger_request(is_savepoint=is_savepoint, target=target, stop=stop,
-                                                     drain=drain and stop))
+                                                     drain=drain and stop, full=full))
         refused = next((a for a in actions if isinstance(a, ev.Refused)), None)
         if refused is not None:
             raise CheckpointFailure(refused.reason)
@@ -137,7 +138,8 @@ class CheckpointCoordinator:
 
     # -- reports ------------------------------------------------------------------------------
     def on_ack(self, msg: AcknowledgeCheckpoint) -> None:
-        self._handle(ev.Acknowledged(msg.checkpoint_id, msg.attempt_id, msg.state_pointer, msg.state_size))
+        self._handle(ev.Acknowledged(msg.checkpoint_id, msg.attempt_id, msg.state_pointer, msg.state_size,
+                                     msg.checkpointed_size, tuple(msg.shared_uploaded), tuple(msg.shared_reused)))
 
     def on_decline(self, msg: DeclineCheckpoint) -> None:
         self._handle(ev.Declined(msg.checkpoint_id, msg.attempt_id, msg.reason))
@@ -160,7 +162,7 @@ class CheckpointCoordinator:
         elif isinstance(action, ev.SendTrigger):
             self._send(action.attempt_id, TriggerCheckpoint(self.job.job_id, action.attempt_id, action.checkpoint_id,
                                                             action.timestamp, action.is_savepoint, action.directory,
-                                                            action.stop, action.drain))
+                                                            action.stop, action.drain, action.full))
         elif isinstance(action, ev.NotifyComplete):
             self._send(action.attempt_id, NotifyCheckpointComplete(self.job.job_id, action.attempt_id,
                                                                    action.checkpoint_id))
@@ -170,6 +172,8 @@ class CheckpointCoordinator:
         elif isinstance(action, (ev.DiscardState, ev.DropCheckpoint, ev.DiscardCheckpoint)):
             where = action.pointer if isinstance(action, ev.DiscardState) else action.directory
             loop.run_in_executor(None, _remove_quietly, where)
+        elif isinstance(action, ev.DiscardShared):
+            loop.run_in_executor(None, _remove_all_quietly, action.files)
         elif isinstance(action, (ev.WriteMetadata, ev.PublishPointer)):
             loop.create_task(self._write(action))
         elif isinstance(action, ev.Completed):
@@ -213,7 +217,7 @@ class CheckpointCoordinator:
         self._end(done.checkpoint_id)
         self.counts["completed"] += 1
         self._record(done.checkpoint_id, "COMPLETED", done.is_savepoint, done.timestamp, done.duration_s, done.size,
-                     path=done.directory)
+                     path=done.directory, checkpointed_size=done.checkpointed_size)
         self.bus.publish(events.CheckpointCompleted(self.job.job_id, done.checkpoint_id, done.is_savepoint,
                                                     done.duration_s, done.size, done.directory))
         future = self._futures.pop(done.checkpoint_id, None)
@@ -256,19 +260,16 @@ class CheckpointCoordinator:
             pass
 
     def sweep(self) -> None:
-        """The job ended: remove every checkpoint directory of this job but the retained ones."""
-        keep = {c.directory for c in self.completed}
+        """The job ended: remove every checkpoint directory of this job but the retained ones, and every
+        shared file the retained ones do not refer to (uploads of checkpoints that never completed)."""
+        keep = {c.directory for c in self.completed} | self.lifecycle.shared.live()
         job_dir = storage.join(self.base, self.job.job_id)
+        shared_dir = storage.job_shared_dir(self.base, self.job.job_id)
 
         def remove_stale() -> None:
-            try:
-                names = storage.list_dirs(job_dir)
-            except Exception as err:  # noqa: BLE001 - an unreachable store leaves its debris
-                log.warning("cannot list %s: %s", job_dir, err)
-                return
-            for name in names:
-                if name.startswith("chk-") and storage.join(job_dir, name) not in keep:
-                    _remove_quietly(storage.join(job_dir, name))
+            stale = [storage.join(job_dir, name) for name in _listing(job_dir) if name.startswith("chk-")]
+            stale += [storage.join(shared_dir, name) for name in _listing(shared_dir)]
+            _remove_all_quietly([url for url in stale if url not in keep])
         asyncio.get_running_loop().run_in_executor(None, remove_stale)
 
     # -- restore ------------------------------------------------------------------------------
@@ -294,10 +295,11 @@ class CheckpointCoordinator:
 
     # -- snapshots (the REST layer shows them in Flink's shapes) -------------------------------
     def _record(self, checkpoint_id, status, is_savepoint, started, duration_s, size, reason=None,
-                acknowledged=None, path=None) -> CheckpointRecord:
+                acknowledged=None, path=None, checkpointed_size=None) -> CheckpointRecord:
         subtasks = len(self.job.all_attempts())
         entry = CheckpointRecord(checkpoint_id, status, is_savepoint, started, time.time(), duration_s, size, subtasks,
-                                 subtasks if acknowledged is None else acknowledged, reason, path)
+                                 subtasks if acknowledged is None else acknowledged, reason, path,
+                                 size if checkpointed_size is None else checkpointed_size)
         self.history.insert(0, entry)
         del self.history[HISTORY:]
         return entry
@@ -323,3 +325,17 @@ def _remove_quietly(directory: str) -> None:
         storage.remove(directory)
     except storage.StorageError as err:
         log.warning("could not remove %s: %s", directory, err)
+
+
+def _remove_all_quietly(urls) -> None:
+    for url in urls:
+        _remove_quietly(url)
+
+
+def _listing(directory: str) -> list[str]:
+    """The names under ``directory``; none when the store cannot be listed (it keeps its debris)."""
+    try:
+        return storage.list_dirs(directory)
+    except Exception as err:  # noqa: BLE001 - an unreachable store leaves its debris
+        log.warning("cannot list %s: %s", directory, err)
+        return []

@@ -22,6 +22,11 @@ so every transition is tested without processes (tests/unit/checkpoint/test_life
                                         TooManyFailures past execution.checkpointing.tolerable-failed-checkpoints
     (none)        Acknowledged          DiscardState: debris of a checkpoint that ended or of a stranger
 
+Incremental checkpoints: every acknowledgement registers the shared files the subtask's state is in
+with a reference registry (runtime.checkpoint.shared_registry); one that refers to a file already
+deleted fails its checkpoint. A dropped or failed checkpoint releases its references, and the files no
+checkpoint refers to any more are deleted (DiscardShared).
+
 Savepoints never count towards the tolerable failures and are never retained as restore points.
 """
 from __future__ import annotations
@@ -31,11 +36,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from runtime.checkpoint.lifecycle_events import (AbortAll, Acknowledged, Action, Completed, CompletedCheckpoint,
-                                                 Declined, DiscardCheckpoint, DiscardState, DropCheckpoint, Event,
-                                                 Failed, MetadataFailed, MetadataWritten, NotifyAborted,
+                                                 Declined, DiscardCheckpoint, DiscardShared, DiscardState, DropCheckpoint,
+                                                 Event, Failed, MetadataFailed, MetadataWritten, NotifyAborted,
                                                  NotifyComplete, Participants, PointerPublished, PublishFailed,
                                                  PublishPointer, Refused, SendTrigger, Started, SubtaskSnapshot,
                                                  TimedOut, TooManyFailures, TriggerRequested, WriteMetadata)
+from runtime.checkpoint.shared_registry import SharedStateRegistry
 from runtime.ids import ExecutionAttemptId
 
 
@@ -85,6 +91,7 @@ class CheckpointLifecycle:
         self.initial: CompletedCheckpoint | None = None  # what the job was started from (the user's)
         self.consecutive_failures = 0
         self.last_end = float("-inf")
+        self.shared = SharedStateRegistry()  # who refers to each shared file of incremental checkpoints
 
     def handle(self, event: Event, now: float) -> list[Action]:
         """Apply ``event`` at wall-clock time ``now`` (seconds) and return the actions, in order."""
@@ -121,6 +128,8 @@ class CheckpointLifecycle:
         one of its own found in the HA store by a new leader (dropped like any of ours)."""
         if retained:
             self.completed.append(checkpoint)
+            for subtask in checkpoint.subtasks:
+                self.shared.register(checkpoint.checkpoint_id, subtask.shared, ())
         else:
             self.initial = checkpoint
         self.next_id = max(self.next_id, checkpoint.checkpoint_id + 1)
@@ -139,17 +148,25 @@ class CheckpointLifecycle:
         self.pending[checkpoint_id] = PendingCheckpoint(checkpoint_id, now, event.is_savepoint, directory, event.stop,
                                                         dict(event.participants))
         out.append(Started(checkpoint_id, event.is_savepoint, directory, now, self.settings.timeout_s))
-        out.extend(SendTrigger(attempt, checkpoint_id, now, event.is_savepoint, directory, event.stop, event.drain)
-                   for attempt in event.sources)
+        out.extend(SendTrigger(attempt, checkpoint_id, now, event.is_savepoint, directory, event.stop, event.drain,
+                               event.full) for attempt in event.sources)
 
     def _acknowledged(self, event: Acknowledged, now: float, out: list[Action]) -> None:
         pending = self._at(event.checkpoint_id, Phase.PENDING)
         if pending is None or event.attempt_id not in pending.expected or event.attempt_id in pending.acks:
             if event.pointer:
                 out.append(DiscardState(event.pointer))
+            if event.uploaded:
+                out.append(DiscardShared(event.uploaded))
+            return
+        missing = self.shared.register(pending.checkpoint_id, event.uploaded, event.reused)
+        if missing:
+            self._fail(pending.checkpoint_id, f"a subtask referred to shared state already deleted ({missing[0]}); "
+                       "the next checkpoint of that subtask is full", now, out)
             return
         vertex_id, subtask, operators = pending.expected[event.attempt_id]
-        pending.acks[event.attempt_id] = SubtaskSnapshot(vertex_id, subtask, event.pointer or "", operators, event.size)
+        pending.acks[event.attempt_id] = SubtaskSnapshot(vertex_id, subtask, event.pointer or "", operators, event.size,
+                                                         event.checkpointed_size, [*event.uploaded, *event.reused])
         if len(pending.acks) < len(pending.expected):
             return
         subtasks = sorted(pending.acks.values(), key=lambda s: (s.vertex_id, s.subtask))
@@ -171,6 +188,7 @@ class CheckpointLifecycle:
                 old = self.completed.pop(0)
                 if self.initial is None or old.directory != self.initial.directory:
                     out.append(DropCheckpoint(old.directory))
+                    self._release(old.checkpoint_id, out)
         out.append(Completed(done))
         out.extend(NotifyComplete(attempt, done.checkpoint_id) for attempt in pending.expected)
 
@@ -183,12 +201,18 @@ class CheckpointLifecycle:
                           sum(a.size for a in pending.acks.values()), len(pending.acks)))
         out.extend(NotifyAborted(attempt, checkpoint_id) for attempt in pending.expected)
         out.append(DiscardCheckpoint(pending.directory))
+        self._release(checkpoint_id, out)
         if count and not pending.is_savepoint:
             self.consecutive_failures += 1
             if self.consecutive_failures > self.settings.tolerable_failures:
                 self.consecutive_failures = 0
                 out.append(TooManyFailures(f"exceeded checkpoint tolerable failure threshold "
                                            f"({self.settings.tolerable_failures}); last: {reason}"))
+
+    def _release(self, checkpoint_id: int, out: list[Action]) -> None:
+        unused = self.shared.release(checkpoint_id)
+        if unused:
+            out.append(DiscardShared(tuple(unused)))
 
     def _at(self, checkpoint_id: int, phase: Phase) -> PendingCheckpoint | None:
         pending = self.pending.get(checkpoint_id)

@@ -17,7 +17,13 @@ class SubtaskSnapshot:
     subtask: int
     pointer: str
     operators: list[str]
-    size: int
+    size: int  # bytes of its whole state
+    checkpointed_size: int | None = None  # bytes written for this checkpoint; None: size
+    shared: list[str] = field(default_factory=list)  # incremental: the shared files its state is in
+
+    @property
+    def written(self) -> int:
+        return self.size if self.checkpointed_size is None else self.checkpointed_size
 
 
 @dataclass
@@ -29,7 +35,12 @@ class CompletedCheckpoint:
     directory: str
     subtasks: list[SubtaskSnapshot]
     duration_s: float
-    size: int
+    size: int  # bytes of the whole state
+
+    @property
+    def checkpointed_size(self) -> int:
+        """Bytes written for this checkpoint: less than ``size`` when it refers to earlier ones' files."""
+        return sum(s.written for s in self.subtasks)
 
     def pointers_for(self, operator_ids: set[str]) -> list[str]:
         """Snapshots of every old subtask that ran one of ``operator_ids`` (rescaling reads them all)."""
@@ -57,6 +68,7 @@ class TriggerRequested:
     stop: bool = False
     drain: bool = False  # with stop: tasks fire what a watermark of +infinity would before they snapshot
     periodic: bool = False
+    full: bool = False  # incremental checkpoints: this one refers to no earlier checkpoint's files
 
 
 @dataclass(frozen=True)
@@ -65,6 +77,9 @@ class Acknowledged:
     attempt_id: ExecutionAttemptId
     pointer: str | None
     size: int = 0
+    checkpointed_size: int | None = None
+    uploaded: tuple[str, ...] = ()  # shared files written for this checkpoint
+    reused: tuple[str, ...] = ()  # shared files of earlier checkpoints
 
 
 @dataclass(frozen=True)
@@ -136,12 +151,19 @@ class SendTrigger:
     directory: str
     stop: bool
     drain: bool = False
+    full: bool = False
 
 
 @dataclass(frozen=True)
 class DiscardState:
     """An acknowledgement nobody waits for (its checkpoint ended, or its attempt is not a participant)."""
     pointer: str
+
+
+@dataclass(frozen=True)
+class DiscardShared:
+    """Shared files of incremental checkpoints that no retained or pending checkpoint refers to."""
+    files: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -200,5 +222,5 @@ class TooManyFailures:
     reason: str
 
 
-Action = (Refused | Started | SendTrigger | DiscardState | WriteMetadata | PublishPointer | Completed | NotifyComplete
-          | DropCheckpoint | Failed | NotifyAborted | DiscardCheckpoint | TooManyFailures)
+Action = (Refused | Started | SendTrigger | DiscardState | DiscardShared | WriteMetadata | PublishPointer | Completed
+          | NotifyComplete | DropCheckpoint | Failed | NotifyAborted | DiscardCheckpoint | TooManyFailures)

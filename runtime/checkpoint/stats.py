@@ -30,6 +30,7 @@ class CheckpointRecord:
     num_acknowledged: int = 0
     failure: str | None = None
     external_path: str | None = None
+    checkpointed_size: int | None = None  # bytes written for it (incremental: less than size); None: size
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,14 @@ Layout under ``state.checkpoints.dir``::
     <dir>/<job id>/chk-<n>/<vertex>-<subtask>/state.json   one subtask's snapshot: source offsets,
                                              /<op>.arrow    sink staging, keyed state as Arrow IPC
     <dir>/<job id>/chk-<n>/_metadata                        written last: the checkpoint is complete
+    <dir>/<job id>/shared/<op>-<uuid>.arrow                 incremental checkpoints: key groups' rows that
+                                                            any retained checkpoint's state.json refers to
 
-Savepoints use the same layout under ``state.savepoints.dir`` (``savepoint-<job>-<n>``), so a job can
-start from either by pointing at the directory holding ``_metadata``.
+With incremental checkpoints (``execution.checkpointing.incremental``) a ``state.json`` names, per
+operator, the shared files holding its key groups and which key groups to take from each (a shared
+file also holds rows of key groups a later checkpoint wrote anew). Savepoints are always full and
+self-contained, in the same layout under ``state.savepoints.dir`` (``savepoint-<job>-<n>``), so a job
+can start from either by pointing at the directory holding ``_metadata``.
 """
 from __future__ import annotations
 
@@ -16,9 +21,11 @@ import os
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from runtime.errors import CheckpointError
 from runtime.arrow_ipc import table_from_ipc, table_to_ipc
+from runtime.keygroups import KEY_GROUP_COLUMN
 
 METADATA = "_metadata"
 
@@ -137,8 +144,23 @@ def savepoint_dir(base: str, job_id: str, checkpoint_id: int) -> str:
     return join(normalise(base), f"savepoint-{job_id[:6]}-{checkpoint_id}")
 
 
-def write_subtask_state(directory: str, name: str, meta: dict, tables: dict[str, pa.Table]) -> tuple[str, int]:
-    """Write one subtask's snapshot under ``directory/name``; returns (pointer, bytes written)."""
+def job_shared_dir(base: str, job_id: str) -> str:
+    """Where a job's incremental checkpoints keep the files several of them refer to: ``<base>/<job>/shared``."""
+    return join(normalise(base), job_id, "shared")
+
+
+def shared_dir(checkpoint_directory: str) -> str:
+    """The shared directory beside a checkpoint's ``<base>/<job>/chk-<n>`` (the one job_shared_dir names)."""
+    return join(checkpoint_directory.rstrip("/").rsplit("/", 1)[0], "shared")
+
+
+SharedRefs = dict[str, dict[str, list[int]]]  # operator id -> shared file URL -> the key groups to take from it
+
+
+def write_subtask_state(directory: str, name: str, meta: dict, tables: dict[str, pa.Table],
+                        shared: SharedRefs | None = None) -> tuple[str, int]:
+    """Write one subtask's snapshot under ``directory/name`` (``shared``: the shared files its keyed state
+    is in, already written); returns (pointer, bytes written)."""
     pointer = join(directory, name)
     size = 0
     files = {}
@@ -147,12 +169,22 @@ def write_subtask_state(directory: str, name: str, meta: dict, tables: dict[str,
         write_bytes(join(pointer, f"{op_id}.arrow"), data)
         files[op_id] = f"{op_id}.arrow"
         size += len(data)
-    size += write_json(join(pointer, "state.json"), {**meta, "tables": files})
+    size += write_json(join(pointer, "state.json"), {**meta, "tables": files, **({"shared": shared} if shared else {})})
     return pointer, size
 
 
-def read_subtask_state(pointer: str) -> tuple[dict, dict[str, pa.Table]]:
-    """One subtask's snapshot from its pointer: its metadata and its tables by name."""
+def read_subtask_state(pointer: str) -> tuple[dict, dict[str, list[pa.Table]]]:
+    """One subtask's snapshot from its pointer: its metadata and its tables by name (one table of its own
+    per name, or with incremental checkpoints one per shared file it refers to)."""
     meta = read_json(join(pointer, "state.json"))
-    tables = {op_id: table_from_ipc(read_bytes(join(pointer, name))) for op_id, name in meta.get("tables", {}).items()}
+    tables = {op_id: [table_from_ipc(read_bytes(join(pointer, name)))] for op_id, name in meta.get("tables", {}).items()}
+    for op_id, files in meta.get("shared", {}).items():
+        tables.setdefault(op_id, []).extend(read_key_groups(url, key_groups) for url, key_groups in files.items())
     return meta, tables
+
+
+def read_key_groups(url: str, key_groups: list[int]) -> pa.Table:
+    """The rows of ``key_groups`` in a shared file (its other rows belong to other checkpoints)."""
+    table = table_from_ipc(read_bytes(url))
+    column = table.column(KEY_GROUP_COLUMN)
+    return table.filter(pc.is_in(column, value_set=pa.array(key_groups).cast(column.type)))

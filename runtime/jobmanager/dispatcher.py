@@ -211,8 +211,8 @@ class Dispatcher:
     def savepoint_status(self, job_id: str, trigger_id: str) -> OperationStatus | None:
         return self.job(job_id).savepoint_status(trigger_id)
 
-    def trigger_checkpoint(self, job_id: str) -> TriggerId:
-        return self._running(job_id, "checkpoints").trigger_checkpoint()
+    def trigger_checkpoint(self, job_id: str, full: bool = False) -> TriggerId:
+        return self._running(job_id, "checkpoints").trigger_checkpoint(full)
 
     def checkpoint_status(self, job_id: str, trigger_id: str) -> OperationStatus | None:
         return self.job(job_id).checkpoint_status(trigger_id)

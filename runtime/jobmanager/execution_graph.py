@@ -218,7 +218,8 @@ class ExecutionGraph:
             subtask_index=execution.subtask_index, parallelism=vertex.parallelism,
             max_parallelism=conf.get("pipeline.max-parallelism"), allocation_id=_placed(execution).allocation_id,
             operators=vertex.operators, inputs=inputs, outputs=outputs, config=conf.as_strings(),
-            runtime_mode=conf.get("execution.runtime-mode"), checkpointing=checkpointing)
+            runtime_mode=conf.get("execution.runtime-mode"), checkpointing=checkpointing,
+            incremental_checkpoints=conf.get("execution.checkpointing.incremental"))
 
     def explain(self) -> str:
         lines = [f"ExecutionGraph of '{self.job_graph.name}': {len(self.vertices)} tasks, "

@@ -289,10 +289,11 @@ class JobMaster:
         """The job's exceptions, newest first (Flink's exception history)."""
         return list(self.exceptions)
 
-    def trigger_checkpoint(self) -> TriggerId:
-        """A checkpoint now, besides the periodic ones; poll the trigger id for its checkpoint id."""
+    def trigger_checkpoint(self, full: bool = False) -> TriggerId:
+        """A checkpoint now, besides the periodic ones; poll the trigger id for its checkpoint id. ``full``:
+        with incremental checkpoints, one that refers to no earlier checkpoint's files."""
         try:
-            future = self.checkpoints.trigger(is_savepoint=False)
+            future = self.checkpoints.trigger(is_savepoint=False, full=full)
         except CheckpointFailure as err:
             return self.checkpoint_operations.failed(str(err))
         return self.checkpoint_operations.track(future, lambda done: done.checkpoint_id)

@@ -123,7 +123,7 @@ class SourceLoop:
         while self._triggers:
             trigger = self._triggers.popleft()
             barrier = CheckpointBarrier(trigger.checkpoint_id, trigger.timestamp, trigger.is_savepoint,
-                                        trigger.target, trigger.stop, trigger.drain)
+                                        trigger.target, trigger.stop, trigger.drain, trigger.full)
             await self.task.checkpoint(barrier)
             if barrier.stop:
                 self.task.stopped_at = barrier.checkpoint_id

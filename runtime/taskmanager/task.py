@@ -12,7 +12,9 @@ always sit behind a hash exchange, so only in tasks with inputs) fire while the 
 Checkpoints (Flink's aligned barriers): a source task snapshots its offsets at a bundle boundary and
 sends a barrier on every output; a task with inputs holds back each channel that delivered the
 barrier until all have, then snapshots and forwards it. State goes to checkpoint storage on a
-separate thread so processing goes on during the upload; then the task acknowledges.
+separate thread so processing goes on during the upload; then the task acknowledges. With incremental
+checkpoints the task remembers what its last completed checkpoint holds and uploads only the key
+groups that changed since (runtime.checkpoint.incremental).
 
 The task's coroutine runs on the TaskManager's loop; Spark calls run in the thread pool via
 :meth:`Task.run_blocking`. States go to the JobManager as TaskStateChanged; a failure carries the
@@ -29,6 +31,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from runtime.checkpoint import storage
+from runtime.checkpoint.incremental import IncrementalBase, SnapshotRefs
 from runtime.connectors.base import ConnectorContext, ConnectorError, source_reader, sink_writer
 from runtime.errors import format_traceback
 from runtime.keygroups import KEY_GROUP_COLUMN, KeyGroupRange
@@ -36,7 +39,7 @@ from runtime.messages import (AcknowledgeCheckpoint, CheckpointBarrier, DeclineC
                               TaskDeploymentDescriptor, TaskStateChanged, TriggerCheckpoint, Watermark)
 from runtime.states import ExecutionState
 from runtime.taskmanager.barriers import BarrierAligner
-from runtime.checkpoint.task_state import read_restored, take_snapshot
+from runtime.checkpoint.task_state import read_restored, take_snapshot, write_snapshot
 from runtime.taskmanager.chain import OperatorChain, OperatorError
 from runtime.taskmanager.input_gate import InputGate
 from runtime.taskmanager.metrics import TaskMetricsTracker
@@ -69,6 +72,7 @@ class Task:
         self.aligner = BarrierAligner()
         self.source_loop = SourceLoop(self)
         self.stopped_at: int | None = None  # the stop-with-savepoint checkpoint this task ended with
+        self.incremental = IncrementalBase() if tdd.incremental_checkpoints else None
         self._stop_outcome: asyncio.Future | None = None
         self._runner: asyncio.Task | None = None
         self._cancelled = False
@@ -294,28 +298,45 @@ class Task:
         meta, tables = take_snapshot(self.tdd, self.reader, self.sink, self.chain.stateful, barrier.checkpoint_id)
         for partition in self.partitions:
             await partition.broadcast_event(barrier)
-        asyncio.get_running_loop().create_task(self._upload(barrier, meta, tables))
+        asyncio.get_running_loop().create_task(self._upload(barrier, meta, tables, self._base_for(barrier)))
 
-    async def _upload(self, barrier: CheckpointBarrier, meta: dict, tables: dict) -> None:
+    def _base_for(self, barrier: CheckpointBarrier) -> SnapshotRefs | None:
+        """What the snapshot is compared with: the last completed checkpoint's refs, none ({}) for a FULL
+        checkpoint, None (self-contained, no shared files) for savepoints or with incremental checkpoints off."""
+        if self.incremental is None or barrier.is_savepoint:
+            return None
+        return {} if barrier.full else self.incremental.base
+
+    async def _upload(self, barrier: CheckpointBarrier, meta: dict, tables: dict, base: SnapshotRefs | None) -> None:
+        """Write the snapshot (only what changed since ``base``, when not None) and acknowledge it."""
         checkpoint_id, target = barrier.checkpoint_id, barrier.target
         name = f"{self.tdd.vertex_id}-{self.tdd.subtask_index}"
         try:
-            pointer, size = await asyncio.get_running_loop().run_in_executor(
-                self.tm.io_executor, storage.write_subtask_state, target, name, meta, tables)
-        except storage.StorageError as err:
-            self.tm.send(DeclineCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, str(err)))
+            written = await asyncio.get_running_loop().run_in_executor(
+                self.tm.io_executor, write_snapshot, target, name, meta, tables, base)
+        except Exception as err:  # noqa: BLE001 - a snapshot that cannot be written declines its checkpoint alone
+            reason = str(err) if isinstance(err, storage.StorageError) else f"{type(err).__name__}: {err}"
+            self.tm.send(DeclineCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, reason))
             return
-        self.metrics.last_checkpoint = (checkpoint_id, max(0.0, time.time() - barrier.timestamp), size)
-        self.tm.send(AcknowledgeCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, pointer, size))
+        if base is not None and self.incremental is not None:
+            self.incremental.taken(checkpoint_id, written.refs)
+        self.metrics.last_checkpoint = (checkpoint_id, max(0.0, time.time() - barrier.timestamp), written.state_size)
+        self.tm.send(AcknowledgeCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, written.pointer,
+                                           written.state_size, written.checkpointed_size, list(written.uploaded),
+                                           list(written.reused)))
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         if self.sink is not None:
             self.sink.commit(checkpoint_id)
+        if self.incremental is not None:
+            self.incremental.completed(checkpoint_id)
         self._settle_stop(checkpoint_id, True)
 
     def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
         if self.sink is not None:
             self.sink.abort(checkpoint_id)
+        if self.incremental is not None:
+            self.incremental.aborted(checkpoint_id)
         self._settle_stop(checkpoint_id, False)
 
     def _settle_stop(self, checkpoint_id: int, completed: bool) -> None:

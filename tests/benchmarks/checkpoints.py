@@ -20,6 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from runtime.cluster import LocalCluster  # noqa: E402
+from runtime.api.windows import TumblingEventTimeWindows, agg  # noqa: E402
 from runtime.examples import clicks  # noqa: E402
 from tests.benchmarks.run_all import (MEASURE_S, WARMUP_S, percentile, report, source_rows, sustained,  # noqa: E402
                                       wait_flowing)  # noqa: E402
@@ -27,21 +28,54 @@ from tests.benchmarks.run_all import (MEASURE_S, WARMUP_S, percentile, report, s
 KEYS = 100_000
 
 
-def run(cluster, checkpoint_interval: str | None, users: int = clicks.USERS):
+def run(cluster, checkpoint_interval: str | None, users: int = clicks.USERS, incremental: bool = False):
     env = cluster.environment()
     env.set_parallelism(2)
     if checkpoint_interval:
         env.enable_checkpointing(checkpoint_interval)
+        env.set("execution.checkpointing.incremental", str(incremental).lower())
     clicks.build(env, None, sink="blackhole", event_rate=200_000.0, users=users)
-    job = env.execute_async(f"bench: clicks, checkpoints {checkpoint_interval or 'off'}")
+    return cluster_job(cluster, env, f"bench: clicks, checkpoints {checkpoint_interval or 'off'}"
+                                     f"{' incremental' if incremental else ''}")
+
+
+def checkpoint_durations(cluster, keys: int, warmup: float = WARMUP_S, measure: float = MEASURE_S,
+                         incremental: bool = False) -> dict:
+    """Clicks with ``keys`` users and checkpoints every second: duration and size (whole state, and what
+    was uploaded) of those completed after the warm-up, and the slowest one during it. The job is
+    cancelled afterwards."""
+    return durations(cluster, run(cluster, "1 s", users=keys, incremental=incremental), warmup, measure)
+
+
+def few_keys_changing(cluster, keys: int, warmup: float = WARMUP_S, measure: float = MEASURE_S,
+                      incremental: bool = False, hot: int = 4) -> dict:
+    """Like :func:`checkpoint_durations`, but where incremental checkpoints pay: one row for each of
+    ``keys`` users into an hour-long window (window state of ``keys`` rows), then rows of ``hot`` users
+    only (the first ``keys`` rows take at most 5 s), so each checkpoint changes a few key groups of a
+    large state."""
+    env = cluster.environment()
+    env.set_parallelism(2)
+    env.enable_checkpointing("1 s")
+    env.set("execution.checkpointing.incremental", str(incremental).lower())
+    (env.datagen("seq BIGINT, ts TIMESTAMP", rows_per_second=max(20_000, keys // 5), fields={"seq": {"kind": "sequence"}},
+                 timestamp_start=clicks.TIMESTAMP_START)
+        .with_columns(user=f"IF(seq < {keys}, seq, seq % {hot})")
+        .assign_timestamps_and_watermarks(clicks.watermarks())
+        .key_by("user").window(TumblingEventTimeWindows.of("1 h")).aggregate(rows=agg.count())
+        .blackhole())
+    job = cluster_job(cluster, env, f"bench: {keys:,} keys, {hot} changing{', incremental' if incremental else ''}")
+    return durations(cluster, job, warmup, measure)
+
+
+def cluster_job(cluster, env, name: str):
+    job = env.execute_async(name)
     wait_flowing(cluster, job)
     return job
 
 
-def checkpoint_durations(cluster, keys: int, warmup: float = WARMUP_S, measure: float = MEASURE_S) -> dict:
-    """Clicks with ``keys`` users and checkpoints every second: duration and size of those completed after
-    the warm-up, and the slowest one during it. The job is cancelled afterwards."""
-    job = run(cluster, "1 s", users=keys)
+def durations(cluster, job, warmup: float, measure: float) -> dict:
+    """Duration and size (whole state, and what was uploaded) of the job's checkpoints completed after the
+    warm-up, and the slowest one during it; the job is cancelled afterwards."""
     steady_from_ms = (time.time() + warmup) * 1000
     time.sleep(warmup + measure)
     stats = cluster.client.get(f"/jobs/{job.job_id}/checkpoints")
@@ -52,22 +86,33 @@ def checkpoint_durations(cluster, keys: int, warmup: float = WARMUP_S, measure: 
     return {"checkpoint_duration_p50_ms": percentile([h["end_to_end_duration"] for h in steady], 0.5),
             "checkpoint_duration_p99_ms": percentile([h["end_to_end_duration"] for h in steady], 0.99),
             "checkpoint_size_p50_bytes": percentile([h["state_size"] for h in steady], 0.5),
+            "checkpointed_size_p50_bytes": percentile([h["checkpointed_size"] for h in steady], 0.5),
             "checkpoints_completed": len(steady), "checkpoints_failed": stats["counts"]["failed"],
             "checkpoint_duration_max_during_warmup_ms": max(
                 [h["end_to_end_duration"] for h in done if h["trigger_timestamp"] < steady_from_ms], default=None)}
 
 
-def checkpoint_p99_by_keys(sizes: list[int], warmup: float = WARMUP_S, measure: float = MEASURE_S) -> dict:
-    """Checkpoint duration p99 in seconds by number of keys of window state, on 2 TaskManagers."""
-    out = {}
+WORKLOADS = {"clicks": checkpoint_durations, "few_changing": few_keys_changing}
+
+
+def checkpoint_p99_by_keys(sizes: list[int], warmup: float = WARMUP_S, measure: float = MEASURE_S) -> dict[str, dict]:
+    """Checkpoint duration p99 in seconds and the median bytes uploaded per checkpoint, by number of keys of
+    window state, on 2 TaskManagers: for clicks (every key changes all the time) and for a job where few
+    keys change, each with full and with incremental checkpoints. Keys of the answer: ``<workload> <mode>``
+    and ``<workload> <mode> uploaded bytes``."""
+    out: dict[str, dict] = {}
     with LocalCluster(taskmanagers=2, slots=1, config={"spark.driver.memory": "2g"}) as cluster:
         for keys in sizes:
-            figures = checkpoint_durations(cluster, keys, warmup, measure)
-            p99 = figures["checkpoint_duration_p99_ms"]
-            out[str(keys)] = None if p99 is None else round(p99 / 1000, 3)
-            print(f"checkpoints with {keys:,} keys: p99 {out[str(keys)]} s, p50 {figures['checkpoint_duration_p50_ms']} ms, "
-                  f"size {figures['checkpoint_size_p50_bytes']} B ({figures['checkpoints_completed']} completed, "
-                  f"{figures['checkpoints_failed']} failed)", flush=True)
+            for workload, measured in WORKLOADS.items():
+                for mode in ("full", "incremental"):
+                    figures = measured(cluster, keys, warmup, measure, incremental=mode == "incremental")
+                    p99 = figures["checkpoint_duration_p99_ms"]
+                    out.setdefault(f"{workload} {mode}", {})[str(keys)] = None if p99 is None else round(p99 / 1000, 3)
+                    out.setdefault(f"{workload} {mode} uploaded bytes", {})[str(keys)] = figures["checkpointed_size_p50_bytes"]
+                    print(f"{workload}, {mode} checkpoints, {keys:,} keys: p99 {out[f'{workload} {mode}'][str(keys)]} s, "
+                          f"p50 {figures['checkpoint_duration_p50_ms']} ms, state {figures['checkpoint_size_p50_bytes']} B, "
+                          f"uploaded {figures['checkpointed_size_p50_bytes']} B ({figures['checkpoints_completed']} "
+                          f"completed, {figures['checkpoints_failed']} failed)", flush=True)
     return out
 
 

@@ -4,8 +4,9 @@ Prints sustained rows/s of each (processed rows over wall time, after a warm-up)
 Flinkbench's end-to-end latency p50/p99 in several runs (sink wall-clock time minus the window's
 event-time end, so it includes the 1 s watermark lag) with where the bundles' time went (per-phase
 task metrics), the peak memory of the local cluster, the seconds from ``%flink local`` to a first
-``%%flink`` result in a fresh kernel, checkpoint duration by state size, and a scaling table (1, 2, 4
-TaskManagers, each against Structured Streaming on as many cores); ``--out FILE`` writes the same
+``%%flink`` result in a fresh kernel, checkpoint duration by state size (full and incremental
+checkpoints, with the bytes each uploads), and a scaling table (1, 2, 4 TaskManagers, each against
+Structured Streaming on as many cores); ``--out FILE`` writes the same
 figures as JSON. ``--warmup``/``--measure`` shorten every measurement for a development run, and
 ``--skip`` leaves parts out.
 
@@ -317,7 +318,10 @@ def main() -> int:
         from tests.benchmarks.checkpoints import checkpoint_p99_by_keys
 
         keys = [int(k) for k in args.checkpoint_keys.split(",") if k]
-        figures["checkpoint_p99_s_by_keys"] = checkpoint_p99_by_keys(keys, **timing)
+        measured = checkpoint_p99_by_keys(keys, **timing)
+        figures.update(checkpoint_p99_s_by_keys=measured["clicks full"],
+                       checkpoint_p99_s_by_keys_incremental=measured["clicks incremental"],
+                       checkpoint_details_by_keys=measured)
     if "scaling" not in args.skip:
         known = {2: {"flinkbench_rows_per_s": round(ours), "cluster_peak_rss_gib": peak.gib,
                      "structured_streaming_rows_per_s": round(theirs)}}

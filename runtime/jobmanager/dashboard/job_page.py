@@ -186,10 +186,11 @@ def checkpoints_html(stats: dict) -> str:
              h.esc(text.clock((c.get("trigger_timestamp") or 0) / 1000)),
              h.esc(text.seconds((c.get("end_to_end_duration") or 0) / 1000)),
              h.esc(text.size(c.get("state_size", c.get("checkpointed_size")))),
+             h.esc(text.size(c.get("checkpointed_size"))),
              h.esc(c.get("external_path") or c.get("failure_message") or ""))
             for c in sorted(stats.get("history") or [], key=lambda c: -c["id"])]
-    return facts + h.table(["id", "kind", "status", "triggered", "duration", "size", "path or failure"], rows,
-                           name="checkpoint-history")
+    return facts + h.table(["id", "kind", "status", "triggered", "duration", "size", "uploaded", "path or failure"],
+                           rows, name="checkpoint-history")
 
 
 def exceptions_html(answer: dict) -> str:

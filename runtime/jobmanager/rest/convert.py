@@ -217,7 +217,7 @@ def checkpoint(r: CheckpointRecord, path: str | None = None) -> m.CheckpointStat
     return m.CheckpointStatistics(
         id=r.checkpoint_id, status=r.status, is_savepoint=r.is_savepoint,
         checkpoint_type="SAVEPOINT" if r.is_savepoint else "CHECKPOINT", trigger_timestamp=ms(r.trigger_time),
-        latest_ack_timestamp=ms(r.latest_ack_time), state_size=r.size, checkpointed_size=r.size,
+        latest_ack_timestamp=ms(r.latest_ack_time), state_size=r.size, checkpointed_size=_written(r),
         end_to_end_duration=int(r.duration_s * 1000), num_subtasks=r.num_subtasks,
         num_acknowledged_subtasks=r.num_acknowledged, external_path=path or r.external_path,
         failure_message=r.failure, failure_timestamp=ms(r.latest_ack_time) if r.status == "FAILED" else None)
@@ -233,7 +233,7 @@ def checkpoint_stats(s: CheckpointStatsSnapshot) -> m.CheckpointingStatistics:
                                   completed=s.completed, failed=s.failed),
         summary=m.CheckpointSummary(end_to_end_duration=summary([int(r.duration_s * 1000) for r in done]),
                                     state_size=summary([r.size for r in done]),
-                                    checkpointed_size=summary([r.size for r in done])),
+                                    checkpointed_size=summary([_written(r) for r in done])),
         latest=m.LatestCheckpoints(
             completed=checkpoint(completed, s.retained_paths.get(completed.checkpoint_id)) if completed else None,
             savepoint=checkpoint(savepoint) if savepoint else None,
@@ -242,6 +242,11 @@ def checkpoint_stats(s: CheckpointStatsSnapshot) -> m.CheckpointingStatistics:
                                                     is_savepoint=restored.is_savepoint, external_path=restored.path)
             if restored else None),
         history=[checkpoint(r) for r in s.history])
+
+
+def _written(r: CheckpointRecord) -> int:
+    """Bytes uploaded for a checkpoint (Flink's checkpointed_size): all of state_size unless incremental."""
+    return r.size if r.checkpointed_size is None else r.checkpointed_size
 
 
 def summary(values: list[int]) -> m.StatsSummary:

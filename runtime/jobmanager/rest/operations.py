@@ -33,7 +33,7 @@ class JobCheckpointsHandler(ApiHandler):
         body = self.body(m.CheckpointTriggerRequestBody)
         if body.checkpoint_type not in (None, "CONFIGURED", "FULL", "INCREMENTAL"):
             raise HTTPError(400, f"checkpointType must be CONFIGURED, FULL or INCREMENTAL, got {body.checkpoint_type!r}")
-        return m.TriggerResponse(request_id=self.gateway.trigger_checkpoint(jobid))
+        return m.TriggerResponse(request_id=self.gateway.trigger_checkpoint(jobid, full=body.checkpoint_type == "FULL"))
 
 
 class CheckpointStatusHandler(ApiHandler):

@@ -163,3 +163,78 @@ def test_periodic_triggers_wait_for_running_tasks_the_pause_and_a_free_concurren
     assert trigger(m, now=104.0, periodic=True) == []  # within the minimum pause
     assert kinds(trigger(m, now=107.5, periodic=True))[0] == "Started"
     assert kinds(trigger(m, now=107.6))[0] == "Started"  # a user's trigger is not held back
+
+
+# -- incremental checkpoints: references to shared files ------------------------------------------
+def acknowledge_shared(m, cid, src: tuple[tuple, tuple], snk: tuple[tuple, tuple] = ((), ()), now=101.0):
+    """Both participants acknowledge ``cid`` with (uploaded, reused) shared files."""
+    return m.handle(ev.Acknowledged(cid, SRC, f"mem://ck/{cid}/src", 100, 10, *src), now) + \
+        m.handle(ev.Acknowledged(cid, SNK, f"mem://ck/{cid}/snk", 50, 5, *snk), now)
+
+
+def finish(m, cid, now=102.0):
+    return m.handle(ev.MetadataWritten(cid), now)
+
+
+def test_a_dropped_checkpoint_deletes_the_shared_files_only_it_referred_to():
+    m = machine(retained=1)
+    trigger(m)
+    (write,) = acknowledge_shared(m, 1, (("s/a", "s/b"), ()), (("s/c",), ()))
+    assert write.checkpoint.size == 150 and write.checkpoint.checkpointed_size == 15
+    assert [s.shared for s in write.checkpoint.subtasks] == [["s/c"], ["s/a", "s/b"]]
+    finish(m, 1)
+    trigger(m)
+    acknowledge_shared(m, 2, (("s/d",), ("s/a",)), ((), ("s/c",)))  # b's key groups changed, c's did not
+    out = finish(m, 2)
+    assert out[:2] == [ev.DropCheckpoint("mem://ck/chk-1"), ev.DiscardShared(("s/b",))]
+    assert m.shared.live() == {"s/a", "s/c", "s/d"}
+
+
+def test_a_failed_checkpoint_deletes_its_own_uploads_and_keeps_what_it_reused():
+    m = machine()
+    trigger(m)
+    acknowledge_shared(m, 1, (("s/a",), ()))
+    finish(m, 1)
+    trigger(m)
+    m.handle(ev.Acknowledged(2, SRC, "mem://ck/2/src", 100, 10, ("s/new",), ("s/a",)), 101.0)
+    out = m.handle(ev.TimedOut(2), 200.0)
+    assert out[-1] == ev.DiscardShared(("s/new",)) and m.shared.live() == {"s/a"}
+
+
+def test_a_reference_to_a_deleted_shared_file_fails_the_checkpoint():
+    m = machine(retained=1)
+    for cid, src in ((1, (("s/a",), ())), (2, (("s/b",), ()))):  # checkpoint 2 rewrote every key group
+        trigger(m)
+        acknowledge_shared(m, cid, src)
+        finish(m, cid)
+    trigger(m)  # a subtask that had not heard of checkpoint 2 compares with checkpoint 1
+    out = m.handle(ev.Acknowledged(3, SRC, "mem://ck/3/src", 100, 10, ("s/c",), ("s/a",)), 101.0)
+    assert kinds(out) == ["Failed", "NotifyAborted", "NotifyAborted", "DiscardCheckpoint", "DiscardShared"]
+    assert "shared state already deleted (s/a)" in out[0].reason and out[-1] == ev.DiscardShared(("s/c",))
+
+
+def test_a_stray_acknowledgement_deletes_its_uploads_but_not_what_it_reused():
+    m = machine()
+    trigger(m)
+    acknowledge_shared(m, 1, (("s/a",), ()))
+    finish(m, 1)
+    late = m.handle(ev.Acknowledged(1, SRC, "mem://ck/1/src-again", 100, 10, ("s/x",), ("s/a",)), 103.0)
+    assert late == [ev.DiscardState("mem://ck/1/src-again"), ev.DiscardShared(("s/x",))]
+    assert m.shared.live() == {"s/a"}
+
+
+def test_a_full_checkpoint_is_asked_of_the_sources():
+    m = machine()
+    assert trigger(m, full=True)[1] == ev.SendTrigger(SRC, 1, 100.0, False, "mem://ck/chk-1", False, False, True)
+
+
+def test_a_recovered_checkpoint_keeps_its_shared_files_until_it_is_dropped():
+    m = machine(retained=1)
+    recovered = ev.CompletedCheckpoint(3, 1.0, False, "mem://ck/chk-3",
+                                       [ev.SubtaskSnapshot("v", 0, "mem://ck/chk-3/v-0", ["op"], 100, 10, ["s/a"])],
+                                       0.0, 100)
+    m.start_from(recovered, retained=True)
+    assert m.shared.live() == {"s/a"}
+    trigger(m)
+    acknowledge_shared(m, 4, (("s/b",), ()))  # the first checkpoint after a restore is full
+    assert ev.DiscardShared(("s/a",)) in finish(m, 4)

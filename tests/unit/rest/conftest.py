@@ -53,6 +53,7 @@ class FakeDispatcher:
     def __init__(self):
         self.submitted: list[dict] = []
         self.cancelled: list[str] = []
+        self.checkpoints_full: list[bool] = []
 
     def _job(self, job_id):
         if job_id != JOB:
@@ -105,8 +106,9 @@ class FakeDispatcher:
         self._job(job_id)
         return OperationStatus(OperationState.COMPLETED, "file:///sp/x") if trigger_id == "c" * 32 else None
 
-    def trigger_checkpoint(self, job_id):
+    def trigger_checkpoint(self, job_id, full=False):
         self._job(job_id)
+        self.checkpoints_full.append(full)
         return TriggerId("d" * 32)
 
     def checkpoint_status(self, job_id, trigger_id):

@@ -167,6 +167,8 @@ def test_operations_trigger_and_poll(server):
     done = body_of(server.call("GET", f"/jobs/{JOB}/checkpoints/{trigger['request-id']}")[2])
     assert done == {"status": {"id": "COMPLETED"}, "operation": {"checkpointId": 7}}
     assert server.call("POST", f"/jobs/{JOB}/checkpoints", b'{"checkpointType": "SOME"}')[0] == 400
+    server.call("POST", f"/jobs/{JOB}/checkpoints", b'{"checkpointType": "INCREMENTAL"}')
+    assert server.dispatcher.checkpoints_full[-2:] == [True, False], "FULL refers to no earlier checkpoint"
     trigger = body_of(server.call("POST", f"/jobs/{JOB}/savepoints", b'{"target-directory": "/x", "formatType": '
                                                                      b'"CANONICAL", "triggerId": null}')[2])
     done = body_of(server.call("GET", f"/jobs/{JOB}/savepoints/{trigger['request-id']}")[2])

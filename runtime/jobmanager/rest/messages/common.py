@@ -86,7 +86,9 @@ class StopWithSavepointRequestBody:
 
 @message
 class CheckpointTriggerRequestBody:
-    checkpoint_type: str | None = F("checkpointType", default=None, doc="CONFIGURED, FULL or INCREMENTAL (all full here)")
+    checkpoint_type: str | None = F("checkpointType", default=None,
+                                 doc="CONFIGURED or INCREMENTAL: as execution.checkpointing.incremental says; FULL: "
+                                     "every key group uploaded, no file of an earlier checkpoint referred to")
     trigger_id: str | None = F("triggerId", default=None)
 
 
