@@ -47,6 +47,8 @@ class SourceTask(Protocol):
 
     def bundle_done(self, t0: float) -> None: ...
 
+    def blocked_seconds(self) -> float: ...
+
     async def checkpoint(self, barrier: CheckpointBarrier) -> None: ...
 
 
@@ -80,7 +82,7 @@ class SourceLoop:
             if want <= 0:
                 await self._idle(min(target, 0.05))
                 continue
-            t0, blocked0 = time.monotonic(), self._blocked()
+            t0, blocked0 = time.monotonic(), self.task.blocked_seconds()
             table, finished, rows_read = await task.run_blocking(self._bundle, want)
             if rows_read is None:  # the reader cannot tell before the action: count what came out
                 rows_read = table.num_rows if table is not None else 0
@@ -95,16 +97,13 @@ class SourceLoop:
             # The bundle's cost leaves out the wait for consumers' credit (counted, it would make every
             # bundle mostly fixed cost and the source burn CPU its slow consumers need); that wait
             # instead caps the size at what the consumers take.
-            elapsed, blocked = time.monotonic() - t0, self._blocked() - blocked0
+            elapsed, blocked = time.monotonic() - t0, self.task.blocked_seconds() - blocked0
             took = elapsed - blocked
             overhead = took if overhead is None else min(overhead, took)
             size = next_bundle_size(size, took, target, min_rows, max_rows, overhead)
             if blocked > 0:
                 size = backpressured_bundle_size(size, rows_read, elapsed, target, min_rows)
         await task.advance_watermark(END_OF_TIME)
-
-    def _blocked(self) -> float:
-        return sum(p.blocked_seconds() for p in self.task.partitions)
 
     def _bundle(self, rows: int):
         """Blocking: one bundle through the chain as one Spark plan, out as Arrow."""

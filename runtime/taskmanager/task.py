@@ -365,6 +365,10 @@ class Task:
                 for channel, piece in pieces.items():
                     await partition.emit(channel, piece)
 
+    def blocked_seconds(self) -> float:
+        """Seconds this task's outputs have waited for consumers' credit since it started."""
+        return sum(p.blocked_seconds() for p in self.partitions)
+
     def bundle_done(self, t0: float) -> None:
         self.metrics.bundles += 1
         self.metrics.bundle_time_s = time.monotonic() - t0
@@ -393,7 +397,7 @@ class Task:
         chain = self.chain
         late = chain.late_records if chain else 0
         state_rows = sum(s.operator.state_rows for s in chain.stateful) if chain else 0
-        blocked = sum(p.blocked_seconds() for p in self.partitions)
+        blocked = self.blocked_seconds()
         self.tm.send(self.metrics.snapshot(self.tdd.job_id, self.attempt_id, backpressure, late, state_rows, blocked))
 
     async def _report_metrics(self) -> None:
