@@ -21,9 +21,7 @@ from runtime.jobgraph import OperatorSpec
 from runtime.states import ExecutionState
 
 
-# ---------------------------------------------------------------------------------------------
-# Control channel: envelope
-# ---------------------------------------------------------------------------------------------
+# -- Control channel: envelope ---------------------------------------------------------------------
 @wire
 @dataclass
 class Envelope:
@@ -32,9 +30,7 @@ class Envelope:
     body: Any
 
 
-# ---------------------------------------------------------------------------------------------
-# Registration and heartbeats (TaskManager <-> ResourceManager)
-# ---------------------------------------------------------------------------------------------
+# -- Registration and heartbeats (TaskManager <-> ResourceManager) ---------------------------------
 @wire
 @dataclass
 class SlotStatus:
@@ -93,9 +89,7 @@ class Disconnect:
     reason: str
 
 
-# ---------------------------------------------------------------------------------------------
-# Slots (ResourceManager asks, TaskManager offers, JobMaster accepts)
-# ---------------------------------------------------------------------------------------------
+# -- Slots (ResourceManager asks, TaskManager offers, JobMaster accepts) ---------------------------
 @wire
 @dataclass
 class RequestSlot:
@@ -120,9 +114,7 @@ class FreeSlot:
     allocation_id: AllocationId
 
 
-# ---------------------------------------------------------------------------------------------
-# Tasks (JobMaster -> TaskManager and back)
-# ---------------------------------------------------------------------------------------------
+# -- Tasks (JobMaster -> TaskManager and back) -----------------------------------------------------
 @wire
 @dataclass
 class ProducerLocation:
@@ -292,9 +284,7 @@ class PushedRows:
     error: str | None = None
 
 
-# ---------------------------------------------------------------------------------------------
-# Checkpoints
-# ---------------------------------------------------------------------------------------------
+# -- Checkpoints -----------------------------------------------------------------------------------
 @wire
 @dataclass
 class TriggerCheckpoint:
@@ -349,9 +339,7 @@ class NotifyCheckpointAborted:
     checkpoint_id: int
 
 
-# ---------------------------------------------------------------------------------------------
-# Data channel between TaskManagers (headers; DataBuffer is followed by an Arrow IPC payload)
-# ---------------------------------------------------------------------------------------------
+# -- Data channel between TaskManagers (headers; DataBuffer is followed by an Arrow IPC payload) ---
 @wire
 @dataclass
 class PartitionRequest:

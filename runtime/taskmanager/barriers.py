@@ -16,6 +16,20 @@ class BarrierAligner:
     def start(self, barrier: CheckpointBarrier) -> None:
         self.checkpoint_id, self.barrier, self.arrived = barrier.checkpoint_id, barrier, set()
 
+    def arrive(self, channel: int, barrier: CheckpointBarrier, gate: InputGate) -> bool:
+        """Hold ``channel`` back now that it delivered ``barrier``; True once every input has. A newer
+        barrier overtaking an unfinished alignment drops that one (its held channels go on); an older
+        barrier is late and ignored."""
+        if self.checkpoint_id is None or barrier.checkpoint_id > self.checkpoint_id:
+            if self.checkpoint_id is not None:
+                gate.unblock_all()
+            self.start(barrier)
+        elif barrier.checkpoint_id < self.checkpoint_id:
+            return False
+        self.arrived.add(channel)
+        gate.block(channel)
+        return self.complete(gate)
+
     def complete(self, gate: InputGate) -> bool:
         return all(i in self.arrived or ch.finished for i, ch in enumerate(gate.channels))
 

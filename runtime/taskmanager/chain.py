@@ -216,6 +216,10 @@ class OperatorChain:
     def late_records(self) -> int:
         return sum(s.operator.late_records for s in self.stateful)
 
+    @property
+    def state_rows(self) -> int:
+        return sum(s.operator.state_rows for s in self.stateful)
+
 
 def held_back(watermark: int, delay: int) -> int:
     """``watermark`` less ``delay``; the end of time stays the end (every window fires at end of input)."""

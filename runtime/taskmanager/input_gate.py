@@ -118,6 +118,20 @@ class InputGate:
             if self._accept(*self._items.get_nowait()):
                 return self._deliver(*self._last)
 
+    def gather(self, first: pa.Table, max_rows: int) -> tuple[pa.Table, tuple[int, Any] | None]:
+        """``first`` and the tables already arrived after it, up to ``max_rows``, as one table (one Spark
+        plan for them all); and the event met on the way, if any, to be handled right after."""
+        tables, rows = [first], first.num_rows
+        while rows < max_rows:
+            more = self.poll()
+            if more is None:
+                break
+            if not isinstance(more[1], pa.Table):
+                return _concat(tables), more
+            tables.append(more[1])
+            rows += more[1].num_rows
+        return _concat(tables), None
+
     def _ready(self) -> tuple[int, Any] | None:
         """An item held back for a channel that is no longer blocked."""
         for index in list(self._held):
@@ -170,3 +184,7 @@ class InputGate:
         for ch in self.channels:
             if ch.writer is not None:
                 ch.writer.close()
+
+
+def _concat(tables: list[pa.Table]) -> pa.Table:
+    return tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="default")

@@ -193,17 +193,8 @@ class Task:
             channel, payload = item
             if isinstance(payload, pa.Table):
                 self.metrics.phases.add("input_wait", time.monotonic() - self.gate.last_arrival)
-                tables, rows = [payload], payload.num_rows
-                while rows < max_rows:  # everything already arrived goes into this bundle: one Spark plan
-                    more = self.gate.poll()
-                    if more is None:
-                        break
-                    if not isinstance(more[1], pa.Table):
-                        waiting = more
-                        break
-                    tables.append(more[1])
-                    rows += more[1].num_rows
-                await self._on_table(tables[0] if len(tables) == 1 else pa.concat_tables(tables, promote_options="default"))
+                table, waiting = self.gate.gather(payload, max_rows)
+                await self._on_table(table)
             elif isinstance(payload, Watermark):
                 update = (self.valve.mark_idle(channel) if payload.idle
                           else self.valve.update(channel, from_wire(payload.timestamp)))
@@ -262,17 +253,7 @@ class Task:
 
     async def _on_barrier(self, channel: int, barrier: CheckpointBarrier) -> bool:
         """Align: hold back ``channel`` until every input delivered this barrier. True to stop the task."""
-        if self.aligner.checkpoint_id is None or barrier.checkpoint_id > self.aligner.checkpoint_id:
-            if self.aligner.checkpoint_id is not None:
-                self.gate.unblock_all()  # a newer barrier overtook an unfinished alignment: drop it
-            self.aligner.start(barrier)
-        elif barrier.checkpoint_id < self.aligner.checkpoint_id:
-            return False
-        self.aligner.arrived.add(channel)
-        self.gate.block(channel)
-        if self.aligner.complete(self.gate):
-            return await self._aligned()
-        return False
+        return await self._aligned() if self.aligner.arrive(channel, barrier, self.gate) else False
 
     async def _aligned(self) -> bool:
         barrier = self.aligner.barrier
@@ -394,11 +375,9 @@ class Task:
         backpressure = max((p.backpressure_ratio() for p in self.partitions), default=0.0)
         for partition in self.partitions:
             self.metrics.sent_to = partition.records_by_subpartition()
-        chain = self.chain
-        late = chain.late_records if chain else 0
-        state_rows = sum(s.operator.state_rows for s in chain.stateful) if chain else 0
-        blocked = self.blocked_seconds()
-        self.tm.send(self.metrics.snapshot(self.tdd.job_id, self.attempt_id, backpressure, late, state_rows, blocked))
+        late, state_rows = (self.chain.late_records, self.chain.state_rows) if self.chain else (0, 0)
+        self.tm.send(self.metrics.snapshot(self.tdd.job_id, self.attempt_id, backpressure, late, state_rows,
+                                           self.blocked_seconds()))
 
     async def _report_metrics(self) -> None:
         while True:

@@ -7,7 +7,8 @@ import pytest
 from runtime.arrow_ipc import table_to_ipc
 from runtime.codec import WireError, encode
 from runtime.ids import ExecutionAttemptId, TaskManagerId
-from runtime.messages import AddCredit, DataBuffer, EndOfPartition, ProducerLocation, Watermark
+from runtime.messages import AddCredit, CheckpointBarrier, DataBuffer, EndOfPartition, ProducerLocation, Watermark
+from runtime.taskmanager.barriers import BarrierAligner
 from runtime.taskmanager.input_gate import InputGate
 from runtime.taskmanager.network import HEADER, ResultPartition, read_frame
 
@@ -166,4 +167,35 @@ def test_a_lost_producer_surfaces_as_a_connection_error_naming_it():
         reader.feed_eof()
         with pytest.raises(ConnectionError, match="lost input from producer p0 on TaskManager tm: connection closed"):
             await gate.next()
+    run(body())
+
+
+def test_gather_joins_the_tables_already_arrived_up_to_the_bundle_limit_and_stops_at_an_event():
+    async def body():
+        gate, [(reader, _)] = gate_with_channels(1)
+        for rows in (3, 4, 5):
+            send_table(reader, rows)
+        reader.feed_data(frame(Watermark(9.0)))
+        send_table(reader, 6)
+        _, first = await gate.next()
+        await settle()
+        joined, waiting = gate.gather(first, max_rows=100)
+        assert joined.num_rows == 12 and waiting == (0, Watermark(9.0))
+        _, after = await gate.next()
+        assert gate.gather(after, max_rows=6) == (after, None)  # at the limit already: nothing more joins
+    run(body())
+
+
+def test_alignment_holds_each_channel_until_all_delivered_and_a_newer_barrier_drops_an_unfinished_one():
+    async def body():
+        gate, [(r0, _), (r1, _)] = gate_with_channels(2)
+        aligner = BarrierAligner()
+        assert not aligner.arrive(0, CheckpointBarrier(1, 0.0), gate)
+        r0.feed_data(frame(Watermark(1.0)))
+        r1.feed_data(frame(Watermark(2.0)))
+        assert await gate.next() == (1, Watermark(2.0))  # channel 0 is held back
+        assert not aligner.arrive(1, CheckpointBarrier(2, 0.0), gate)  # 2 overtakes 1: 0 flows again
+        assert aligner.checkpoint_id == 2 and gate.poll() == (0, Watermark(1.0))
+        assert not aligner.arrive(0, CheckpointBarrier(1, 0.0), gate)  # late: ignored
+        assert aligner.arrive(0, CheckpointBarrier(2, 0.0), gate)
     run(body())
