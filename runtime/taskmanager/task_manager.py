@@ -19,6 +19,7 @@ import itertools
 import logging
 import os
 import signal
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -97,6 +98,7 @@ class TaskManager:
         loop = self.loop = asyncio.get_running_loop()
         self.spark_ready = loop.run_in_executor(self.executor, lambda: self.spark.session)
         self.spark_ready.add_done_callback(lambda _: self._report_ready())
+        self.spark_ready.add_done_callback(lambda _: loop.run_in_executor(self.executor, self._warm_up))
         while not self._stopping.is_set():
             try:
                 self.jobmanager_url = await self._leader_url()
@@ -131,6 +133,18 @@ class TaskManager:
         """Tell the JobManager now, not at the next heartbeat: slot requests may be waiting for this."""
         if self.leader_session_id is not None:
             self._write(Heartbeat(self.tm_id, self.slots.report(), self.ready))
+
+    def _warm_up(self) -> None:
+        """Warm the new Spark session while no task needs it (a task's first bundle would do it anyway);
+        a Spark Connect server's JVM is warm already."""
+        if self.tasks or self.conf.get("spark.remote"):
+            return
+        started = time.monotonic()
+        try:
+            self.spark.warm_up()
+            log.info("Spark session warmed up in %.1f s", time.monotonic() - started)
+        except Exception as err:  # noqa: BLE001 - a failed warm-up costs only time; a real fault shows in tasks
+            log.info("Spark warm-up failed: %s", err)
 
     def _metric_families(self):
         """Flink's task metrics of every running task, as each last reported them (for Prometheus)."""

@@ -59,11 +59,14 @@ def fail_once_when(trigger: str):
 @pytest.mark.serial  # ten failovers, timed by their input's pace: alone, and not a load on other tests
 @pytest.mark.timeout(1500)
 def test_ten_kills_and_a_task_exception_leave_the_committed_output_exact(fresh_cluster, spark, tmp_path):
-    rows, rate = 300_000, 2_000  # at least 150 s of input, so that ten kill cycles fit on a fast machine too
-    # One TaskManager to spare: a restart takes the free slot at once instead of waiting for the JVM of the
-    # replacement, which joins as the next spare. Parallelism 2 on three one-slot TaskManagers keeps the JVMs
-    # few: every kill still hits a TaskManager that runs the job, and the exchange still crosses processes.
-    cluster = fresh_cluster(taskmanagers=3, slots=1, **{"restart-strategy.fixed-delay.delay": "200 ms"})
+    # A kill cycle reads input only from its restart to its first checkpoint and the random wait after it
+    # (2-3 s, about 5,000 rows), the start up to the first kill up to 40,000: the input outlasts eleven
+    # cycles with room (30-70 s left after the last, all the test waits for besides).
+    rows, rate = 120_000, 2_000
+    # Two TaskManagers to spare: a restart mostly takes a free slot of a warm JVM instead of waiting for the
+    # replacement's. Parallelism 2 on one-slot TaskManagers: every kill hits a TaskManager that runs the job,
+    # and the exchange crosses processes.
+    cluster = fresh_cluster(taskmanagers=4, slots=1, **{"restart-strategy.fixed-delay.delay": "200 ms"})
     trigger = str(tmp_path / "fail-now")
     out = tmp_path / "out"
     env = cluster.environment()
