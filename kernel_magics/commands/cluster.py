@@ -21,8 +21,8 @@ def show_api_option(fn):
 
 @subcommand("local")
 @magic_arguments(name="flink local")
-@argument("--taskmanagers", type=int, default=2, metavar="N",
-          help="TaskManagers to start with (default 2; 0: none until a job needs them); "
+@argument("--taskmanagers", type=int, default=1, metavar="N",
+          help="TaskManagers to start with (default 1, as Flink's local cluster; 0: none until a job needs them); "
           "more are started when jobs need slots")
 @argument("--slots", type=int, default=2, metavar="N", help="slots per TaskManager (default 2)")
 @argument("--jobmanagers", type=int, default=1, metavar="N", help="JobManagers (more than one needs HA support)")

@@ -49,8 +49,8 @@ def _cluster_parsers(sub) -> None:
     cluster = sub.add_parser("cluster", help="a local cluster: a JobManager and TaskManagers on this machine")
     actions = cluster.add_subparsers(dest="action", required=True)
     start = _with_conf(actions.add_parser("start", help="start a JobManager and TaskManagers (Ctrl-C stops them)"))
-    start.add_argument("--taskmanagers", type=int, default=2, metavar="N",
-                       help="TaskManagers to start with (default 2; 0: none until a job needs them); "
+    start.add_argument("--taskmanagers", type=int, default=1, metavar="N",
+                       help="TaskManagers to start with (default 1, as Flink's local cluster; 0: none until a job needs them); "
                        "more are started when jobs need slots")
     start.add_argument("--slots", type=int, metavar="N",
                        help="slots per TaskManager (default: taskmanager.numberOfTaskSlots, 2)")

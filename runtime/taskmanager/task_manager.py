@@ -51,6 +51,7 @@ PENDING_LIMIT = 10_000
 REQUEST_TIMEOUT_S = 30.0
 STATUS_EVERY_S = 5.0  # how often memory and recent log lines go to the JobManager (its dashboard page)
 STATUS_LOG_LINES = 60
+WARM_UP_AFTER_IDLE_S = 2.0  # a job waiting for this TaskManager's slots places its tasks well within this
 
 
 class TaskManager:
@@ -98,7 +99,7 @@ class TaskManager:
         loop = self.loop = asyncio.get_running_loop()
         self.spark_ready = loop.run_in_executor(self.executor, lambda: self.spark.session)
         self.spark_ready.add_done_callback(lambda _: self._report_ready())
-        self.spark_ready.add_done_callback(lambda _: loop.run_in_executor(self.executor, self._warm_up))
+        self.spark_ready.add_done_callback(lambda _: loop.call_later(WARM_UP_AFTER_IDLE_S, self._warm_up_if_idle))
         while not self._stopping.is_set():
             try:
                 self.jobmanager_url = await self._leader_url()
@@ -134,11 +135,16 @@ class TaskManager:
         if self.leader_session_id is not None:
             self._write(Heartbeat(self.tm_id, self.slots.report(), self.ready))
 
-    def _warm_up(self) -> None:
-        """Warm the new Spark session while no task needs it (a task's first bundle would do it anyway);
-        a Spark Connect server's JVM is warm already."""
-        if self.tasks or self.conf.get("spark.remote"):
+    def _warm_up_if_idle(self) -> None:
+        """Warm the new Spark session if no task came for it meanwhile: a spare TaskManager then takes a
+        failover's tasks at full speed. A task placed here warms it anyway, and a warm-up beside it would
+        only take CPU from it; a Spark Connect server's JVM is warm already."""
+        failed = self.spark_ready is None or self.spark_ready.cancelled() or self.spark_ready.exception()
+        if failed or self.tasks or self.conf.get("spark.remote") or self._stopping.is_set():
             return
+        asyncio.get_running_loop().run_in_executor(self.executor, self._warm_up)
+
+    def _warm_up(self) -> None:
         started = time.monotonic()
         try:
             self.spark.warm_up()

@@ -51,6 +51,7 @@ def test_stop_savepoint_and_checkpoint_flags():
     assert parser().parse_args(["checkpoint", "abc", "--full"]).full is True
     start = parser().parse_args(["cluster", "start", "--detach", "--conf", "c.yaml", "-D", "a=b"])
     assert (start.detach, start.conf, start.dynamic, start.slots) == (True, "c.yaml", ["a=b"], None)
+    assert start.taskmanagers == 1  # one TaskManager, as Flink's local cluster; the local provider adds more
 
 
 def test_savepoint_needs_a_job_or_a_path_to_dispose(capsys):
