@@ -3,6 +3,7 @@ cluster token, the TaskManager's show the job's record counts rising and the Job
 all under Flink's metric names."""
 from __future__ import annotations
 
+import random
 import socket
 import urllib.error
 import urllib.request
@@ -15,13 +16,14 @@ from tests.helpers.clusters import wait_until
 
 
 def free_port_range(width: int) -> int:
-    """The first of ``width`` consecutive free ports on 127.0.0.1."""
+    """The first of ``width`` consecutive free ports on 127.0.0.1, below the kernel's ephemeral range: a
+    connection to an unused ephemeral port can connect to itself (the test then reads back its own request
+    as the answer), and the test probes the ports nobody listens on too."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as fh:
+        low = int(fh.read().split()[0])
+    rng = random.Random()
     for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            first = probe.getsockname()[1]
-        if first + width > 65535:
-            continue
+        first = rng.randrange(10_000, low - width)
         try:
             held = []
             for port in range(first, first + width):
