@@ -6,7 +6,7 @@ STAMPS := .stamps
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(abspath $(PY))
 
-.PHONY: setup system-deps java extension demo test test-fast bench chaos dist lint clean screenshots
+.PHONY: setup system-deps java spark-archive extension demo test test-fast bench chaos dist lint clean screenshots
 
 setup: $(STAMPS)/venv
 
@@ -35,7 +35,13 @@ java:
 	@bash scripts/install-system-deps.sh java
 	@PYTHONPATH=$(CURDIR) $(PYTHON) -m runtime.java
 
-demo: java setup
+# Spark JVMs start in half the time and CPU from a class-data archive (runtime/taskmanager/class_archive.py):
+# written once per machine and Java/PySpark installation, under ~/.cache/flinkbench; seconds when it exists.
+spark-archive: java setup
+	@$(PY) -m runtime.taskmanager.class_archive 2>$(STAMPS)/spark-archive.log || \
+	  { tail -5 $(STAMPS)/spark-archive.log; echo "no Spark class archive: Spark JVMs start without one"; }
+
+demo: java setup spark-archive
 	$(PY) -m runtime.demo
 
 # Two parts: everything but the `serial` tests on TEST_WORKERS pytest-xdist workers (a module stays on one
@@ -43,7 +49,7 @@ demo: java setup
 # otherwise idle machine. JUNIT=path/prefix writes prefix-parallel.xml and prefix-serial.xml.
 TEST_WORKERS ?= 2
 
-test: system-deps java setup extension
+test: system-deps java setup extension spark-archive
 	@$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" --durations=40 \
 	  $(if $(JUNIT),--junitxml=$(JUNIT)-parallel.xml) $(PYTEST_ARGS); parallel=$$?; \
 	$(PY) -m pytest -m serial --durations=40 $(if $(JUNIT),--junitxml=$(JUNIT)-serial.xml) $(PYTEST_ARGS); serial=$$?; \
@@ -53,12 +59,12 @@ test-fast: setup
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
 
 # About 30-35 min; BENCH_ARGS="--warmup 5 --measure 10 --latency-runs 1 --skip scaling" makes a short run.
-bench: java setup
+bench: java setup spark-archive
 	$(PY) tests/benchmarks/run_all.py $(if $(BENCH_OUT),--out $(BENCH_OUT),) $(BENCH_ARGS)
 
 # The long fault run (tests/chaos): file HA, then ZooKeeper HA; prints figures, exits 1 if a check fails.
 # CHAOS_ARGS="--ha file --duration 120 --seed 7" narrows it.
-chaos: java setup
+chaos: java setup spark-archive
 	@bash scripts/install-system-deps.sh zookeeper
 	$(PY) -m tests.chaos $(CHAOS_ARGS)
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Debian packages Flinkbench uses: Java 17+ for PySpark, Chromium for the UI tests, ZooKeeper for HA tests.
+# Debian packages Flinkbench uses: a Java 17+ JDK for PySpark (its jcmd writes the Spark class archive,
+# runtime/taskmanager/class_archive.py; a JRE runs everything, only slower to start), Chromium for the UI tests, ZooKeeper for HA tests.
 #
 #   scripts/install-system-deps.sh          all three (what `make test` needs)
 #   scripts/install-system-deps.sh java     only Java (what `make demo` and a user's cluster need)
@@ -15,7 +16,9 @@ java_ok() {
   [ -n "${JAVA_HOME:-}" ] && java="$JAVA_HOME/bin/java"
   local major
   major=$("$java" -version 2>&1 | sed -nE 's/.*version "(1\.)?([0-9]+).*/\2/p' | head -1)
-  [ -n "$major" ] && [ "$major" -ge 17 ]
+  [ -n "$major" ] && [ "$major" -ge 17 ] || return 1
+  # a JDK: jcmd beside the java binary (a JRE-only machine gets the JDK package of the same release)
+  [ "$(id -u)" != 0 ] || [ -x "$(dirname "$(readlink -f "$(command -v "$java")")")/jcmd" ]
 }
 
 need=()
@@ -39,12 +42,12 @@ export DEBIAN_FRONTEND=noninteractive
 echo "install-system-deps: installing ${need[*]}" >&2
 # A half-finished dpkg run (an interrupted earlier install) blocks every apt-get install until repaired.
 dpkg --configure -a >/dev/null 2>&1 || true
-# The first OpenJDK of 17 or newer that this release packages (bookworm has 17, trixie 21).
+# The first OpenJDK JDK of 17 or newer that this release packages (bookworm has 17, trixie 21).
 java_package() {
-  for p in openjdk-17-jre-headless openjdk-21-jre-headless openjdk-25-jre-headless; do
+  for p in openjdk-17-jdk-headless openjdk-21-jdk-headless openjdk-25-jdk-headless; do
     if apt-cache show "$p" >/dev/null 2>&1; then echo "$p"; return; fi
   done
-  echo openjdk-17-jre-headless
+  echo openjdk-17-jdk-headless
 }
 for attempt in 1 2; do
   apt-get update -qq >/dev/null 2>&1 || true

@@ -49,8 +49,10 @@ class SparkRunner:
         self.keeper.stop()
 
     def warm_up(self) -> None:
-        """See :func:`warm_up`; runs once on a fresh session while no task needs it."""
+        """See :func:`warm_up`; runs once on a fresh session while no task needs it, which is also when
+        the machine's Spark class archive is written if it has none (runtime.taskmanager.class_archive)."""
         warm_up(self.session)
+        self.keeper.save_class_archive()
 
     # -- moving data in and out ---------------------------------------------------------------
     def from_arrow(self, table: pa.Table):

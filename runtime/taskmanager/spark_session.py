@@ -21,6 +21,7 @@ import os
 import threading
 
 from runtime.config import Configuration
+from runtime.taskmanager import class_archive
 from runtime.taskmanager.spark_functions import ship_by_value
 
 log = logging.getLogger(__name__)
@@ -45,12 +46,13 @@ def session_settings(conf: Configuration, slots: int) -> dict[str, str]:
             "spark.driver.bindAddress": conf.taskmanager_bind_host(),
             "spark.default.parallelism": str(slots),
             "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
-            "spark.python.worker.reuse": "true"})
+            "spark.python.worker.reuse": "true",
+            "spark.driver.extraJavaOptions": class_archive.base_java_options(conf)})
     explicit = conf.spark_settings()
-    for key in ("spark.remote", "spark.master", "spark.sql.shuffle.partitions"):
+    for key in ("spark.remote", "spark.master", "spark.sql.shuffle.partitions", "spark.driver.extraJavaOptions"):
         explicit.pop(key, None)  # already resolved above (empty or 0 mean "ours")
     if conf.get("spark.remote"):
-        explicit.pop("spark.driver.memory", None)
+        explicit.pop("spark.driver.memory", None)  # the server's JVM is started already
     return {**settings, **explicit}
 
 
@@ -79,6 +81,8 @@ class SparkSessionKeeper:
         self.oom_threshold = conf.get("taskmanager.spark.oom-restart-threshold")
         self.app_name = app_name
         self.advertised_host = conf.get("taskmanager.host")
+        self.archive = class_archive.archive_path(conf)
+        self._records_classes = False  # the JVM can write the class archive (it did not exist at launch)
         self.restarts = 0  # sessions replaced because they were unhealthy
         self._session = None
         self._oom_errors = 0
@@ -112,17 +116,25 @@ class SparkSessionKeeper:
 
     def jvm_pid(self) -> int | None:
         """The pid of this TaskManager's own Spark JVM (None for Spark Connect or before it started)."""
-        if self.remote or self._session is None:
-            return None
-        from pyspark import SparkContext
-
-        gateway = SparkContext._gateway
-        return gateway.proc.pid if gateway is not None and getattr(gateway, "proc", None) else None
+        return None if self.remote or self._session is None else _classic_jvm_pid()
 
     def stop(self) -> None:
         with self._lock:
             if self._session is not None:
                 self._discard()
+
+    def save_class_archive(self) -> bool:
+        """Write the machine's Spark class archive from this session's JVM if it has none yet (call on
+        a warmed session while no task runs: the JVM pauses for the dump)."""
+        pid = self.jvm_pid()
+        if not self._records_classes or pid is None or self.archive is None:
+            return False
+        return class_archive.write(pid, self.archive)
+
+    def archive_in_use(self) -> bool:
+        """True when this session's JVM maps the class archive."""
+        pid = self.jvm_pid()
+        return pid is not None and self.archive is not None and class_archive.is_mapped(pid, self.archive)
 
     # -- internals ----------------------------------------------------------------------------
     def _create(self):
@@ -131,15 +143,22 @@ class SparkSessionKeeper:
         ship_by_value()
         from pyspark.sql import SparkSession
 
+        settings = dict(self.settings)
         builder = SparkSession.builder.appName(self.app_name)
         if self.remote:
             builder = builder.remote(self.remote)
-        for key, value in self.settings.items():
+        else:  # decided at each launch: a replacement JVM maps an archive written meanwhile
+            settings["spark.driver.extraJavaOptions"], self._records_classes = class_archive.driver_java_options(
+                settings["spark.driver.extraJavaOptions"], self.archive)
+        for key, value in settings.items():
             builder = builder.config(key, value)
         # Connect: a new server-side session each time (getOrCreate would hand back the discarded one)
         session = builder.create() if self.remote else builder.getOrCreate()
         if not self.remote:
             session.sparkContext.setLogLevel("ERROR")
+            pid = _classic_jvm_pid()
+            if "SharedArchiveFile" in settings["spark.driver.extraJavaOptions"] and pid is not None:
+                class_archive.forget_unmapped(pid, self.archive)
         log.info("Spark session ready on %s", self.master)
         return session
 
@@ -163,6 +182,13 @@ class SparkSessionKeeper:
                 session.stop()
         else:
             _end_classic_jvm(session)
+
+
+def _classic_jvm_pid() -> int | None:
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    return gateway.proc.pid if gateway is not None and getattr(gateway, "proc", None) else None
 
 
 def _context_stopped(session) -> bool:
