@@ -18,7 +18,7 @@ SHORT = ScheduleSpec(duration=45, leader_kills=2, leader_pauses=0, storage_outag
 
 @pytest.mark.timeout(600)
 def test_a_short_chaos_run_commits_every_row_once(tmp_path):
-    report = run(RunSpec("file", SHORT, seed=3, working_dir=str(tmp_path), warmup_s=60, tail_s=10))
+    report = run(RunSpec("file", SHORT, seed=3, working_dir=str(tmp_path), warmup_s=35, tail_s=10))
     print("\n".join(render(report)))
     counts = count_by_kind([i.fault for i in report.injected])
     assert counts[FaultKind.TASKMANAGER_KILL] >= 4 and counts[FaultKind.LEADER_KILL] == 2, counts
