@@ -48,6 +48,9 @@ demo: java setup spark-archive
 # worker, so its shared fixtures start once), then the fault-injection and timing tests one at a time on an
 # otherwise idle machine. JUNIT=path/prefix writes prefix-parallel.xml and prefix-serial.xml.
 TEST_WORKERS ?= 2
+# The suite's clusters live seconds to minutes: every JVM it starts (Spark, Flink, ZooKeeper) skips the
+# optimising compiler, halving the CPU of each start-up (README: the class archive, under "Resource providers").
+test: export JAVA_TOOL_OPTIONS ?= -XX:TieredStopAtLevel=1
 
 test: system-deps java setup extension spark-archive
 	@$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" --durations=40 \
