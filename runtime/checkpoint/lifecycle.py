@@ -18,7 +18,8 @@ so every transition is tested without processes (tests/unit/checkpoint/test_life
     ACKNOWLEDGED  MetadataWritten       PublishPointer, or (savepoint / no HA) as PointerPublished
     PUBLISHING    PointerPublished      Completed, DropCheckpoint beyond the retained, NotifyComplete to each
                                         participant: the sinks commit only once the checkpoint is restorable
-    any live      a failure event       Failed, NotifyAborted to each participant, DiscardCheckpoint, and
+    any live      a failure event       Failed, NotifyAborted to each participant, DiscardCheckpoint (not
+                                        once PUBLISHING: the store may point at it already), and
                                         TooManyFailures past execution.checkpointing.tolerable-failed-checkpoints
     (none)        Acknowledged          DiscardState: debris of a checkpoint that ended or of a stranger
 
@@ -200,8 +201,9 @@ class CheckpointLifecycle:
         out.append(Failed(checkpoint_id, pending.is_savepoint, reason, pending.timestamp,
                           sum(a.size for a in pending.acks.values()), len(pending.acks)))
         out.extend(NotifyAborted(attempt, checkpoint_id) for attempt in pending.expected)
-        out.append(DiscardCheckpoint(pending.directory))
-        self._release(checkpoint_id, out)
+        if pending.phase is not Phase.PUBLISHING:  # the HA store may hold its pointer already: a successor
+            out.append(DiscardCheckpoint(pending.directory))  # leader restores it, so its files stay
+            self._release(checkpoint_id, out)
         if count and not pending.is_savepoint:
             self.consecutive_failures += 1
             if self.consecutive_failures > self.settings.tolerable_failures:

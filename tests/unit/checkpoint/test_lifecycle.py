@@ -111,6 +111,19 @@ def test_a_timeout_while_the_metadata_is_written_wins_and_the_late_write_changes
     assert m.handle(ev.MetadataWritten(1), 161.0) == [] and m.latest() is None
 
 
+def test_a_failover_while_the_pointer_is_being_published_keeps_that_checkpoints_files():
+    """The HA store may already point at it: a successor leader restores it, so it must not be deleted."""
+    m = machine(publishes=True)
+    trigger(m)
+    acknowledge_all(m, 1)
+    assert kinds(m.handle(ev.MetadataWritten(1), 102.0)) == ["PublishPointer"]
+    out = m.handle(ev.AbortAll("job failover: TaskManager lost"), 102.5)
+    assert kinds(out) == ["Failed", "NotifyAborted", "NotifyAborted"], "no DiscardCheckpoint"
+    trigger(m, now=103.0)
+    out = m.handle(ev.AbortAll("job failover again"), 103.5)
+    assert ev.DiscardCheckpoint("mem://ck/chk-2") in out, "one not yet published is discarded as before"
+
+
 def test_metadata_and_publish_failures_fail_the_checkpoint():
     m = machine(publishes=True)
     trigger(m)
