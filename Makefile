@@ -35,7 +35,7 @@ java:
 	@bash scripts/install-system-deps.sh java
 	@PYTHONPATH=$(CURDIR) $(PYTHON) -m runtime.java
 
-# Spark JVMs start in half the time and CPU from a class-data archive (runtime/taskmanager/class_archive.py):
+# Spark JVMs start faster and on less CPU from a class-data archive (runtime/taskmanager/class_archive.py):
 # written once per machine and Java/PySpark installation, under ~/.cache/flinkbench; seconds when it exists.
 spark-archive: java setup
 	@$(PY) -m runtime.taskmanager.class_archive 2>$(STAMPS)/spark-archive.log || \

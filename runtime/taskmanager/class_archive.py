@@ -1,18 +1,18 @@
-"""The class-data archive that lets a TaskManager's Spark JVM start in half the time and CPU.
+"""The class-data archive that lets a TaskManager's Spark JVM start in less time and CPU.
 
 A fresh Spark driver JVM loads, verifies and links tens of thousands of classes before its first query
-answers: about 5 s and 9 s of CPU on this project's reference machine, more than any bundle costs. Java's
-class-data sharing (CDS) maps those classes, already parsed, from an archive file instead (measured:
-session up 4.4 s -> 2.4 s, first query 3.5 s -> 1.7 s, CPU 9 s -> 5 s). Every TaskManager, failover and
-test cluster starts JVMs, so this is the cheapest second there is.
+answers. Java's class-data sharing (CDS) maps those classes, already parsed, from an archive file
+instead (measured on two cores with -XX:+UseSerialGC: session up 5.3-6.1 s -> 3.3-4.1 s, first query
+3.9-4.3 s -> 2.6-3.2 s, the JVM's CPU 15 s -> 10-12 s). Every TaskManager, failover and test cluster
+starts JVMs, so these seconds add up.
 
 One archive serves every Spark JVM of one Java and PySpark installation with the same JVM options; its
 name holds a digest of those, so an upgrade starts a new one. It lives in the user's cache directory
 (``taskmanager.spark.class-archive.dir``). Until it exists, JVMs start with ``-XX:+RecordDynamicDumpInfo``
 and the first TaskManager that sits idle with a warmed session writes it from its own JVM (``jcmd
 VM.cds dynamic_dump``, a few seconds' pause while nothing runs there); ``python -m
-runtime.taskmanager.class_archive`` writes it at once (``make setup`` does). A JVM that was told to map
-the archive but did not (a changed installation) gets it removed, so that it is written again.
+runtime.taskmanager.class_archive`` writes it at once (``make spark-archive`` does). A JVM that was told
+to map the archive but did not (a changed installation) gets it removed, so that it is written again.
 """
 from __future__ import annotations
 
@@ -44,11 +44,11 @@ def archive_path(conf: Configuration) -> Path | None:
     if java is None:
         return None
     folder = Path(conf.get("taskmanager.spark.class-archive.dir") or _cache_dir()).expanduser()
-    stat = java.stat()
-    identity = "\n".join([str(java), str(stat.st_size), str(stat.st_mtime_ns), _pyspark_version(),
+    stat, pyspark = java.stat(), _pyspark_version()
+    identity = "\n".join([str(java), str(stat.st_size), str(stat.st_mtime_ns), pyspark,
                           base_java_options(conf), *(f"{k}={v}" for k, v in sorted(_classpath_settings(conf).items()))])
     digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
-    return folder / f"spark-{_pyspark_version()}-{digest}.jsa"
+    return folder / f"spark-{pyspark}-{digest}.jsa"
 
 
 def base_java_options(conf: Configuration) -> str:
