@@ -61,9 +61,9 @@ def base_java_options(conf: Configuration) -> str:
 def driver_java_options(base: str, archive: Path | None) -> tuple[str, bool]:
     """The driver JVM's options for a launch now, and whether that JVM can write the archive later.
 
-    The archive flag goes first so that a user's own CDS flags in ``base`` win.
+    A user's own ``-XX:SharedArchiveFile`` in ``base`` replaces ours: the JVM would map only one of them.
     """
-    if archive is None:
+    if archive is None or "-XX:SharedArchiveFile=" in base:
         return base, False
     if archive.exists():
         return f"-XX:SharedArchiveFile={archive} -Xlog:cds=off -Xlog:cds+dynamic=off {base}".strip(), False

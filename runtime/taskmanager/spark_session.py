@@ -157,8 +157,8 @@ class SparkSessionKeeper:
         if not self.remote:
             session.sparkContext.setLogLevel("ERROR")
             pid = _classic_jvm_pid()
-            if "SharedArchiveFile" in settings["spark.driver.extraJavaOptions"] and pid is not None:
-                class_archive.forget_unmapped(pid, self.archive)
+            if pid is not None and f"-XX:SharedArchiveFile={self.archive}" in settings["spark.driver.extraJavaOptions"]:
+                class_archive.forget_unmapped(pid, self.archive)  # told to map ours: did it?
         log.info("Spark session ready on %s", self.master)
         return session
 

@@ -66,3 +66,10 @@ def test_nothing_is_written_over_an_existing_archive_or_while_another_process_wr
     assert not archive.exists()
     archive.write_bytes(b"done")
     assert class_archive.write(1, archive) is False and archive.read_bytes() == b"done"
+
+
+def test_a_users_own_shared_archive_replaces_ours(tmp_path):
+    archive = tmp_path / "spark.jsa"
+    archive.write_bytes(b"x")
+    own = "-XX:SharedArchiveFile=/opt/mine.jsa"
+    assert class_archive.driver_java_options(own, archive) == (own, False)
