@@ -11,6 +11,7 @@ class ClusterView:
         self.session = session
         self.views = ClusterViews(None, title=title)
         self.views.refresh(session.model, force=True)
+        self.views.on_tab_shown(session.updater.poke)
         self.bokeh = LiveBokeh(self.views.layout)
         self.widget = self.bokeh.widget
         self.closed = False

@@ -43,6 +43,7 @@ class JobView:
         self.results = ResultsTable(max_rows)
         self.header = ipywidgets.HTML()
         self.views.refresh(session.model, force=True)  # before the widget copies the document
+        self.views.on_tab_shown(session.updater.poke)
         self.chart = ResultsChart(chart) if chart else None
         shown = [self.chart.layout] if self.chart else []
         self.bokeh = LiveBokeh(column(*shown, self.results.table, self.views.layout, sizing_mode="stretch_width"))
@@ -186,7 +187,8 @@ class JobView:
     # -- drawing (updater thread) --------------------------------------------------------------
     def refresh(self) -> bool:
         self.bokeh.resync_if_needed()
-        self.views.refresh(self.session.model)
+        live = self._finished_at is None or time.monotonic() - self._finished_at < LINGER_S
+        self.views.refresh(self.session.model, force=not live)  # the last pass fills the hidden tabs too
         with self._lock:
             pending, self._pending = self._pending, []
         if pending:
@@ -197,7 +199,7 @@ class JobView:
         text = self._header_html()
         if self.header.value != text:
             self.header.value = text
-        return self._finished_at is None or time.monotonic() - self._finished_at < LINGER_S
+        return live
 
     def _header_html(self) -> str:
         state = self.current_state()

@@ -10,8 +10,8 @@ must be called there (the notebook's view updater thread, the dashboard's period
 from __future__ import annotations
 
 from bokeh.layouts import column
-from bokeh.models import (ColumnDataSource, DataTable, DateFormatter, Div, FactorRange, FixedTicker, HoverTool,
-                          NumberFormatter, Range1d, TabPanel, Tabs, TableColumn)
+from bokeh.models import (ColumnDataSource, DataTable, Div, FactorRange, FixedTicker, HoverTool,
+                          Range1d, TabPanel, Tabs)
 from bokeh.palettes import RdYlGn11
 from bokeh.plotting import figure
 from bokeh.transform import linear_cmap
@@ -20,6 +20,7 @@ from runtime.views.columns import all_columns, graph_of
 from runtime.views.graph import JobGraphView
 from runtime.views.graph_figure import GraphFigure
 from runtime.views.model import ClusterModel
+from runtime.views.tables import redraw, table_of
 
 ROW_PX = 34
 SLOT_ROW_PX = 52  # room for a slot's task names on two lines
@@ -27,28 +28,9 @@ TABLE_ROW_PX = 26
 BACKPRESSURE_PALETTE = RdYlGn11  # from green (no backpressure) to red (fully back-pressured)
 
 _EMPTY = all_columns(ClusterModel())
-
-
-def redraw(table: DataTable) -> None:
-    """Make the page redraw a table whose rows changed but not their number.
-
-    BokehJS redraws a DataTable when its CDSView's indices change, so new values in the same number
-    of rows stay unseen; any change to the table model itself makes it render again."""
-    table.tags = [(table.tags[0] if table.tags else 0) + 1]
-
-
-def _table(source: ColumnDataSource, columns: list[tuple], height: int = 180) -> DataTable:
-    """A DataTable from (field, title[, format name]) tuples."""
-    def column_of(field, title, fmt=None):
-        extra = {"formatter": _FORMATS[fmt][0](format=_FORMATS[fmt][1])} if fmt else {}
-        return TableColumn(field=field, title=title, **extra)
-    return DataTable(source=source, columns=[column_of(*c) for c in columns], height=height, index_position=None,
-                     sizing_mode="stretch_width")
-
-
-# Formats by name; each table gets its own formatter models (a Bokeh model lives in one document only).
-_FORMATS = {"count": (NumberFormatter, "0,0"), "rate": (NumberFormatter, "0,0.0"), "percent": (NumberFormatter, "0%"),
-            "time": (DateFormatter, "%H:%M:%S"), "bytes": (NumberFormatter, "0.0 b"), "seconds": (NumberFormatter, "0.000")}
+# The sources each tab draws (the Graph tab draws the job graph figure's own).
+TAB_SOURCES = {"Slots": ("slots", "provider"), "Tasks": ("tasks", "rates"), "Checkpoints": ("checkpoints",),
+               "Failover": ("jobmanagers", "jobs", "restarts")}
 
 
 def slot_view(source: ColumnDataSource) -> figure:
@@ -95,7 +77,7 @@ def task_view(tasks: ColumnDataSource, rates: ColumnDataSource):
     throughput.line(x="time", y="sink_rate", source=rates, color="#ff7f0e", legend_label="into last task", line_width=2)
     throughput.legend.location = "top_left"
     throughput.legend.label_text_font_size = "8pt"
-    table = _table(tasks, [("label", "subtask"), ("state", "state"), ("attempt", "attempt"), ("tm_id", "TaskManager"),
+    table = table_of(tasks, [("label", "subtask"), ("state", "state"), ("attempt", "attempt"), ("tm_id", "TaskManager"),
                            ("slot", "slot"), ("records_in", "records in", "count"), ("records_out", "records out", "count"),
                            ("in_rate", "in/s", "rate"), ("out_rate", "out/s", "rate"),
                            ("backpressure", "backpressure", "percent"), ("watermark", "watermark"), ("error", "error")])
@@ -111,7 +93,7 @@ def checkpoint_view(source: ColumnDataSource):
     fig.scatter(x="restored_time", y="y", marker="star", size=14, color="#000000", source=source)
     fig.add_tools(HoverTool(tooltips=[("checkpoint", "@kind @id"), ("status", "@status"), ("duration", "@duration s"),
                                       ("size", "@size bytes"), ("path", "@path"), ("reason", "@reason")]))
-    table = _table(source, [("id", "id"), ("kind", "kind"), ("job_name", "job"), ("status", "status"),
+    table = table_of(source, [("id", "id"), ("kind", "kind"), ("job_name", "job"), ("status", "status"),
                             ("start", "triggered", "time"), ("duration", "duration s", "seconds"),
                             ("size", "size", "bytes"), ("restored", "restored"), ("path", "path"), ("reason", "reason")])
     return column(fig, table, sizing_mode="stretch_width"), fig
@@ -121,12 +103,12 @@ def failover_view(jobmanagers: ColumnDataSource, jobs: ColumnDataSource, restart
     """JobManager leader and standbys; jobs with state, attempt, restarts; the restart log with causes."""
     return column(
         Div(text="<b>JobManagers</b>"),
-        _table(jobmanagers, [("url", "url"), ("role", "role"), ("pid", "pid")], height=90),
+        table_of(jobmanagers, [("url", "url"), ("role", "role"), ("pid", "pid")], height=90),
         Div(text="<b>Jobs</b>"),
-        _table(jobs, [("name", "job"), ("job_id", "id"), ("state", "state"), ("attempt", "attempt"),
+        table_of(jobs, [("name", "job"), ("job_id", "id"), ("state", "state"), ("attempt", "attempt"),
                       ("restarts", "restarts"), ("last_cause", "last failure cause")], height=140),
         Div(text="<b>Restarts</b>"),
-        _table(restarts, [("time", "time", "time"), ("job_name", "job"), ("attempt", "attempt"),
+        table_of(restarts, [("time", "time", "time"), ("job_name", "job"), ("attempt", "attempt"),
                           ("delay", "delay s"), ("cause", "cause")], height=140),
         sizing_mode="stretch_width")
 
@@ -146,7 +128,7 @@ class ClusterViews:
         checkpoints, self.checkpoint_fig = checkpoint_view(self.sources["checkpoints"])
         failover = failover_view(self.sources["jobmanagers"], self.sources["jobs"], self.sources["restarts"])
         slots = column(self.slot_fig, Div(text="<b>Resource provider</b> (TaskManagers started and stopped)"),
-                       _table(self.sources["provider"], [("time", "time", "time"), ("decision", "decision"),
+                       table_of(self.sources["provider"], [("time", "time", "time"), ("decision", "decision"),
                                                          ("tm_id", "TaskManager"), ("reason", "reason")], height=140),
                        sizing_mode="stretch_width")
         self.graph = GraphFigure() if job_id else None
@@ -159,38 +141,59 @@ class ClusterViews:
         self.layout = column(*header, self.status, self.tabs, sizing_mode="stretch_width")
         self.version = -1
         self._shown: dict[str, object] = {}
+        self._shown_tab: str | None = None
         tables = list(self.layout.select({"type": DataTable}))
         self._tables = {name: [t for t in tables if t.source is source] for name, source in self.sources.items()}
 
     def refresh(self, model: ClusterModel, force: bool = False) -> bool:
-        """Copy the model's current columns into the sources; returns False when nothing changed."""
-        if not force and model.version == self.version and not self._has_live_checkpoint():
+        """Copy the model's current columns into the sources of the tab on show; returns False when nothing
+        changed. ``force`` fills every tab (before the page first draws the layout).
+
+        A hidden tab is left as it is: every change to a Bokeh document lays the page out again, and the
+        tables and plots of hidden tabs made that cost a browser most of a core while a job ran. A tab
+        that the reader opens is filled at the next refresh (the page tells the document which tab is on
+        show)."""
+        shown_tab = self.tabs.tabs[self.tabs.active].title
+        if (not force and model.version == self.version and shown_tab == self._shown_tab
+                and not (shown_tab == "Checkpoints" and self._has_live_checkpoint())):
             return False
         cols = all_columns(model, self.job_id)
-        self.version = cols["version"]
-        if self.graph is not None:
+        self.version, self._shown_tab = cols["version"], shown_tab
+        wanted = set(self.sources) if force else set(TAB_SOURCES.get(shown_tab, ()))
+        if self.graph is not None and (force or shown_tab == "Graph"):
             with model.lock:
                 self.job_graph = graph_of(model, self.job_id)
             self.graph.refresh(self.job_graph)
-        for name, source in self.sources.items():
+        for name in wanted:
             if self._shown.get(name) != cols[name]:
-                source.data = cols[name]
+                self.sources[name].data = cols[name]
                 self._shown[name] = cols[name]
                 for table in self._tables[name]:
                     redraw(table)
         if self.status.text != cols["status"]:
             self.status.text = cols["status"]
-        self._fit(self.slot_fig, list(dict.fromkeys(reversed(cols["slots"]["tm"]))), SLOT_ROW_PX)
-        slots = max(cols["slots"]["slot"], default=1) + 1
-        if self.slot_fig.x_range.end != slots - 0.5:
-            self.slot_fig.x_range.end = slots - 0.5
-            self.slot_fig.xaxis.ticker.ticks = list(range(slots))
-        self._fit(self.task_fig, list(reversed(cols["tasks"]["label"])))
-        records_end = bar_range_end(cols["tasks"]["records_in"])
-        if self.task_fig.x_range.end != records_end:
-            self.task_fig.x_range.end = records_end
-        self._fit(self.checkpoint_fig, list(dict.fromkeys(reversed(cols["checkpoints"]["y"]))))
+        self._fit_axes(cols, wanted)
         return True
+
+    def on_tab_shown(self, wake) -> None:
+        """Call ``wake()`` when the reader opens another tab (so its refresh need not wait for an event)."""
+        self.tabs.on_change("active", lambda _attr, _old, _new: wake())
+
+    def _fit_axes(self, cols: dict, updated: set[str]) -> None:
+        """Size the plots whose sources were just updated to their rows and values."""
+        if "slots" in updated:
+            self._fit(self.slot_fig, list(dict.fromkeys(reversed(cols["slots"]["tm"]))), SLOT_ROW_PX)
+            slots = max(cols["slots"]["slot"], default=1) + 1
+            if self.slot_fig.x_range.end != slots - 0.5:
+                self.slot_fig.x_range.end = slots - 0.5
+                self.slot_fig.xaxis.ticker.ticks = list(range(slots))
+        if "tasks" in updated:
+            self._fit(self.task_fig, list(reversed(cols["tasks"]["label"])))
+            records_end = bar_range_end(cols["tasks"]["records_in"])
+            if self.task_fig.x_range.end != records_end:
+                self.task_fig.x_range.end = records_end
+        if "checkpoints" in updated:
+            self._fit(self.checkpoint_fig, list(dict.fromkeys(reversed(cols["checkpoints"]["y"]))))
 
     def _has_live_checkpoint(self) -> bool:
         """An in-progress checkpoint's bar grows with the clock, so it needs redrawing without events."""

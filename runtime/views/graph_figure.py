@@ -19,6 +19,7 @@ from bokeh.models import (CDSView, ColumnDataSource, CustomJS, DataTable, Div, G
 from bokeh.plotting import figure
 
 from runtime.views import text
+from runtime.views.tables import redraw
 from runtime.views.graph import JobGraphView, label_lines, node_title
 
 NODE_FIELDS = ("id", "x", "y", "w", "h", "left", "top", "fill", "border", "label", "title", "state", "parallelism",
@@ -172,7 +173,7 @@ const i = nodes.selected.indices[0];
 if (i === undefined) { return; }
 selected.group = nodes.data.id[i];
 title.text = '<b>Subtasks of ' + nodes.data.title[i] + '</b>';
-table.tags = [Date.now()];
+table.view.tags = [Date.now()];
 """))
 
     def refresh(self, graph: JobGraphView | None) -> bool:
@@ -184,7 +185,7 @@ table.tags = [Date.now()];
         self._shown = shown
         self.nodes.data, self.edges.data, self.subtasks.data = nodes, edges, subtasks
         self.hint.text, self.text.text = shown[3], shown[4]
-        self.table.tags = [(self.table.tags[0] if self.table.tags else 0) + 1]  # see figures.redraw
+        redraw(self.table)
         if graph is not None:
             self._fit(graph)
             if self.selected.group not in nodes["id"]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pyarrow as pa
 from bokeh.models import ColumnDataSource, DataTable, DateFormatter, NumberFormatter, TableColumn
 
-from runtime.views.figures import redraw
+from runtime.views.tables import redraw
 
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
 

@@ -58,6 +58,12 @@ def test_live_view_renders_and_changes_in_jupyterlab(cluster, tmp_path):
                            "the live table to show the newest rows")
                 output.get_by_text("rows collected").first.wait_for()
                 screenshot(page, "notebook-live-view")
+                # Hidden tabs are not redrawn while the job runs: opening one has the kernel fill it.
+                read = sum(s["metrics"]["records_in"] for s in cluster.client.get(f"/jobs/{job_id}")["vertices"][0]["subtasks"])
+                output.get_by_text("Tasks", exact=True).first.click()
+                records_in = output.locator(".slick-cell.l5:visible")  # the tasks table's "records in" column
+                wait_until(lambda: records_in.count() and int(records_in.first.inner_text().replace(",", "")) >= read,
+                           30, "the opened Tasks tab to show the records read so far")
             except BaseException:
                 screenshot(page, "FAILED-notebook-live-view")
                 raise

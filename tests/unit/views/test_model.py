@@ -197,27 +197,52 @@ def test_seeding_from_rest_fills_jobs_started_before_the_model():
     assert (cp["id"], cp["duration"], cp["restored"]) == ([4], [0.5], [True])
 
 
+def show_tab(views: ClusterViews, title: str) -> None:
+    views.tabs.active = next(i for i, tab in enumerate(views.tabs.tabs) if tab.title == title)
+
+
 def test_bokeh_views_hold_the_model_columns_and_skip_redraws_without_changes(model):
     feed = Feed(model)
     views = ClusterViews(JOB)
     assert views.refresh(model)
     assert not views.refresh(model), "nothing changed, nothing redrawn"
     running_job(feed)
+    show_tab(views, "Slots")
     assert views.refresh(model)
     assert views.sources["slots"].data == slot_columns(model, JOB)
     assert list(views.slot_fig.y_range.factors) == ["tm-b", "tm-a"]
-    assert list(views.task_fig.y_range.factors) == list(reversed(task_columns(model, JOB)["label"]))
     assert views.status.text == status_text(model)
+    show_tab(views, "Tasks")
+    assert views.refresh(model), "another tab on show: its sources are filled though the model did not change"
+    assert list(views.task_fig.y_range.factors) == list(reversed(task_columns(model, JOB)["label"]))
 
     table = views._tables["tasks"][0]
-    before = list(table.tags)
+    before = list(table.view.tags)
     feed(events.TaskMetricsReported(JOB, VERTEX, "Source: datagen -> Collect", 0, TaskMetrics(JOB, "att0", records_in=5)))
     assert views.refresh(model)
-    assert table.tags != before, "same rows, new values: the table is told to redraw"
+    assert table.view.tags != before, "same rows, new values: the table's view is told to update its grid"
+    assert table.tags == [], "not the table model itself: that rebuilds the whole grid in the browser"
     feed(events.TaskMetricsReported(JOB, VERTEX, "Source: datagen -> Collect", 0,
                                     TaskMetrics(JOB, "att0", records_in=123_456)))
     views.refresh(model)
     assert 123_456 < views.task_fig.x_range.end < 200_000, "the records axis follows the longest bar"
+
+
+def test_hidden_tabs_keep_what_they_showed_until_opened_or_forced(model):
+    feed = Feed(model)
+    views = ClusterViews(JOB)
+    views.refresh(model, force=True)
+    running_job(feed)
+    show_tab(views, "Graph")
+    assert views.refresh(model)
+    assert views.sources["tasks"].data != task_columns(model, JOB), "a hidden tab is not redrawn"
+    woken = []
+    views.on_tab_shown(lambda: woken.append(True))
+    show_tab(views, "Tasks")
+    assert woken, "opening a tab wakes whoever refreshes the views"
+    assert views.refresh(model) and views.sources["tasks"].data == task_columns(model, JOB)
+    views.refresh(model, force=True)
+    assert views.sources["slots"].data == slot_columns(model, JOB), "a forced refresh fills every tab"
 
 
 def test_bar_range_end_is_just_beyond_the_longest_bar_in_round_steps():
@@ -235,7 +260,7 @@ def test_results_table_keeps_only_the_last_rows():
     table.append(pa.table({"seq": [3, 4, 5, 6, 7], "user": list("cdefg")}))
     assert table.rows() == [{"seq": 5, "user": "e"}, {"seq": 6, "user": "f"}, {"seq": 7, "user": "g"}]
     assert table.rows_seen == 7
-    drawn = list(table.table.tags)
+    drawn = list(table.table.view.tags)
     table.append(pa.table({"seq": [8], "user": ["h"]}))
-    assert table.rows()[-1] == {"seq": 8, "user": "h"} and table.table.tags != drawn
+    assert table.rows()[-1] == {"seq": 8, "user": "h"} and table.table.view.tags != drawn
     assert [c.field for c in table.table.columns] == ["seq", "user"]
