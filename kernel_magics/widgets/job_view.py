@@ -187,8 +187,7 @@ class JobView:
     # -- drawing (updater thread) --------------------------------------------------------------
     def refresh(self) -> bool:
         self.bokeh.resync_if_needed()
-        live = self._finished_at is None or time.monotonic() - self._finished_at < LINGER_S
-        self.views.refresh(self.session.model, force=not live)  # the last pass fills the hidden tabs too
+        self.views.refresh(self.session.model)
         with self._lock:
             pending, self._pending = self._pending, []
         if pending:
@@ -199,6 +198,9 @@ class JobView:
         text = self._header_html()
         if self.header.value != text:
             self.header.value = text
+        live = self._finished_at is None or time.monotonic() - self._finished_at < LINGER_S
+        if not live:
+            self.views.attach_all()  # the last pass: nothing redraws this view again
         return live
 
     def _header_html(self) -> str:

@@ -28,9 +28,6 @@ TABLE_ROW_PX = 26
 BACKPRESSURE_PALETTE = RdYlGn11  # from green (no backpressure) to red (fully back-pressured)
 
 _EMPTY = all_columns(ClusterModel())
-# The sources each tab draws (the Graph tab draws the job graph figure's own).
-TAB_SOURCES = {"Slots": ("slots", "provider"), "Tasks": ("tasks", "rates"), "Checkpoints": ("checkpoints",),
-               "Failover": ("jobmanagers", "jobs", "restarts")}
 
 
 def slot_view(source: ColumnDataSource) -> figure:
@@ -114,7 +111,13 @@ def failover_view(jobmanagers: ColumnDataSource, jobs: ColumnDataSource, restart
 
 
 class ClusterViews:
-    """The four views for the cluster (``job_id=None``) or one job, and how to refresh them."""
+    """The four views for the cluster (``job_id=None``) or one job, and how to refresh them.
+
+    Only the tab on show is in the Bokeh document: the others hold a placeholder, so their plots and
+    tables cost the page nothing while a job runs (every change to a document lays the page out again,
+    and hidden tabs' tables made that cost a browser most of a core). Their sources still follow the
+    model, so code that reads ``sources`` sees what every tab would show; a tab that the reader opens
+    is put in at the next refresh, as it is then."""
 
     def __init__(self, job_id: str | None = None, title: str | None = None):
         self.job_id = job_id
@@ -133,67 +136,75 @@ class ClusterViews:
                        sizing_mode="stretch_width")
         self.graph = GraphFigure() if job_id else None
         self.job_graph: JobGraphView | None = None
-        graph_tab = [TabPanel(child=self.graph.layout, title="Graph")] if self.graph else []
-        self.tabs = Tabs(tabs=[*graph_tab, TabPanel(child=slots, title="Slots"), TabPanel(child=tasks, title="Tasks"),
-                               TabPanel(child=checkpoints, title="Checkpoints"),
-                               TabPanel(child=failover, title="Failover")], sizing_mode="stretch_width")
+        self.contents = {**({"Graph": self.graph.layout} if self.graph else {}), "Slots": slots, "Tasks": tasks,
+                         "Checkpoints": checkpoints, "Failover": failover}
+        # Two panels per tab, with the content and with a placeholder; the page redraws a tab when the list
+        # of panels changes (not when a panel's child does).
+        self._panels = {name: (TabPanel(child=content, title=name),
+                               TabPanel(child=Div(text="", name=f"{name.lower()}-placeholder"), title=name))
+                        for name, content in self.contents.items()}
+        self.tabs = Tabs(tabs=[empty for _, empty in self._panels.values()], sizing_mode="stretch_width")
         header = [Div(text=f"<h3 style='margin:4px 0'>{title}</h3>")] if title else []
         self.layout = column(*header, self.status, self.tabs, sizing_mode="stretch_width")
         self.version = -1
         self._shown: dict[str, object] = {}
-        self._shown_tab: str | None = None
-        tables = list(self.layout.select({"type": DataTable}))
+        tables = [t for content in self.contents.values() for t in content.select({"type": DataTable})]
         self._tables = {name: [t for t in tables if t.source is source] for name, source in self.sources.items()}
 
     def refresh(self, model: ClusterModel, force: bool = False) -> bool:
-        """Copy the model's current columns into the sources of the tab on show; returns False when nothing
-        changed. ``force`` fills every tab (before the page first draws the layout).
-
-        A hidden tab is left as it is: every change to a Bokeh document lays the page out again, and the
-        tables and plots of hidden tabs made that cost a browser most of a core while a job ran. A tab
-        that the reader opens is filled at the next refresh (the page tells the document which tab is on
-        show)."""
-        shown_tab = self.tabs.tabs[self.tabs.active].title
-        if (not force and model.version == self.version and shown_tab == self._shown_tab
-                and not (shown_tab == "Checkpoints" and self._has_live_checkpoint())):
+        """Copy the model's current columns into the sources and put the tab on show in the document;
+        returns False when nothing changed."""
+        if (not force and model.version == self.version and self._attached() == self.tabs.active
+                and not self._has_live_checkpoint()):
             return False
         cols = all_columns(model, self.job_id)
-        self.version, self._shown_tab = cols["version"], shown_tab
-        wanted = set(self.sources) if force else set(TAB_SOURCES.get(shown_tab, ()))
-        if self.graph is not None and (force or shown_tab == "Graph"):
+        self.version = cols["version"]
+        if self.graph is not None:
             with model.lock:
                 self.job_graph = graph_of(model, self.job_id)
             self.graph.refresh(self.job_graph)
-        for name in wanted:
+        for name, source in self.sources.items():
             if self._shown.get(name) != cols[name]:
-                self.sources[name].data = cols[name]
+                source.data = cols[name]
                 self._shown[name] = cols[name]
                 for table in self._tables[name]:
                     redraw(table)
         if self.status.text != cols["status"]:
             self.status.text = cols["status"]
-        self._fit_axes(cols, wanted)
+        self._fit_axes(cols)
+        self._attach(self.tabs.active)
         return True
 
     def on_tab_shown(self, wake) -> None:
-        """Call ``wake()`` when the reader opens another tab (so its refresh need not wait for an event)."""
+        """Call ``wake()`` when the reader opens another tab, so that its content goes in at once."""
         self.tabs.on_change("active", lambda _attr, _old, _new: wake())
 
-    def _fit_axes(self, cols: dict, updated: set[str]) -> None:
-        """Size the plots whose sources were just updated to their rows and values."""
-        if "slots" in updated:
-            self._fit(self.slot_fig, list(dict.fromkeys(reversed(cols["slots"]["tm"]))), SLOT_ROW_PX)
-            slots = max(cols["slots"]["slot"], default=1) + 1
-            if self.slot_fig.x_range.end != slots - 0.5:
-                self.slot_fig.x_range.end = slots - 0.5
-                self.slot_fig.xaxis.ticker.ticks = list(range(slots))
-        if "tasks" in updated:
-            self._fit(self.task_fig, list(reversed(cols["tasks"]["label"])))
-            records_end = bar_range_end(cols["tasks"]["records_in"])
-            if self.task_fig.x_range.end != records_end:
-                self.task_fig.x_range.end = records_end
-        if "checkpoints" in updated:
-            self._fit(self.checkpoint_fig, list(dict.fromkeys(reversed(cols["checkpoints"]["y"]))))
+    def attach_all(self) -> None:
+        """Put every tab's content in the document: for a view that will not change again (hidden tabs
+        cost the page only while they change), so that each tab shows without a refresh."""
+        self.tabs.tabs = [full for full, _ in self._panels.values()]
+
+    def _attached(self) -> int | None:
+        """The index of the tab whose content is in the document."""
+        return next((i for i, panel in enumerate(self.tabs.tabs) if panel is self._panels[panel.title][0]), None)
+
+    def _attach(self, active: int) -> None:
+        wanted = [full if i == active else empty for i, (full, empty) in enumerate(self._panels.values())]
+        if wanted != list(self.tabs.tabs):
+            self.tabs.tabs = wanted
+
+    def _fit_axes(self, cols: dict) -> None:
+        """Size the plots to their rows and values."""
+        self._fit(self.slot_fig, list(dict.fromkeys(reversed(cols["slots"]["tm"]))), SLOT_ROW_PX)
+        slots = max(cols["slots"]["slot"], default=1) + 1
+        if self.slot_fig.x_range.end != slots - 0.5:
+            self.slot_fig.x_range.end = slots - 0.5
+            self.slot_fig.xaxis.ticker.ticks = list(range(slots))
+        self._fit(self.task_fig, list(reversed(cols["tasks"]["label"])))
+        records_end = bar_range_end(cols["tasks"]["records_in"])
+        if self.task_fig.x_range.end != records_end:
+            self.task_fig.x_range.end = records_end
+        self._fit(self.checkpoint_fig, list(dict.fromkeys(reversed(cols["checkpoints"]["y"]))))
 
     def _has_live_checkpoint(self) -> bool:
         """An in-progress checkpoint's bar grows with the clock, so it needs redrawing without events."""

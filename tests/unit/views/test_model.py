@@ -11,6 +11,8 @@ from runtime.codec import to_plain
 from runtime.messages import TaskMetrics
 from runtime.views.columns import (FREE_COLOR, LOST_COLOR, checkpoint_columns, job_color, job_columns,
                                    jobmanager_columns, restart_columns, slot_columns, status_text, task_columns)
+from bokeh.document import Document
+
 from runtime.views.figures import ClusterViews, bar_range_end
 from runtime.views.model import ClusterModel
 from runtime.views.results import ResultsTable
@@ -213,7 +215,7 @@ def test_bokeh_views_hold_the_model_columns_and_skip_redraws_without_changes(mod
     assert list(views.slot_fig.y_range.factors) == ["tm-b", "tm-a"]
     assert views.status.text == status_text(model)
     show_tab(views, "Tasks")
-    assert views.refresh(model), "another tab on show: its sources are filled though the model did not change"
+    assert views.refresh(model), "another tab on show: put in though the model did not change"
     assert list(views.task_fig.y_range.factors) == list(reversed(task_columns(model, JOB)["label"]))
 
     table = views._tables["tasks"][0]
@@ -228,21 +230,24 @@ def test_bokeh_views_hold_the_model_columns_and_skip_redraws_without_changes(mod
     assert 123_456 < views.task_fig.x_range.end < 200_000, "the records axis follows the longest bar"
 
 
-def test_hidden_tabs_keep_what_they_showed_until_opened_or_forced(model):
+def test_only_the_tab_on_show_is_in_the_document_while_every_source_follows_the_model(model):
     feed = Feed(model)
     views = ClusterViews(JOB)
-    views.refresh(model, force=True)
+    document = Document()
+    document.add_root(views.layout)
     running_job(feed)
-    show_tab(views, "Graph")
     assert views.refresh(model)
-    assert views.sources["tasks"].data != task_columns(model, JOB), "a hidden tab is not redrawn"
+    assert views.contents["Graph"].document is document and views.contents["Tasks"].document is None
+    assert views.sources["tasks"].data == task_columns(model, JOB), "a hidden tab's sources follow the model"
     woken = []
     views.on_tab_shown(lambda: woken.append(True))
     show_tab(views, "Tasks")
     assert woken, "opening a tab wakes whoever refreshes the views"
-    assert views.refresh(model) and views.sources["tasks"].data == task_columns(model, JOB)
-    views.refresh(model, force=True)
-    assert views.sources["slots"].data == slot_columns(model, JOB), "a forced refresh fills every tab"
+    assert views.refresh(model), "another tab on show: refreshed though the model did not change"
+    assert views.contents["Tasks"].document is document and views.contents["Graph"].document is None
+    assert not views.refresh(model)
+    views.attach_all()
+    assert all(content.document is document for content in views.contents.values()), "a final view shows every tab"
 
 
 def test_bar_range_end_is_just_beyond_the_longest_bar_in_round_steps():
