@@ -8,6 +8,8 @@ output to a log file.
 from __future__ import annotations
 
 import ctypes
+import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -20,6 +22,7 @@ class ChildProcess:
     name: str
     popen: subprocess.Popen
     log_path: str
+    ready_file: str | None = None  # a JobManager's: where it writes its address once it serves
 
     @property
     def pid(self) -> int:
@@ -64,6 +67,24 @@ def dynamic_properties(conf: dict[str, str]) -> list[str]:
     for key, value in conf.items():
         out += ["-D", f"{key}={value}"]
     return out
+
+
+def read_ready_file(path: str) -> dict | None:
+    """What a JobManager wrote to its ready file (url, port, token_file, pid); None until it has (the file
+    is written whole, by rename)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        return None
+
+
+async def jobmanager_url_from(ready_file: str, poll_s: float = 0.05) -> str:
+    """The URL in a JobManager's ready file, once it is there: a TaskManager started together with its
+    JobManager (by LocalCluster) starts its Spark JVM meanwhile instead of after it."""
+    while (info := read_ready_file(ready_file)) is None:
+        await asyncio.sleep(poll_s)
+    return info["url"]
 
 
 def spawn_runtime(role: str, name: str, args: list[str], working_dir: str, python: str) -> ChildProcess:

@@ -13,7 +13,6 @@ this process; :meth:`LocalCluster.stop` ends them all, also when the block exits
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -23,10 +22,11 @@ import time
 from typing import Any
 
 from runtime import tls
-from runtime.child_process import ChildProcess, dynamic_properties, spawn_runtime
+from runtime.child_process import ChildProcess, dynamic_properties, read_ready_file, spawn_runtime
 from runtime.client import ClusterError, RestClient
 from runtime.config import Configuration
 from runtime.java import check_java
+from runtime.security import ensure_token_file
 
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 15.0
@@ -73,44 +73,59 @@ class LocalCluster:
         self.stop()
 
     def start(self) -> LocalCluster:
+        """The JobManagers, then the TaskManagers; the TaskManagers start beside the first JobManager (their
+        Spark JVMs take longest to start) and learn its URL from its ready file."""
         if self.num_taskmanagers and not self.config.get("spark.remote"):
             check_java()  # TaskManagers run Spark on a local JVM: say so in one line before starting anything
-        for _ in range(self.num_jobmanagers):
-            self.start_jobmanager()
+        self.start_jobmanager(wait=False)
         for _ in range(self.num_taskmanagers):
             self.add_taskmanager(wait=False)
+        self._await_jobmanager(self.jobmanager_processes[0])
+        for _ in range(1, self.num_jobmanagers):
+            self.start_jobmanager()
         self.wait_for_taskmanagers(self.num_taskmanagers)
         return self
 
-    def start_jobmanager(self) -> ChildProcess:
-        """Start one more JobManager (the first leads; with HA, later ones stand by)."""
+    def start_jobmanager(self, wait: bool = True) -> ChildProcess:
+        """Start one more JobManager (the first leads; with HA, later ones stand by); ``wait=False`` returns
+        at once (the first JobManager's address is known after :meth:`_await_jobmanager`)."""
         name = "jobmanager" if not self.jobmanager_processes else f"jobmanager-{len(self.jobmanager_processes) + 1}"
         ready = os.path.join(self.working_dir, f"{name}.ready")
         if os.path.exists(ready):
             os.remove(ready)
+        if self.token_file is None:  # written now, so TaskManagers can start before the JobManager is up
+            self.token_file = self.config.get("security.token-file") or os.path.join(self.working_dir, "token")
+            ensure_token_file(self.token_file)
         conf = {"rest.port": "0", "cluster.working-dir": self.working_dir,
                 "taskmanager.numberOfTaskSlots": str(self.slots), **self.config}  # the slots of TaskManagers it starts
         child = self._spawn("jobmanager", name, ["jobmanager", "--ready-file", ready, *self._dynamic(conf)])
+        child.ready_file = ready
         self.jobmanager_processes.append(child)
         self.jobmanager = self.jobmanager or child
-        info = self._await_file(ready, child)
-        self.urls.append(info["url"])
-        self.url, self.token_file = self.url or info["url"], info["token_file"]
-        if len(self.jobmanager_processes) == 1 and self.num_jobmanagers > 1:
-            self._wait_for(lambda: self.leader_url() == info["url"], child, f"{name} to lead")
+        if wait:
+            self._await_jobmanager(child)
         return child
+
+    def _await_jobmanager(self, child: ChildProcess) -> None:
+        """Until ``child`` wrote its ready file (and, as the first of several, leads): its URL is known."""
+        info = self._await_file(child.ready_file, child)
+        self.urls.append(info["url"])
+        self.url = self.url or info["url"]
+        if len(self.jobmanager_processes) == 1 and self.num_jobmanagers > 1:
+            self._wait_for(lambda: self.leader_url() == info["url"], child, f"{child.name} to lead")
 
     def add_taskmanager(self, slots: int | None = None, wait: bool = True, host: str | None = None,
                         config: dict[str, Any] | None = None) -> ChildProcess:
         """Start one more TaskManager; ``host`` is the address it binds and advertises (``taskmanager.host``),
         ``config`` keys of its own on top of the cluster's (e.g. ``spark.*`` for its Spark session)."""
-        if self.url is None:
+        if not self.jobmanager_processes:
             raise ClusterError("start the JobManager first")
         self._tm_counter += 1
         conf = {**self.config, **({"taskmanager.host": host} if host else {}),
                 **{k: str(v) for k, v in (config or {}).items()}}
+        where = ["--jobmanager", self.url] if self.url else ["--jobmanager-ready-file", self.jobmanager.ready_file]
         child = self._spawn("taskmanager", f"taskmanager-{self._tm_counter}", [
-            "taskmanager", "--jobmanager", self.url, "--token-file", str(self.token_file),
+            "taskmanager", *where, "--token-file", str(self.token_file),
             "--slots", str(slots or self.slots), *self._dynamic(conf)])
         self.taskmanagers.append(child)
         if wait:
@@ -206,11 +221,8 @@ class LocalCluster:
         holder: dict = {}
 
         def ready() -> bool:
-            if os.path.exists(path):
-                with open(path, encoding="utf-8") as fh:
-                    holder.update(json.load(fh))
-                return True
-            return False
+            holder.update(read_ready_file(path) or {})
+            return bool(holder)
 
         self._wait_for(ready, child, f"{child.name} to start")
         return holder

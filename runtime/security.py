@@ -52,6 +52,15 @@ def read_token_file(path: str) -> str:
     return token
 
 
+def ensure_token_file(path: str) -> str:
+    """The token in ``path``; a new one written there first when there is no such file yet."""
+    if os.path.exists(path):
+        return read_token_file(path)
+    token = new_token()
+    write_token_file(path, token)
+    return token
+
+
 def tokens_match(expected: str, presented: str | None) -> bool:
     """Constant-time comparison; a missing token never matches."""
     if not presented or not expected:

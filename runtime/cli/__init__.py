@@ -44,6 +44,7 @@ def _cluster_parsers(sub) -> None:
     tm = _with_conf(sub.add_parser("taskmanager", help="run a TaskManager process in the foreground"))
     tm.add_argument("-m", "--jobmanager", metavar="HOST:PORT|URL",
                     help="the JobManager to register with (default: jobmanager.rpc.address:rest.port)")
+    tm.add_argument("--jobmanager-ready-file", help=argparse.SUPPRESS)  # LocalCluster: the URL comes later, in it
     tm.add_argument("--token-file", required=True, metavar="FILE", help="file holding the cluster token")
     tm.add_argument("--slots", type=int, help="slots to offer (default: taskmanager.numberOfTaskSlots)")
     cluster = sub.add_parser("cluster", help="a local cluster: a JobManager and TaskManagers on this machine")

@@ -99,8 +99,8 @@ def taskmanager(args) -> int:
         check_java()
     _logging()
     address = args.jobmanager or f"{conf.get('jobmanager.rpc.address')}:{conf.get('rest.port')}"
-    url = jobmanager_url(address, tls.enabled(conf, tls.REST))
-    asyncio.run(serve(conf, url, read_token_file(args.token_file), args.slots))
+    url = None if args.jobmanager_ready_file else jobmanager_url(address, tls.enabled(conf, tls.REST))
+    asyncio.run(serve(conf, url, read_token_file(args.token_file), args.slots, args.jobmanager_ready_file))
     return 0
 
 

@@ -42,7 +42,7 @@ from runtime.jobmanager.resource_manager import ResourceManager
 from runtime.jobmanager.resource_provider import resource_provider
 from runtime.metrics.endpoint import PrometheusEndpoint, start_endpoint
 from runtime.metrics.families import jobmanager_families
-from runtime.security import check_bind, new_token, read_token_file, write_token_file
+from runtime.security import check_bind, ensure_token_file
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +53,7 @@ UNLIMITED_BODY = 1 << 62
 def resolve_token(conf: Configuration) -> tuple[str, str]:
     """The cluster token and its file: read it when the file exists, else make one and write it."""
     path = conf.get("security.token-file") or os.path.join(working_dir(conf), "token")
-    if os.path.exists(path):
-        return read_token_file(path), path
-    token = new_token()
-    write_token_file(path, token)
-    return token, path
+    return ensure_token_file(path), path
 
 
 class JobManager:

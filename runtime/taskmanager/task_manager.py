@@ -26,6 +26,7 @@ from typing import Any
 import tornado.httpclient
 import tornado.websocket
 
+from runtime.child_process import jobmanager_url_from
 from runtime.codec import WireError, decode, encode, from_plain, to_plain
 from runtime import tls
 from runtime.config import ConfigError, Configuration
@@ -56,10 +57,13 @@ WARM_UP_AFTER_IDLE_S = 2.0  # a job waiting for this TaskManager's slots places 
 
 class TaskManager:
     """The TaskManager process: registers its slots with the leading JobManager, runs the tasks deployed into them."""
-    def __init__(self, conf: Configuration, jobmanager_url: str, token: str, slots: int | None = None):
+    def __init__(self, conf: Configuration, jobmanager_url: str | None, token: str, slots: int | None = None,
+                 jobmanager_ready_file: str | None = None):
+        """``jobmanager_url`` None: read it from ``jobmanager_ready_file`` once the JobManager wrote it."""
         self.conf = conf
-        self.bootstrap_url = self.jobmanager_url = jobmanager_url.rstrip("/")
-        if tls.enabled(conf, tls.REST) and not self.bootstrap_url.startswith("https://"):
+        self.bootstrap_url = self.jobmanager_url = (jobmanager_url or "").rstrip("/")
+        self.jobmanager_ready_file = jobmanager_ready_file
+        if self.bootstrap_url and tls.enabled(conf, tls.REST) and not self.bootstrap_url.startswith("https://"):
             raise ConfigError(f"config key 'security.ssl.rest.enabled' is true but the JobManager URL "
                               f"{self.bootstrap_url} is not https://")
         self.control_ssl = tls.rest_client_context(conf)  # verifies the JobManager; internal cert when on
@@ -100,6 +104,8 @@ class TaskManager:
         self.spark_ready = loop.run_in_executor(self.executor, lambda: self.spark.session)
         self.spark_ready.add_done_callback(lambda _: self._report_ready())
         self.spark_ready.add_done_callback(lambda _: loop.call_later(WARM_UP_AFTER_IDLE_S, self._warm_up_if_idle))
+        if self.jobmanager_ready_file and not self.bootstrap_url:  # started beside its JobManager (LocalCluster)
+            self.bootstrap_url = self.jobmanager_url = await jobmanager_url_from(self.jobmanager_ready_file)
         while not self._stopping.is_set():
             try:
                 self.jobmanager_url = await self._leader_url()
@@ -380,11 +386,12 @@ class TaskManager:
             self.tasks.pop(task.attempt_id, None)
 
 
-async def serve(conf: Configuration, jobmanager_url: str, token: str, slots: int | None = None) -> None:
+async def serve(conf: Configuration, jobmanager_url: str | None, token: str, slots: int | None = None,
+                jobmanager_ready_file: str | None = None) -> None:
     """Run a TaskManager process until SIGTERM or SIGINT (``flinkbench taskmanager``)."""
-    tm = TaskManager(conf, jobmanager_url, token, slots)
+    tm = TaskManager(conf, jobmanager_url, token, slots, jobmanager_ready_file)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, lambda: loop.create_task(tm.stop()))
-    print(f"TaskManager {tm.tm_id} with {tm.num_slots} slots for {jobmanager_url}", flush=True)
+    print(f"TaskManager {tm.tm_id} with {tm.num_slots} slots for {jobmanager_url or jobmanager_ready_file}", flush=True)
     await tm.run()
