@@ -89,6 +89,8 @@ class ViewUpdater:
             with self._cycle_done:
                 self._cycles += 1
                 self._cycle_done.notify_all()
-                if self._flushes:
+                flushing = self._flushes > 0
+                if flushing:
                     self._wake.set()  # a flush is waiting for one more pass
-            self._closed.wait(max(0.0, self.interval - (time.monotonic() - started)))
+            if not flushing:  # a cell waiting for its view's last state is not held back by the redraw limit
+                self._closed.wait(max(0.0, self.interval - (time.monotonic() - started)))

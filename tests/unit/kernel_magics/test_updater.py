@@ -55,3 +55,14 @@ def test_flush_waits_for_a_pass_that_started_after_it():
     assert updater.flush(5)
     updater.close()
     assert any(t >= asked for t in view.calls)
+
+
+def test_a_flush_is_not_held_back_by_the_redraw_limit():
+    updater = ViewUpdater(interval=5.0)  # a redraw limit far longer than the flush may take
+    view = CountingView()
+    updater.add(view)
+    assert updater.flush(5)  # the first pass, then the limit would hold the next for 5 s
+    asked = time.monotonic()
+    assert updater.flush(2), "the passes a flush waits for run at once"
+    updater.close()
+    assert time.monotonic() - asked < 2 and len(view.calls) >= 3
