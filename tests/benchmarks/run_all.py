@@ -255,6 +255,7 @@ def scaling_table(sizes: list[int], known: dict, warmup: float, measure: float) 
                 ours = flinkbench_throughput(cluster, n, warmup, measure)
             theirs = structured_streaming_throughput(n, warmup, measure)
             known[n] = {"flinkbench_rows_per_s": round(ours), "cluster_peak_rss_gib": peak.gib,
+                        "cluster_peak_pss_gib": peak.pss_gib,
                         "structured_streaming_rows_per_s": round(theirs)}
         row = {"parallelism": n, "taskmanagers": n, **known[n]}
         theirs = row["structured_streaming_rows_per_s"]
@@ -303,8 +304,9 @@ def main() -> int:
         if "latency" not in args.skip:
             rate = args.latency_rate or max(1_000.0, ours * 0.5)
             figures.update(latency_runs(cluster, rate, args.latency_runs, **timing), latency_rows_per_s=round(rate))
-    figures["cluster_peak_rss_gib"] = peak.gib
-    print(f"peak memory of the local cluster (2 TaskManagers, JVMs included): {peak.gib} GiB", flush=True)
+    figures.update(cluster_peak_rss_gib=peak.gib, cluster_peak_pss_gib=peak.pss_gib)
+    print(f"peak memory of the local cluster (2 TaskManagers, JVMs included): RSS {peak.gib} GiB, PSS "
+          f"{peak.pss_gib} GiB (shared pages counted once)", flush=True)
     theirs = structured_streaming_throughput(2, **timing)
     print(f"Spark Structured Streaming, same query, local[2]: {theirs:,.0f} rows/s sustained", flush=True)
     figures.update(flinkbench_rows_per_s=round(ours), structured_streaming_rows_per_s=round(theirs),
@@ -324,6 +326,7 @@ def main() -> int:
                        checkpoint_details_by_keys=measured)
     if "scaling" not in args.skip:
         known = {2: {"flinkbench_rows_per_s": round(ours), "cluster_peak_rss_gib": peak.gib,
+                     "cluster_peak_pss_gib": peak.pss_gib,
                      "structured_streaming_rows_per_s": round(theirs)}}
         figures["scaling"] = scaling_table([int(n) for n in args.scaling.split(",") if n], known, **timing)
     report(figures, args.out)
