@@ -78,12 +78,15 @@ def test_scraping_during_a_job_shows_its_record_counts_rising(fresh_cluster):
     assert [labels for (n, labels) in samples if n == "flink_taskmanager_job_task_numRecordsOut"
             and ("job_name", "scraped") in labels and ("subtask_index", "0") in labels]
 
-    jobmanager = scrape(first, token)  # the JobManager started first: it holds the range's first port
+    # The JobManager and the TaskManager start together and each takes a free port of the range, as in Flink.
+    jm_port = next(p for p in range(first, first + 4) if p != port
+                   and any(n == "flink_jobmanager_numRegisteredTaskManagers" for n, _ in scrape(p, token)))
+    jobmanager = scrape(jm_port, token)
     assert jobmanager[("flink_jobmanager_numRegisteredTaskManagers", frozenset({("host", "127.0.0.1")}))] == 1
     assert jobmanager[("flink_jobmanager_taskSlotsTotal", frozenset({("host", "127.0.0.1")}))] == 1
-    wait_until(lambda: total(scrape(first, token), "flink_jobmanager_job_numberOfCompletedCheckpoints", job.job_id) >= 1,
+    wait_until(lambda: total(scrape(jm_port, token), "flink_jobmanager_job_numberOfCompletedCheckpoints", job.job_id) >= 1,
                60, "a completed checkpoint in the JobManager's metrics")
-    jobmanager = scrape(first, token)
+    jobmanager = scrape(jm_port, token)
     assert total(jobmanager, "flink_jobmanager_job_lastCheckpointDuration", job.job_id) > 0
     assert total(jobmanager, "flink_jobmanager_job_numRestarts", job.job_id) == 0
     assert total(jobmanager, "flink_jobmanager_job_uptime", job.job_id) > 0
