@@ -7,8 +7,8 @@ output to a log file.
 """
 from __future__ import annotations
 
-import ctypes
 import asyncio
+import ctypes
 import json
 import os
 import signal
