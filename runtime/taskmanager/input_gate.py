@@ -92,6 +92,8 @@ class InputGate:
                     ch.arrivals.append(time.monotonic())
                 await self._items.put((ch.index, item))
                 if isinstance(header, EndOfPartition):
+                    if ch.writer is not None:  # nothing more to ask of this producer, which closes after this end
+                        ch.writer.close()
                     return
         except (asyncio.IncompleteReadError, ConnectionError, WireError, OSError) as err:
             reason = err if not isinstance(err, asyncio.IncompleteReadError) else "connection closed"

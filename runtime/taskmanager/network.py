@@ -40,6 +40,7 @@ MAX_HEADER_BYTES = 1 << 20
 MAX_PAYLOAD_BYTES = 1 << 30
 PRODUCER_WAIT_S = 30.0
 CONNECT_DEADLINE_S = 60.0
+LINGER_S = 10.0
 BACKPRESSURE_WINDOW_S = 5.0
 
 Event = Watermark | CheckpointBarrier | EndOfPartition
@@ -189,6 +190,7 @@ class ResultPartition:
                 sub.changed.set()
                 await write_frame(writer, header, payload)
                 if isinstance(header, EndOfPartition):
+                    await _until_consumer_closes(credits)
                     return
         finally:
             credits.cancel()
@@ -203,6 +205,16 @@ class ResultPartition:
                     sub.changed.set()
         except (asyncio.IncompleteReadError, ConnectionError, WireError):
             sub.changed.set()
+
+
+async def _until_consumer_closes(credits: asyncio.Task) -> None:
+    """After the last frame, let the consumer close first (for at most LINGER_S). Closing with its late
+    credits unread would make the kernel answer with a reset, and a reset may discard what the consumer
+    has not read yet, EndOfPartition included: its task would fail with "lost input"."""
+    try:
+        await asyncio.wait_for(asyncio.shield(credits), LINGER_S)
+    except asyncio.TimeoutError:
+        log.debug("consumer did not close its data connection within %s s of the end of partition", LINGER_S)
 
 
 class DataServer:

@@ -76,8 +76,12 @@ def test_a_subpartition_sends_buffers_only_against_credit_and_emit_waits_when_it
         await settle()
         assert [f.rows for f in await writer.frames()] == [1, 2, 3]
         await partition.broadcast_event(EndOfPartition())
-        await asyncio.wait_for(serving, 1)
+        await settle()
         assert isinstance((await writer.frames())[-1], EndOfPartition)
+        assert not serving.done(), "after the end of partition the producer waits for the consumer to close first"
+        credits.feed_data(frame(AddCredit(1)))  # a late credit, still read (unread, closing would reset)
+        credits.feed_eof()
+        await asyncio.wait_for(serving, 1)
     run(body())
 
 
@@ -144,7 +148,7 @@ def test_the_gate_returns_a_tables_credit_once_the_task_asks_for_more():
 
 def test_a_blocked_channel_is_held_back_in_order_while_the_others_flow():
     async def body():
-        gate, [(r0, _), (r1, _)] = gate_with_channels(2)
+        gate, [(r0, w0), (r1, _)] = gate_with_channels(2)
         gate.block(0)
         r0.feed_data(frame(Watermark(1.0)) + frame(Watermark(2.0)))
         r1.feed_data(frame(Watermark(5.0)))
@@ -155,6 +159,7 @@ def test_a_blocked_channel_is_held_back_in_order_while_the_others_flow():
         r0.feed_data(frame(EndOfPartition()))
         r1.feed_data(frame(EndOfPartition()))
         assert isinstance((await gate.next())[1], EndOfPartition) and not gate.finished
+        assert w0.closed, "after its end of partition a channel closes its end: its producer waits for that"
         assert isinstance((await gate.next())[1], EndOfPartition) and gate.finished
         assert await gate.next() is None
     run(body())
