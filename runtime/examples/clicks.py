@@ -46,15 +46,24 @@ def windows() -> TumblingEventTimeWindows:
     return TumblingEventTimeWindows.of(WINDOW)
 
 
+def source(env, rows: int | None, **options):
+    """The generated click events as a stream of ``env`` (options: see source_options)."""
+    return env.datagen(SCHEMA, name="Source: clicks", **source_options(rows, **options))
+
+
+def counts(clicks):
+    """The pipeline after the source: per user and 10 s event-time window, clicks and their total amount."""
+    return (clicks
+            .assign_timestamps_and_watermarks(watermarks())
+            .filter(col("amount") > 0.1)
+            .key_by("user")
+            .window(windows())
+            .aggregate(clicks=agg.count(), total=agg.sum("amount")))
+
+
 def build(env, rows: int | None, sink: str = "collect", **options):
     """Add the clicks pipeline to ``env``; returns the windowed stream before the sink."""
-    clicks = env.datagen(SCHEMA, name="Source: clicks", **source_options(rows, **options))
-    counted = (clicks
-               .assign_timestamps_and_watermarks(watermarks())
-               .filter(col("amount") > 0.1)
-               .key_by("user")
-               .window(windows())
-               .aggregate(clicks=agg.count(), total=agg.sum("amount")))
+    counted = counts(source(env, rows, **options))
     if sink == "collect":
         counted.collect()
     elif sink == "blackhole":

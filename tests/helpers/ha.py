@@ -42,9 +42,26 @@ def serving(cluster, path: str) -> list[str]:
     return [url for url in live if raw_call(url, cluster.token, "GET", path)[0] == 200]
 
 
-def registered_taskmanagers(cluster) -> int:
-    return sum(1 for tm in cluster.client.get("/taskmanagers")["taskmanagers"] if tm["state"] == "REGISTERED")
+def registered_taskmanagers(cluster, via: str | None = None) -> int:
+    """TaskManagers registered with the leader; ``via`` asks that JobManager itself (not the cluster's
+    client, which tries the JobManagers in order and waits out its timeout on a paused one)."""
+    listed = raw_call(via, cluster.token, "GET", "/taskmanagers")[1] if via else cluster.client.get("/taskmanagers")
+    return sum(1 for tm in listed["taskmanagers"] if tm["state"] == "REGISTERED")
 
 
 def new_leader(cluster, old: str, timeout: float = 60) -> str:
-    return wait_until(lambda: (url := cluster.leader_url()) not in (None, old) and url, timeout, "a standby to lead")
+    """The leader that the live JobManagers other than ``old`` name, once it is not ``old``: asked
+    directly, so that a paused ``old`` costs no client timeout."""
+    others = [url for url, jm in zip(cluster.urls, cluster.jobmanager_processes) if jm.alive() and url != old]
+
+    def named() -> str | None:
+        for url in others:
+            try:
+                status, view = raw_call(url, cluster.token, "GET", "/jobmanagers")
+            except OSError:  # not listening (yet)
+                continue
+            leader = (view.get("leader") or {}).get("url", "").rstrip("/") if status == 200 else ""
+            if leader and leader != old:
+                return leader
+        return None
+    return wait_until(named, timeout, "a standby to lead")

@@ -14,8 +14,8 @@ import cloudpickle
 import pytest
 
 from runtime.api import KeyedProcessFunction, ValueStateDescriptor
-from runtime.api.functions import col
 from runtime.examples import clicks
+from tests.helpers.pacing import Pace
 from tests.helpers.spark_reference import clicks_expected
 from tests.helpers.clusters import (busy_taskmanager, busy_taskmanagers, job_state, wait_for_checkpoint_after_restart,
                                    wait_until)
@@ -60,9 +60,9 @@ def fail_once_when(trigger: str):
 @pytest.mark.timeout(1500)
 def test_ten_kills_and_a_task_exception_leave_the_committed_output_exact(fresh_cluster, spark, tmp_path):
     # A kill cycle reads input only from its restart to its first checkpoint and the random wait after it
-    # (2-3 s, about 5,000 rows), the start up to the first kill up to 40,000: the input outlasts eleven
-    # cycles with room (30-70 s left after the last, all the test waits for besides).
-    rows, rate = 120_000, 2_000
+    # (2-3 s, about 5,000 rows at the pace), the start up to the first kill up to 40,000: the paced input
+    # outlasts eleven cycles with room, and the rest is read at full speed once the kills are done.
+    rows, rate = 120_000, 1_000  # rows per second of each of the two source subtasks while paced
     # Two TaskManagers to spare: a restart mostly takes a free slot of a warm JVM instead of waiting for the
     # replacement's. Parallelism 2 on one-slot TaskManagers: every kill hits a TaskManager that runs the job,
     # and the exchange crosses processes.
@@ -72,12 +72,9 @@ def test_ten_kills_and_a_task_exception_leave_the_committed_output_exact(fresh_c
     env = cluster.environment()
     env.set_parallelism(2)
     env.enable_checkpointing("1 s")
-    stream = env.datagen(clicks.SCHEMA, name="Source: clicks", **clicks.source_options(rows, rows_per_second=rate))
-    (stream.map(fail_once_when(trigger), schema=clicks.SCHEMA)
-        .assign_timestamps_and_watermarks(clicks.watermarks())
-        .filter(col("amount") > 0.1).key_by("user").window(clicks.windows())
-        .aggregate(clicks=clicks.agg.count(), total=clicks.agg.sum("amount"))
-        .write_parquet(str(out)))
+    pace = Pace(tmp_path / "pace", rate)
+    clicks.counts(clicks.source(env, rows).map(fail_once_when(trigger), schema=clicks.SCHEMA)
+                  .map(pace, schema=clicks.SCHEMA)).write_parquet(str(out))
     job = env.execute_async("clicks under fire")
     rng = random.Random(42)
     kills = 0
@@ -94,6 +91,7 @@ def test_ten_kills_and_a_task_exception_leave_the_committed_output_exact(fresh_c
             wait_for_checkpoint_after_restart(cluster.client, job.job_id, restarts=kills)
             open(trigger, "w").close()
     assert kills == 10, f"the job finished after only {kills} kills; give it more input"
+    pace.lift()
     assert job.wait(900) == "FINISHED"
     details = job.details()
     assert details["restarts"] >= 11
@@ -108,20 +106,22 @@ def test_ten_kills_and_a_task_exception_leave_the_committed_output_exact(fresh_c
     wait_until(lambda: len(checkpoints()) <= 1, 30, "only the retained checkpoint left")
 
 
-def test_per_key_sequence_numbers_rise_by_one_across_kills(fresh_cluster):
-    rows, keys = 120_000, 50  # 30 s of input: two kills, each after a restart and a checkpoint, under load
+def test_per_key_sequence_numbers_rise_by_one_across_kills(fresh_cluster, tmp_path):
+    rows, keys = 120_000, 50  # 30 s of paced input: two kills, each after a restart and a checkpoint, under load
     cluster = fresh_cluster(taskmanagers=2, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms"})
     env = cluster.environment()
     env.set_parallelism(2)
     env.enable_checkpointing("1 s")
-    (env.datagen("seq BIGINT", number_of_rows=rows, rows_per_second=4_000, fields={"seq": {"kind": "sequence"}})
-        .with_columns(key=f"seq % {keys}", n=f"seq DIV {keys}")
+    pace = Pace(tmp_path / "pace", 2_000)
+    (env.datagen("seq BIGINT", number_of_rows=rows, fields={"seq": {"kind": "sequence"}})
+        .map(pace, schema="seq BIGINT").with_columns(key=f"seq % {keys}", n=f"seq DIV {keys}")
         .key_by("key").filter("n >= 0").collect().set_parallelism(1))
     job = env.execute_async("sequences")
     for _ in range(2):
         wait_for_new_checkpoint(cluster, job.job_id)
         cluster.kill_taskmanager(busy_taskmanager(cluster.client, job.job_id))
         cluster.add_taskmanager(wait=False)
+    pace.lift()
     got = job.results(timeout=600)
     per_key = collections.defaultdict(list)
     for r in got.to_pylist():
@@ -213,22 +213,24 @@ def s3_emulator(monkeypatch):
         server.wait()
 
 
-def test_checkpoints_in_s3_restore_after_a_kill(fresh_cluster, spark, s3_emulator):
+def test_checkpoints_in_s3_restore_after_a_kill(fresh_cluster, spark, s3_emulator, tmp_path):
     # Restores from file:// checkpoints are the ten-kill and sequence-number tests' daily bread.
     directory = "s3://checkpoints/flinkbench"
-    rows = 200_000  # 40 s of input: the kill comes well before its end
+    rows = 200_000  # 40 s of paced input: the kill comes well before its end
     cluster = fresh_cluster(taskmanagers=2, slots=2, **{"state.checkpoints.dir": directory,
                                                        "restart-strategy.fixed-delay.delay": "200 ms"})
     env = cluster.environment()
     env.set_parallelism(2)
     env.enable_checkpointing("1 s")
-    clicks.build(env, rows, rows_per_second=5_000)
+    pace = Pace(tmp_path / "pace", 2_500)
+    clicks.counts(clicks.source(env, rows).map(pace, schema=clicks.SCHEMA)).collect()
     job = env.execute_async("clicks on s3")
     wait_for_new_checkpoint(cluster, job.job_id)
     wait_for_new_checkpoint(cluster, job.job_id)
     assert job_state(cluster.client, job.job_id) == "RUNNING", "the job finished before the kill; give it more input"
     cluster.kill_taskmanager(busy_taskmanager(cluster.client, job.job_id))  # the first ready TaskManager may hold every slot
     cluster.add_taskmanager(wait=False)
+    pace.lift()
     got = job.results(timeout=600)
     assert window_rows(got) == window_rows(clicks_expected(spark, rows))
     stats = cluster.client.get(f"/jobs/{job.job_id}/checkpoints")

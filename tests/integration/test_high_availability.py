@@ -11,11 +11,11 @@ import signal
 
 import pytest
 
-from runtime.api.functions import col
 from runtime.cluster import LocalCluster
 from runtime.examples import clicks
 from tests.helpers.spark_reference import clicks_expected
 from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, wait_until
+from tests.helpers.pacing import Pace
 from tests.helpers.ha import new_leader, own_role, raw_call, registered_taskmanagers, with_standby
 from tests.integration.test_checkpoints import wait_for_new_checkpoint, window_rows
 
@@ -62,11 +62,8 @@ def test_killing_the_leader_resumes_the_job_from_its_checkpoint_with_exact_outpu
     env = ha_cluster.environment()
     env.set_parallelism(2)
     env.enable_checkpointing("1 s")
-    counted = (env.datagen(clicks.SCHEMA, name="Source: clicks",
-                           **clicks.source_options(rows, rows_per_second=3_000, event_rate=event_rate))
-               .assign_timestamps_and_watermarks(clicks.watermarks())
-               .filter(col("amount") > 0.1).key_by("user").window(clicks.windows())
-               .aggregate(clicks=clicks.agg.count(), total=clicks.agg.sum("amount")))
+    pace = Pace(tmp_path / "pace", 1_500)
+    counted = clicks.counts(clicks.source(env, rows, event_rate=event_rate).map(pace, schema=clicks.SCHEMA))
     counted.write_parquet(str(out)) if sink == "parquet" else counted.collect()
     job = env.execute_async(f"clicks across a leader change ({sink})")
     if sink == "collect":  # rows the old leader took must still reach the client through the new one
@@ -81,6 +78,7 @@ def test_killing_the_leader_resumes_the_job_from_its_checkpoint_with_exact_outpu
     assert killed.popen.returncode == -signal.SIGKILL
     leader = new_leader(ha_cluster, old)
     wait_until(lambda: registered_taskmanagers(ha_cluster) == 2, 60, "both TaskManagers to re-register")
+    pace.lift()
 
     assert job.wait(600) == "FINISHED"
     checkpoints = ha_cluster.client.get(f"/jobs/{job.job_id}/checkpoints")
@@ -100,7 +98,7 @@ def test_a_paused_leader_that_comes_back_finds_its_lease_taken_and_stands_by(ha_
     os.kill(paused.pid, signal.SIGSTOP)
     try:
         leader = new_leader(ha_cluster, old)
-        wait_until(lambda: registered_taskmanagers(ha_cluster) == 2, 60, "TaskManagers to follow the new leader")
+        wait_until(lambda: registered_taskmanagers(ha_cluster, via=leader) == 2, 60, "TaskManagers to follow the new leader")
     finally:
         os.kill(paused.pid, signal.SIGCONT)
     wait_until(lambda: own_role(ha_cluster, old) == "standby", 30, "the old leader to stand by")

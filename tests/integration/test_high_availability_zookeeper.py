@@ -17,12 +17,12 @@ from runtime.cluster import LocalCluster
 from runtime.codec import to_plain
 from runtime.examples import clicks
 from tests.helpers.spark_reference import clicks_expected
-from runtime.api.functions import col
 from runtime.ha.services import LeadershipLost
 from runtime.ha.zookeeper import ZooKeeperHaServices
 from runtime.ids import JobId
 from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, wait_until
 from tests.helpers.ha import new_leader, own_role, raw_call, registered_taskmanagers, serving, with_standby
+from tests.helpers.pacing import Pace
 from tests.helpers.spark_engines import silent_spark_connect
 from tests.helpers.zookeeper import ConnectionCutter, zookeeper_server
 from tests.integration.test_checkpoints import wait_for_new_checkpoint, window_rows
@@ -81,16 +81,11 @@ def leader_session(cluster, leader: str) -> str:
     return raw_call(leader, cluster.token, "GET", "/jobmanagers")[1]["leader"]["session-id"]
 
 
-def start_clicks(cluster, out, rows: int, event_rate: float):
+def start_clicks(cluster, out, rows: int, event_rate: float, pace: Pace):
     env = cluster.environment()
     env.set_parallelism(2)
     env.enable_checkpointing("1 s")
-    (env.datagen(clicks.SCHEMA, name="Source: clicks",
-                 **clicks.source_options(rows, rows_per_second=2_000, event_rate=event_rate))
-        .assign_timestamps_and_watermarks(clicks.watermarks())
-        .filter(col("amount") > 0.1).key_by("user").window(clicks.windows())
-        .aggregate(clicks=clicks.agg.count(), total=clicks.agg.sum("amount"))
-        .write_parquet(str(out)))
+    clicks.counts(clicks.source(env, rows, event_rate=event_rate).map(pace, schema=clicks.SCHEMA)).write_parquet(str(out))
     return env.execute_async("clicks through a ZooKeeper outage")
 
 
@@ -120,7 +115,8 @@ def test_after_a_zookeeper_outage_exactly_one_jobmanager_serves_and_the_job_ends
         zk_cluster, zookeeper, zk_link, spark, tmp_path, outage):
     with_standby(zk_cluster)
     rows, event_rate = 50_000, 2_000.0
-    job = start_clicks(zk_cluster, tmp_path / "out", rows, event_rate)
+    pace = Pace(tmp_path / "pace", 1_000)  # 25 s of input at this pace, read at full speed after the outage
+    job = start_clicks(zk_cluster, tmp_path / "out", rows, event_rate, pace)
     wait_for_new_checkpoint(zk_cluster, job.job_id)
     assert job_state(zk_cluster.client, job.job_id) == "RUNNING"
     leader = zk_cluster.leader_url()
@@ -143,6 +139,7 @@ def test_after_a_zookeeper_outage_exactly_one_jobmanager_serves_and_the_job_ends
         assert leader_session(zk_cluster, now_serving[0]) != session
     print(f"{outage} outage: one JobManager serving {took:.1f} s after ZooKeeper resumed")
 
+    pace.lift()
     assert job.wait(600) == "FINISHED"
     got = spark.read.parquet(str(tmp_path / "out")).toArrow()
     assert window_rows(got) == window_rows(clicks_expected(spark, rows, event_rate=event_rate)), \
