@@ -2,9 +2,8 @@
 
 Input row ``i`` (a datagen sequence) becomes key ``i % keys`` with sequence number ``i // keys``; a
 keyed process function counts each key's rows in keyed state and emits ``(key, seq, count)``. The
-source is paced by the wall clock (datagen ``realtime``): after a restart it catches up on the rows
-whose time has come, so the job ends about ``rows / rows_per_second`` seconds after it started however
-many faults it met. The Parquet sink publishes a checkpoint's rows only once it completes.
+input is paced (tests.helpers.pacing) while the faults go on, so that it outlasts them, and read at full
+speed once the run lifts the pace. The Parquet sink publishes a checkpoint's rows only once it completes.
 """
 from __future__ import annotations
 
@@ -14,6 +13,7 @@ import cloudpickle
 import pyarrow.dataset as ds
 
 from runtime.api import KeyedProcessFunction, ValueStateDescriptor
+from tests.helpers.pacing import Pace
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # TaskManagers need not import the tests
 
@@ -31,12 +31,13 @@ class RunningCount(KeyedProcessFunction):
         out.collect((row["key"], row["seq"], self.count.value()))
 
 
-def build(env, out: str, rows: int, keys: int, rows_per_second: float, parallelism: int = 3) -> None:
-    """The job on ``env``: source at parallelism 2, the keyed counter and the sink at ``parallelism``."""
+def build(env, out: str, rows: int, keys: int, pace: Pace, parallelism: int = 3) -> None:
+    """The job on ``env``: source (and ``pace``) at parallelism 2, the keyed counter and the sink at
+    ``parallelism``."""
     env.set_parallelism(2)
     env.enable_checkpointing("1 s")
-    (env.datagen("i BIGINT", name="Source: sequence", number_of_rows=rows, rows_per_second=rows_per_second,
-                 realtime=True, fields={"i": {"kind": "sequence"}})
+    (env.datagen("i BIGINT", name="Source: sequence", number_of_rows=rows, fields={"i": {"kind": "sequence"}})
+        .map(pace, schema="i BIGINT")
         .with_columns(key=f"i % {keys}", seq=f"i DIV {keys}")
         .key_by("key")
         .process(RunningCount(), schema=SCHEMA).set_parallelism(parallelism)

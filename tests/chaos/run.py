@@ -8,6 +8,7 @@ import os
 import random
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from runtime.cluster import LocalCluster
 from tests.chaos import job as chaos_job
@@ -16,6 +17,7 @@ from tests.chaos.checker import check
 from tests.chaos.injectors import CheckpointStorage, Injectors
 from tests.chaos.report import Report
 from tests.chaos.schedule import ScheduleSpec, build_schedule
+from tests.helpers.pacing import Pace
 from tests.helpers.zookeeper import ZooKeeperServer
 
 LEASE_S = 2.0
@@ -29,11 +31,11 @@ class RunSpec:
     schedule: ScheduleSpec
     seed: int
     working_dir: str
-    rows_per_second: float = 400.0
+    rows_per_second: float = 400.0  # the input's pace while the faults go on (both source subtasks together)
     keys: int = 20
-    tail_s: float = 20.0  # input left after the last fault, so the job ends after the faults do
+    tail_s: float = 20.0  # paced input beyond the last fault's time: the input outlasts the faults
     settle: bool = False  # leader faults wait for the job to run, so their figures time the leader change
-    warmup_s: float = 60.0  # the source's clock starts at submission: time for the first deployment
+    warmup_s: float = 60.0  # paced input for the first deployment, before the faults' schedule starts
 
     @property
     def rows(self) -> int:
@@ -73,8 +75,6 @@ def run(spec: RunSpec, log=print) -> Report:
 
 
 def _mkdir(base: str, name: str):
-    from pathlib import Path
-
     path = Path(base) / name
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -85,7 +85,8 @@ def _run_on(cluster: LocalCluster, spec: RunSpec, faults, storage, zookeeper, re
     started = time.monotonic()
     env = cluster.environment()
     rows = spec.rows
-    chaos_job.build(env, out, rows, spec.keys, spec.rows_per_second)
+    pace = Pace(Path(spec.working_dir) / "pace", spec.rows_per_second / 2)  # per source subtask
+    chaos_job.build(env, out, rows, spec.keys, pace)
     job_id = env.execute_async(f"chaos ({spec.ha} HA)").job_id
     _, ready = probes.wait_for(lambda: (c := probes.checkpoint_counts(cluster, job_id)) and c["completed"] > 0,
                                START_TIMEOUT_S, "the job's first completed checkpoint")
@@ -93,6 +94,7 @@ def _run_on(cluster: LocalCluster, spec: RunSpec, faults, storage, zookeeper, re
         f"first checkpoint {ready:.1f} s after submission; {len(faults)} faults to inject")
     injectors = Injectors(cluster, job_id, storage, zookeeper, random.Random(spec.seed), log, spec.settle)
     _inject_all(injectors, faults, report)
+    pace.lift()  # the faults are over: the rest of the input at full speed
     deadline = started + spec.warmup_s + spec.schedule.duration + spec.tail_s + START_TIMEOUT_S
     _await_end(cluster, job_id, deadline, report)
     report.checkpoints = probes.checkpoint_counts(cluster, job_id) or {}
