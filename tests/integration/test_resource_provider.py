@@ -13,6 +13,7 @@ from runtime.examples import clicks
 from tests.helpers.spark_reference import clicks_expected
 from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, started_cluster, wait_until
 from tests.helpers.events import EventRecorder
+from tests.helpers.pacing import Pace
 from tests.integration.test_checkpoints import wait_for_new_checkpoint, window_rows
 
 LOCAL = {"resourcemanager.provider": "local", "resourcemanager.taskmanager-timeout": "5 s"}
@@ -84,11 +85,11 @@ def _all_running_again(recorder, job, after: float) -> float:
     return max(first_running.values())
 
 
-def _checkpointed_clicks(cluster, rows):
+def _checkpointed_clicks(cluster, rows, pace: Pace):
     env = cluster.environment()
     env.set_parallelism(2)
     env.enable_checkpointing("500 ms")
-    clicks.build(env, rows, rows_per_second=5_000)
+    clicks.counts(clicks.source(env, rows).map(pace, schema=clicks.SCHEMA)).collect()
     return env.execute_async("clicks")
 
 
@@ -101,9 +102,11 @@ def test_a_killed_task_manager_is_replaced_by_the_provider_and_the_output_is_exa
     with started_cluster(tmp_path, taskmanagers=0, slots=2, config=conf) as cluster:
         wait_until(lambda: len(_registered(cluster)) == 1, 120, "the standby TaskManager")
         recorder = EventRecorder(cluster)
-        job = _checkpointed_clicks(cluster, rows)
+        pace = Pace(tmp_path / "pace", 2_500)
+        job = _checkpointed_clicks(cluster, rows, pace)
         wait_for_new_checkpoint(cluster, job.job_id)
         killed, killed_at = _kill_the_job_s_task_manager(cluster, job.job_id)
+        pace.lift()
         got = job.results(timeout=300)
         expected = clicks_expected(spark, rows)
         assert window_rows(got) == window_rows(expected)
