@@ -8,6 +8,7 @@ import pytest
 
 from runtime.api.table import StreamTableEnvironment
 from runtime.examples import clicks
+from tests.helpers.pacing import Pace
 from tests.helpers.spark_reference import clicks_expected
 from tests.helpers.clusters import (busy_taskmanager, completed_checkpoints, job_state, wait_for_checkpoint_after_restart,
                                     wait_until)
@@ -35,7 +36,9 @@ def wait_for_checkpoint(cluster, job_id, timeout=300):
                timeout, "a new completed checkpoint")
 
 
-def sql_job(cluster, out, rows, rate, parallelism, savepoint=None):
+def sql_job(cluster, out, rows, parallelism, rate=None, pace=None, savepoint=None):
+    """The clicks TUMBLE query into CSV files; its source limited to ``rate`` rows/s or, with ``pace``,
+    paced by that function in its WHERE clause (a SQL function holding each batch while the pace is on)."""
     env = cluster.environment()
     env.set_parallelism(parallelism)
     env.enable_checkpointing("1 s")
@@ -45,6 +48,10 @@ def sql_job(cluster, out, rows, rate, parallelism, savepoint=None):
     *tables, insert = clicks.sql(rows=rows, sink="filesystem", path=str(out), rows_per_second=rate)
     for statement in tables:
         t_env.execute_sql(statement)
+    if pace is not None:
+        t_env.create_temporary_function("paced", pace, "DOUBLE")
+        insert = insert.replace("WHERE amount > 0.1", "WHERE paced(amount) > 0.1")
+        assert "paced(" in insert, insert
     return t_env.execute_sql(insert).get_job_client()
 
 
@@ -53,12 +60,14 @@ def test_insert_into_files_survives_two_taskmanager_kills_exactly_once(fresh_clu
     rows = 60_000
     cluster = fresh_cluster(taskmanagers=3, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms"})
     out = tmp_path / "counts"
-    job = sql_job(cluster, out, rows, rate=2_000, parallelism=2)
+    pace = Pace(tmp_path / "pace", 1_000)
+    job = sql_job(cluster, out, rows, parallelism=2, pace=pace)
     for kill in range(2):  # each kill after the previous one's restart has run and checkpointed
         wait_for_checkpoint_after_restart(cluster.client, job.job_id, restarts=kill)
         assert job_state(cluster.client, job.job_id) != "FINISHED", f"finished before kill {kill + 1}"
         cluster.kill_taskmanager(busy_taskmanager(cluster.client, job.job_id))
         cluster.add_taskmanager(wait=False)
+    pace.lift()
     assert job.wait(600) == "FINISHED"
     assert job.details()["restarts"] >= 2
     assert written_rows(spark, out) == expected_rows(spark, rows), "nothing lost, nothing duplicated"
@@ -69,12 +78,12 @@ def test_stop_with_savepoint_and_resume_at_another_parallelism(fresh_cluster, sp
     rows = 40_000
     cluster = fresh_cluster(taskmanagers=2, slots=2)
     out = tmp_path / "counts"
-    first = sql_job(cluster, out, rows, rate=2_000, parallelism=2)
+    first = sql_job(cluster, out, rows, parallelism=2, rate=2_000)
     wait_for_checkpoint(cluster, first.job_id)
     time.sleep(2)
     savepoint = first.savepoint(str(tmp_path / "savepoints"), stop=True)
     assert first.wait(120) == "FINISHED"
-    second = sql_job(cluster, out, rows, rate=20_000, parallelism=3, savepoint=savepoint)
+    second = sql_job(cluster, out, rows, parallelism=3, rate=20_000, savepoint=savepoint)
     assert second.wait(600) == "FINISHED"
     parallelisms = {v["parallelism"] for v in second.details()["vertices"]}
     assert 3 in parallelisms
