@@ -1,7 +1,10 @@
-"""The benchmark's count of Structured Streaming's rows survives the query forgetting old progress reports."""
+"""The benchmark's count of Structured Streaming's rows: it survives the query forgetting old progress
+reports, and its rate runs from one batch end to another."""
 from __future__ import annotations
 
-from tests.benchmarks.run_all import MicroBatchRows
+import pytest
+
+from tests.benchmarks.run_all import MicroBatchRows, batch_end, rate_after
 
 
 class RollingQuery:
@@ -11,7 +14,9 @@ class RollingQuery:
         self.keep, self.reports, self.batches = keep, [], 0
 
     def batch(self, rows: int) -> None:
-        self.reports = [*self.reports, {"batchId": self.batches, "numInputRows": rows}][-self.keep:]
+        report = {"batchId": self.batches, "numInputRows": rows, "timestamp": "2026-11-26T17:00:00.000Z",
+                  "durationMs": {"triggerExecution": 1000 * self.batches}}
+        self.reports = [*self.reports, report][-self.keep:]
         self.batches += 1
 
     @property
@@ -33,3 +38,17 @@ def test_rows_of_batches_the_query_no_longer_reports_stay_counted():
         assert progress.rows() == 280, "asking again counts no batch twice"
     finally:
         progress.close()
+
+
+def test_a_batch_ends_at_its_trigger_start_plus_its_duration():
+    report = {"timestamp": "2026-11-26T17:00:00.250Z", "durationMs": {"triggerExecution": 1500}}
+    assert batch_end(report) == pytest.approx(1_795_712_401.75)
+
+
+def test_the_rate_runs_from_the_last_batch_end_before_the_start_to_the_last_end():
+    # batches of 20 s: a fixed 40 s window would hold one or two of them, depending on where it fell
+    batches = [(10, 100.0), (40_000_000, 120.0), (40_000_000, 140.0), (60_000_000, 170.0)]
+    assert rate_after(batches, 125.0) == pytest.approx(100_000_000 / 50.0)  # 140 and 170, from 120
+    assert rate_after(batches, 170.0) is None, "no batch ended after the start yet"
+    assert rate_after(batches, 99.0) is None, "no batch end before the start to time from"
+    assert rate_after([(0, 100.0), *batches[1:]], 110.0) is None, "empty batches do not count as ends"
