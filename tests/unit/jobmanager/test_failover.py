@@ -193,6 +193,21 @@ def test_reports_of_an_earlier_round_and_out_of_order_reports_change_nothing():
     assert m.handle(ev.TaskReported(current.attempt_id, E.DEPLOYING)) == [] and current.state == E.RUNNING
 
 
+def test_a_restart_timer_of_an_earlier_round_does_not_end_a_later_restart_delay():
+    m = running()
+    m.handle(ev.TaskReported(attempts(m)[0].attempt_id, E.FAILED, "first"))
+    confirm_cancels(m)
+    m.handle(ev.RestartDelayPassed(0))
+    m.handle(ev.SlotsGranted(1, slots("tm-a", "tm-b")))
+    for ex in attempts(m):
+        m.handle(ev.TaskReported(ex.attempt_id, E.RUNNING))
+    m.handle(ev.TaskReported(attempts(m)[0].attempt_id, E.FAILED, "second"))
+    assert confirm_cancels(m)[-1] == ev.ScheduleRestart(1, 1.5)
+    assert m.handle(ev.RestartDelayPassed(0)) == [], "round 0's timer, firing late, cuts round 1's delay short"
+    assert m.status == J.RESTARTING and m.restarts == 1
+    assert m.handle(ev.RestartDelayPassed(1))[-1] == ev.RequestSlots(2, 2)
+
+
 def test_a_task_cancelled_without_a_request_is_a_failure():
     m = running()
     ex = attempts(m)[1]
