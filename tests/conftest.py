@@ -22,23 +22,18 @@ def cluster(tmp_path_factory):
 def spark():
     """A plain Spark session in the test process, for the batch answers results are checked against.
 
-    Its JVM is a child of this process, so teardown stops the gateway too (SparkSession.stop leaves it).
+    Its JVM is a child of this process, so teardown ends it too (SparkSession.stop leaves it).
     """
-    from pyspark import SparkContext
     from pyspark.sql import SparkSession
+
+    from runtime.taskmanager.spark_session import end_classic_jvm
 
     session = (SparkSession.builder.master("local[1]").appName("expected-answers")
                .config("spark.sql.session.timeZone", "UTC").config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.memory", "512m").getOrCreate())
     yield session
-    session.stop()
-    gateway = SparkContext._gateway
-    if gateway is not None:
-        gateway.shutdown()
-        gateway.proc.kill()
-        gateway.proc.wait()
-        SparkContext._gateway = SparkContext._jvm = None
+    end_classic_jvm(session)
 
 
 @pytest.fixture

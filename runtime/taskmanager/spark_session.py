@@ -181,7 +181,7 @@ class SparkSessionKeeper:
             with contextlib.suppress(Exception):  # the server may be gone: nothing left to release
                 session.stop()
         else:
-            _end_classic_jvm(session)
+            end_classic_jvm(session)
 
 
 def _classic_jvm_pid() -> int | None:
@@ -198,7 +198,7 @@ def _context_stopped(session) -> bool:
         return True
 
 
-def _end_classic_jvm(session) -> None:
+def end_classic_jvm(session) -> None:
     """Stop the session and end its JVM process, so that the next session launches a fresh one.
 
     PySpark keeps one JVM per Python process for good and offers no way to relaunch it, so this resets

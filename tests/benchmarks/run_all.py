@@ -140,6 +140,7 @@ def structured_streaming_throughput(cores: int = 2, warmup: float = WARMUP_S, me
     from pyspark.sql.types import StructType
 
     from runtime.taskmanager.spark import datagen_column
+    from runtime.taskmanager.spark_session import end_classic_jvm
 
     spark = (SparkSession.builder.master(f"local[{cores}]").appName("bench-structured-streaming")
              .config("spark.sql.shuffle.partitions", str(cores)).config("spark.ui.enabled", "false")
@@ -163,7 +164,7 @@ def structured_streaming_throughput(cores: int = 2, warmup: float = WARMUP_S, me
     finally:
         progress.close()
         query.stop()
-        spark.stop()
+        end_classic_jvm(spark)  # a stopped session's JVM lives on (and its state store's maintenance runs)
     return rate
 
 
