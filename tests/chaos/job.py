@@ -18,6 +18,7 @@ from tests.helpers.pacing import Pace
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # TaskManagers need not import the tests
 
 SCHEMA = "key BIGINT, seq BIGINT, count BIGINT"
+SOURCE_PARALLELISM = 2  # a pace's rate is per source subtask
 
 
 class RunningCount(KeyedProcessFunction):
@@ -32,9 +33,9 @@ class RunningCount(KeyedProcessFunction):
 
 
 def build(env, out: str, rows: int, keys: int, pace: Pace, parallelism: int = 3) -> None:
-    """The job on ``env``: source (and ``pace``) at parallelism 2, the keyed counter and the sink at
+    """The job on ``env``: source (and ``pace``) at SOURCE_PARALLELISM, the keyed counter and the sink at
     ``parallelism``."""
-    env.set_parallelism(2)
+    env.set_parallelism(SOURCE_PARALLELISM)
     env.enable_checkpointing("1 s")
     (env.datagen("i BIGINT", name="Source: sequence", number_of_rows=rows, fields={"i": {"kind": "sequence"}})
         .map(pace, schema="i BIGINT")

@@ -85,7 +85,7 @@ def _run_on(cluster: LocalCluster, spec: RunSpec, faults, storage, zookeeper, re
     started = time.monotonic()
     env = cluster.environment()
     rows = spec.rows
-    pace = Pace(Path(spec.working_dir) / "pace", spec.rows_per_second / 2)  # per source subtask
+    pace = Pace(Path(spec.working_dir) / "pace", spec.rows_per_second / chaos_job.SOURCE_PARALLELISM)
     chaos_job.build(env, out, rows, spec.keys, pace)
     job_id = env.execute_async(f"chaos ({spec.ha} HA)").job_id
     _, ready = probes.wait_for(lambda: (c := probes.checkpoint_counts(cluster, job_id)) and c["completed"] > 0,
