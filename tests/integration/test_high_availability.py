@@ -57,7 +57,9 @@ def test_jobmanagers_lists_roles_and_a_standby_refuses_submission_naming_the_lea
 @pytest.mark.parametrize("sink", ["parquet", "collect"])
 def test_killing_the_leader_resumes_the_job_from_its_checkpoint_with_exact_output(ha_cluster, spark, tmp_path, sink):
     with_standby(ha_cluster)
-    rows, event_rate = 60_000, 2_000.0  # a 10 s window fires every 20,000 rows
+    # A 10 s window fires every 20,000 rows. 50 s of paced input: the first results and two checkpoints come
+    # well before its end even on a slow machine (20 s was too little on CI), the rest is read at full speed.
+    rows, event_rate = 150_000, 2_000.0
     out = tmp_path / "out"
     env = ha_cluster.environment()
     env.set_parallelism(2)
@@ -76,9 +78,9 @@ def test_killing_the_leader_resumes_the_job_from_its_checkpoint_with_exact_outpu
     old = ha_cluster.leader_url()
     killed = ha_cluster.kill_jobmanager()
     assert killed.popen.returncode == -signal.SIGKILL
+    pace.lift()  # no job ends without a leader: the rest is read once the new one has restored it
     leader = new_leader(ha_cluster, old)
     wait_until(lambda: registered_taskmanagers(ha_cluster) == 2, 60, "both TaskManagers to re-register")
-    pace.lift()
 
     assert job.wait(600) == "FINISHED"
     checkpoints = ha_cluster.client.get(f"/jobs/{job.job_id}/checkpoints")
