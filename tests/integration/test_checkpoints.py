@@ -107,7 +107,7 @@ def test_ten_kills_and_a_task_exception_leave_the_committed_output_exact(fresh_c
 
 
 def test_per_key_sequence_numbers_rise_by_one_across_kills(fresh_cluster, tmp_path):
-    rows, keys = 120_000, 50  # 30 s of paced input: two kills, each after a restart and a checkpoint, under load
+    rows, keys = 160_000, 50  # 40 s of paced input: two kills, each after a restart and a checkpoint, under load
     cluster = fresh_cluster(taskmanagers=2, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms"})
     env = cluster.environment()
     env.set_parallelism(2)

@@ -114,8 +114,8 @@ def expire_sessions(zk_link) -> None:
 def test_after_a_zookeeper_outage_exactly_one_jobmanager_serves_and_the_job_ends_exact(
         zk_cluster, zookeeper, zk_link, spark, tmp_path, outage):
     with_standby(zk_cluster)
-    rows, event_rate = 50_000, 2_000.0
-    pace = Pace(tmp_path / "pace", 1_000)  # 25 s of input at this pace, read at full speed after the outage
+    rows, event_rate = 80_000, 2_000.0
+    pace = Pace(tmp_path / "pace", 1_000)  # 40 s of input at this pace, read at full speed after the outage
     job = start_clicks(zk_cluster, tmp_path / "out", rows, event_rate, pace)
     wait_for_new_checkpoint(zk_cluster, job.job_id)
     assert job_state(zk_cluster.client, job.job_id) == "RUNNING"

@@ -96,7 +96,7 @@ def _checkpointed_clicks(cluster, rows, pace: Pace):
 def test_a_killed_task_manager_is_replaced_by_the_provider_and_the_output_is_exact(tmp_path, spark):
     # With a standby the job restarts on it at once; the provider then replaces the killed TaskManager to
     # keep one standby (a job waiting for TaskManagers the provider starts: the test of a cluster without any).
-    rows = 100_000
+    rows = 200_000  # 40 s of paced input: the kill comes after a first checkpoint, well before its end
     conf = {**LOCAL, **FAST_FAILURE_CONFIG, "resourcemanager.standby-taskmanagers": "1",
             "restart-strategy.fixed-delay.delay": "50 ms"}
     with started_cluster(tmp_path, taskmanagers=0, slots=2, config=conf) as cluster:

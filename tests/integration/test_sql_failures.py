@@ -57,7 +57,7 @@ def sql_job(cluster, out, rows, parallelism, rate=None, pace=None, savepoint=Non
 
 @pytest.mark.timeout(900)
 def test_insert_into_files_survives_two_taskmanager_kills_exactly_once(fresh_cluster, spark, tmp_path):
-    rows = 60_000
+    rows = 100_000  # 50 s of paced input: two kill cycles of a restart and a checkpoint each, under load
     cluster = fresh_cluster(taskmanagers=3, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms"})
     out = tmp_path / "counts"
     pace = Pace(tmp_path / "pace", 1_000)
