@@ -26,6 +26,9 @@ from tests.benchmarks.run_all import (MEASURE_S, WARMUP_S, percentile, report, s
                                       wait_flowing)  # noqa: E402
 
 KEYS = 100_000
+# Input of the few-changing workload, the same at every state size so that only the state's size differs
+# (a rate growing with the keys made the larger states' checkpoints wait behind larger bundles).
+FEW_CHANGING_RATE = 200_000
 
 
 def run(cluster, checkpoint_interval: str | None, users: int = clicks.USERS, incremental: bool = False):
@@ -51,13 +54,13 @@ def few_keys_changing(cluster, keys: int, warmup: float = WARMUP_S, measure: flo
                       incremental: bool = False, hot: int = 4) -> dict:
     """Like :func:`checkpoint_durations`, but where incremental checkpoints pay: one row for each of
     ``keys`` users into an hour-long window (window state of ``keys`` rows), then rows of ``hot`` users
-    only (the first ``keys`` rows take at most 5 s), so each checkpoint changes a few key groups of a
-    large state."""
+    only (the first ``keys`` rows take at most 5 s at ``FEW_CHANGING_RATE``), so each checkpoint changes a
+    few key groups of a large state."""
     env = cluster.environment()
     env.set_parallelism(2)
     env.enable_checkpointing("1 s")
     env.set("execution.checkpointing.incremental", str(incremental).lower())
-    (env.datagen("seq BIGINT, ts TIMESTAMP", rows_per_second=max(20_000, keys // 5), fields={"seq": {"kind": "sequence"}},
+    (env.datagen("seq BIGINT, ts TIMESTAMP", rows_per_second=FEW_CHANGING_RATE, fields={"seq": {"kind": "sequence"}},
                  timestamp_start=clicks.TIMESTAMP_START)
         .with_columns(user=f"IF(seq < {keys}, seq, seq % {hot})")
         .assign_timestamps_and_watermarks(clicks.watermarks())
