@@ -29,6 +29,21 @@ BEFORE_TIME = np.iinfo(np.int64).min
 _MERGE = {"count": "sum", "sum": "sum", "min": "min", "max": "max"}
 
 
+_MERGE_UFUNC = {"sum": np.add, "min": np.fmin, "max": np.fmax}
+
+
+def _mergeable_in_place(state: pd.DataFrame, partials: pd.DataFrame, group: list[str], merges: dict) -> bool:
+    """Whether partials can be merged by index lookup: numeric partial columns of the same dtype in both
+    (NaN-free for sums, as pandas' grouped sum counts NaN as 0), and no null keys (a regroup handles those)."""
+    for column in merges:
+        a, b = state[column], partials[column]
+        if a.dtype != b.dtype or not pd.api.types.is_numeric_dtype(a.dtype) or a.dtype == bool:
+            return False
+        if merges[column] == "sum" and pd.api.types.is_float_dtype(a.dtype) and (a.isna().any() or b.isna().any()):
+            return False
+    return not partials[group].isna().any().any()
+
+
 def partial_columns(spec: dict) -> dict[str, str]:
     """Partial column name -> how partials merge, for one aggregate spec."""
     name, fn = spec["name"], spec["fn"]
@@ -55,6 +70,8 @@ class WindowOperator:
             {c: how for a in self.aggregates for c, how in partial_columns(a).items()}
         self.merges[RECORDS] = "sum"
         self.state: pd.DataFrame | None = None
+        self._indexed: pd.DataFrame | None = None  # the state that self._index holds the groups of
+        self._index: pd.MultiIndex | None = None
         self.watermark = BEFORE_TIME
         self.late_records = 0
 
@@ -70,9 +87,12 @@ class WindowOperator:
             frame = frame[~late]
         if frame.empty:
             return None
-        self.state = frame if self.state is None else pd.concat([self.state, frame], ignore_index=True)
-        if not self.raw:
-            self.state = self._merge(self.state)
+        if self.raw:
+            self.state = frame if self.state is None else pd.concat([self.state, frame], ignore_index=True)
+        elif self.state is None:
+            self.state = self._merge(frame)
+        else:
+            self.state = self._merged(self.state, frame)
         if self.window["type"] == "session" or self.watermark == BEFORE_TIME:
             return None
         # a late row re-fires its own key's window (as in Flink), not the other keys' windows of that time
@@ -93,9 +113,34 @@ class WindowOperator:
             return frame[EVENT_TIME] + self.window["gap_us"] - 1
         return self._ends(frame) - 1
 
+    def _group(self, frame: pd.DataFrame) -> list[str]:
+        return self.keys + [WINDOW_START, KEY_GROUP_COLUMN] + ([WINDOW_END] if WINDOW_END in frame else [])
+
     def _merge(self, frame: pd.DataFrame) -> pd.DataFrame:
-        group = self.keys + [WINDOW_START, KEY_GROUP_COLUMN] + ([WINDOW_END] if WINDOW_END in frame else [])
-        return frame.groupby(group, dropna=False, sort=False).agg(self.merges).reset_index()
+        return frame.groupby(self._group(frame), dropna=False, sort=False).agg(self.merges).reset_index()
+
+    def _merged(self, state: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
+        """``state`` with a bundle's partials merged in, at a cost that follows the bundle, not the state.
+
+        Regrouping the whole state per bundle made every bundle (and so every checkpoint barrier queued
+        behind bundles) cost O(state): 80-110 ms at 500,000 rows for a bundle of four keys. Instead the
+        bundle's (key, window) rows are looked up in an index of the state's, kept while the state's rows
+        stay as they are: existing rows are updated column by column, new ones appended."""
+        partials = self._merge(frame)
+        group = self._group(partials)
+        if not _mergeable_in_place(state, partials, group, self.merges):
+            return self._merge(pd.concat([state, partials], ignore_index=True))
+        if self._indexed is not state or self._index is None:
+            self._index, self._indexed = pd.MultiIndex.from_frame(state[group]), state
+        at = self._index.get_indexer(pd.MultiIndex.from_frame(partials[group]))
+        found = at >= 0
+        updated = {}
+        for column, how in self.merges.items():
+            values = state[column].to_numpy().copy()
+            values[at[found]] = _MERGE_UFUNC[how](values[at[found]], partials[column].to_numpy()[found])
+            updated[column] = values
+        state = self._indexed = state.assign(**updated)  # the same rows in the same order: the index holds
+        return state if found.all() else pd.concat([state, partials[~found]], ignore_index=True)
 
     # -- time ----------------------------------------------------------------------------------
     def on_watermark(self, watermark: int) -> pa.Table | None:
@@ -109,7 +154,9 @@ class WindowOperator:
             return self._fire_sessions(watermark)
         last = self._ends(self.state) - 1
         firing = self.state[(last <= watermark) & (last > previous)]
-        self.state = self.state[last + self.lateness > watermark]
+        keep = last + self.lateness > watermark
+        if not keep.all():  # left as it is, the state keeps its index of groups
+            self.state = self.state[keep]
         return self._results(firing) if not firing.empty else None
 
     def _fire_sessions(self, watermark: int) -> pa.Table | None:

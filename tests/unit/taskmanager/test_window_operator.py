@@ -1,7 +1,11 @@
 """The keyed window operator alone: late partials within the allowed lateness re-fire their own window."""
 from __future__ import annotations
 
+import random
+
+import pandas as pd
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute
 
 from runtime.keygroups import KEY_GROUP_COLUMN
 from runtime.taskmanager.window_operator import RECORDS, WINDOW_START, WindowOperator
@@ -30,3 +34,48 @@ def test_a_late_row_refires_only_its_own_keys_window():
         "ben's [0, 10) is unchanged and ben's [10, 20) has not fired: neither is emitted"
     assert fired(op.on_watermark(25 * SECOND)) == [("ben", 10, 2)]
     assert op.late_records == 0
+
+
+AGGREGATES = {"keys": ["user"], "window": {"type": "tumbling", "size_us": 10 * SECOND, "slide_us": 10 * SECOND},
+              "aggregates": [{"name": "n", "fn": "count", "column": None}, {"name": "lo", "fn": "min", "column": "v"},
+                             {"name": "hi", "fn": "max", "column": "v"}, {"name": "mean", "fn": "avg", "column": "v"}]}
+
+
+def random_partials(rng: random.Random, users: int, windows: int, rows: int) -> pa.Table:
+    """Pre-aggregated rows of the AGGREGATES job: some (user, window) pairs repeat within a bundle, as
+    partials from several producers do."""
+    picks = [(f"u{rng.randrange(users)}", rng.randrange(windows) * 10) for _ in range(rows)]
+    n = [rng.randint(1, 5) for _ in picks]
+    v = [[rng.uniform(-1, 1) for _ in range(k)] for k in n]
+    return pa.table({"user": [u for u, _ in picks], WINDOW_START: [s * SECOND for _, s in picks],
+                     KEY_GROUP_COLUMN: [int(u[1:]) % 7 for u, _ in picks], RECORDS: n, "__p_n": n,
+                     "__p_lo": [min(x) for x in v], "__p_hi": [max(x) for x in v],
+                     "__p_mean_sum": [sum(x) for x in v], "__p_mean_cnt": n})
+
+
+def test_merging_bundle_by_bundle_gives_the_state_of_one_regroup_of_all_partials():
+    # The state is merged per bundle by looking up the bundle's (key, window) rows in an index of the
+    # state's: the result must equal grouping every partial at once, with new pairs appended as they come.
+    rng = random.Random(3)
+    op, bundles = WindowOperator(AGGREGATES), [random_partials(rng, 50, 3, rng.randint(1, 40)) for _ in range(30)]
+    for bundle in bundles:
+        op.process(bundle)
+    everything = pa.concat_tables(bundles).to_pandas()
+    expected = op._merge(everything)
+    ordered = lambda f: f.sort_values(["user", WINDOW_START]).reset_index(drop=True)[expected.columns]  # noqa: E731
+    pd.testing.assert_frame_equal(ordered(op.state), ordered(expected), check_exact=False, rtol=1e-12)
+    assert op._indexed is op.state, "the last bundles (all pairs known) were merged through the index"
+
+
+def test_windows_dropped_at_the_watermark_do_not_confuse_later_merges():
+    op = WindowOperator({**AGGREGATES, "allowed_lateness_us": 0})
+    rng = random.Random(5)
+    op.process(random_partials(rng, 20, 2, 60))  # windows [0, 10) and [10, 20)
+    op.on_watermark(10 * SECOND - 1)  # [0, 10) fires and is dropped: the rows left move
+    later = random_partials(rng, 20, 2, 60)
+    later = later.filter(pa.compute.greater_equal(later.column(WINDOW_START), pa.scalar(10 * SECOND)))
+    before = op.state.copy()
+    op.process(later)
+    expected = op._merge(pd.concat([before, later.to_pandas()], ignore_index=True))
+    ordered = lambda f: f.sort_values(["user", WINDOW_START]).reset_index(drop=True)[expected.columns]  # noqa: E731
+    pd.testing.assert_frame_equal(ordered(op.state), ordered(expected), check_exact=False, rtol=1e-12)
