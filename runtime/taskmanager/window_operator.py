@@ -30,6 +30,7 @@ _MERGE = {"count": "sum", "sum": "sum", "min": "min", "max": "max"}
 
 
 _MERGE_UFUNC = {"sum": np.add, "min": np.fmin, "max": np.fmax}
+REGROUP_RATIO = 8  # a bundle of more than 1/8 of the state's rows is regrouped with it (see WindowOperator._merged)
 
 
 def _mergeable_in_place(state: pd.DataFrame, partials: pd.DataFrame, group: list[str], merges: dict) -> bool:
@@ -125,10 +126,13 @@ class WindowOperator:
         Regrouping the whole state per bundle made every bundle (and so every checkpoint barrier queued
         behind bundles) cost O(state): 80-110 ms at 500,000 rows for a bundle of four keys. Instead the
         bundle's (key, window) rows are looked up in an index of the state's, kept while the state's rows
-        stay as they are: existing rows are updated column by column, new ones appended."""
+        stay as they are: existing rows are updated column by column, new ones appended. A bundle of more
+        than 1/REGROUP_RATIO of the state's rows is regrouped with it, as before: then the regroup costs
+        about what the bundle does, while its new rows would rebuild the index every bundle (at 10^6 keys
+        of clicks, where each bundle brings ~400,000 pairs, checkpoints took 4.5 s instead of 0.8 s)."""
         partials = self._merge(frame)
         group = self._group(partials)
-        if not _mergeable_in_place(state, partials, group, self.merges):
+        if len(partials) * REGROUP_RATIO > len(state) or not _mergeable_in_place(state, partials, group, self.merges):
             return self._merge(pd.concat([state, partials], ignore_index=True))
         if self._indexed is not state or self._index is None:
             self._index, self._indexed = pd.MultiIndex.from_frame(state[group]), state

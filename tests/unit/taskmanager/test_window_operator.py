@@ -54,10 +54,13 @@ def random_partials(rng: random.Random, users: int, windows: int, rows: int) -> 
 
 
 def test_merging_bundle_by_bundle_gives_the_state_of_one_regroup_of_all_partials():
-    # The state is merged per bundle by looking up the bundle's (key, window) rows in an index of the
-    # state's: the result must equal grouping every partial at once, with new pairs appended as they come.
+    # A small bundle is merged by looking up its (key, window) rows in an index of the state's: the result
+    # must equal grouping every partial at once, with new pairs appended as they come.
     rng = random.Random(3)
-    op, bundles = WindowOperator(AGGREGATES), [random_partials(rng, 50, 3, rng.randint(1, 40)) for _ in range(30)]
+    # Large bundles first (regrouped with the state), then small ones (merged through the index).
+    bundles = [random_partials(rng, 50, 3, rng.randint(1, 40)) for _ in range(30)]
+    bundles += [random_partials(rng, 50, 3, rng.randint(1, 3)) for _ in range(20)]
+    op = WindowOperator(AGGREGATES)
     for bundle in bundles:
         op.process(bundle)
     everything = pa.concat_tables(bundles).to_pandas()
@@ -70,9 +73,9 @@ def test_merging_bundle_by_bundle_gives_the_state_of_one_regroup_of_all_partials
 def test_windows_dropped_at_the_watermark_do_not_confuse_later_merges():
     op = WindowOperator({**AGGREGATES, "allowed_lateness_us": 0})
     rng = random.Random(5)
-    op.process(random_partials(rng, 20, 2, 60))  # windows [0, 10) and [10, 20)
+    op.process(random_partials(rng, 20, 2, 200))  # windows [0, 10) and [10, 20)
     op.on_watermark(10 * SECOND - 1)  # [0, 10) fires and is dropped: the rows left move
-    later = random_partials(rng, 20, 2, 60)
+    later = random_partials(rng, 20, 2, 6)
     later = later.filter(pa.compute.greater_equal(later.column(WINDOW_START), pa.scalar(10 * SECOND)))
     before = op.state.copy()
     op.process(later)
