@@ -41,6 +41,7 @@ from runtime.metrics.endpoint import PrometheusEndpoint, start_endpoint
 from runtime.metrics.families import taskmanager_families
 from runtime.process_info import LogTail, rss_bytes
 from runtime.states import ExecutionState
+from runtime.taskmanager import allocators
 from runtime.taskmanager.network import DataServer
 from runtime.taskmanager.slots import SlotError, TaskSlotTable
 from runtime.taskmanager.spark import SparkRunner
@@ -389,6 +390,7 @@ class TaskManager:
 async def serve(conf: Configuration, jobmanager_url: str | None, token: str, slots: int | None = None,
                 jobmanager_ready_file: str | None = None) -> None:
     """Run a TaskManager process until SIGTERM or SIGINT (``flinkbench taskmanager``)."""
+    allocators.configure(conf)
     tm = TaskManager(conf, jobmanager_url, token, slots, jobmanager_ready_file)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -28,7 +28,9 @@ def test_no_archive_when_switched_off_or_on_spark_connect(tmp_path):
 
 def test_a_users_java_options_come_after_the_defaults_so_they_win(tmp_path):
     conf = _conf(tmp_path, **{"spark.driver.extraJavaOptions": "-XX:+UseParallelGC -Dx=1"})
-    assert class_archive.base_java_options(conf) == "-XX:+UseSerialGC -XX:+UseParallelGC -Dx=1"
+    defaults = conf.get("taskmanager.spark.jvm-options")
+    assert defaults.startswith("-XX:+UseSerialGC")
+    assert class_archive.base_java_options(conf) == f"{defaults} -XX:+UseParallelGC -Dx=1"
     assert session_settings(conf, 1)["spark.driver.extraJavaOptions"] == class_archive.base_java_options(conf)
 
 
