@@ -151,12 +151,13 @@ def _classpath_settings(conf: Configuration) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Write the archive for the default configuration now, or say that one exists and maps."""
+    """Write the archive for the configuration TaskManagers start with (the defaults and ``FLINKBENCH_*``
+    variables, as ``flinkbench taskmanager`` reads them) now, or say that one exists and maps."""
     from runtime.taskmanager.spark import SparkRunner  # the full Spark path only for this command
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
-    conf = Configuration({"taskmanager.spark.class-archive.dir": argv[0]} if argv else {})
+    conf = Configuration.load(overrides={"taskmanager.spark.class-archive.dir": argv[0]} if argv else None)
     archive = archive_path(conf)
     if archive is None:
         print("no Spark class archive: switched off or no java found", file=sys.stderr)

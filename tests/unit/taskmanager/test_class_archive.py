@@ -75,3 +75,12 @@ def test_a_users_own_shared_archive_replaces_ours(tmp_path):
     archive.write_bytes(b"x")
     own = "-XX:SharedArchiveFile=/opt/mine.jsa"
     assert class_archive.driver_java_options(own, archive) == (own, False)
+
+
+def test_the_archive_command_reads_the_environment_as_taskmanagers_do(tmp_path, monkeypatch, capsys):
+    """An archive written for the defaults while TaskManagers start with other JVM options from the
+    environment would never map; switched off there, the command must see that (and start no JVM)."""
+    monkeypatch.setenv("FLINKBENCH_TASKMANAGER_SPARK_CLASS_ARCHIVE_ENABLED", "false")
+    assert class_archive.main([str(tmp_path)]) == 1
+    assert "switched off" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
