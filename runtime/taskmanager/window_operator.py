@@ -128,8 +128,9 @@ class WindowOperator:
         bundle's (key, window) rows are looked up in an index of the state's, kept while the state's rows
         stay as they are: existing rows are updated column by column, new ones appended. A bundle of more
         than 1/REGROUP_RATIO of the state's rows is regrouped with it, as before: then the regroup costs
-        about what the bundle does, while its new rows would rebuild the index every bundle (at 10^6 keys
-        of clicks, where each bundle brings ~400,000 pairs, checkpoints took 4.5 s instead of 0.8 s)."""
+        about what the bundle does, while the bundle's new pairs would have the index rebuilt for the next
+        one anyway (measured at 50,000 mostly new pairs into 500,000 rows: 73 ms through the index, 77 ms
+        by regrouping; the index pays where few pairs are new)."""
         partials = self._merge(frame)
         group = self._group(partials)
         if len(partials) * REGROUP_RATIO > len(state) or not _mergeable_in_place(state, partials, group, self.merges):

@@ -53,6 +53,13 @@ def random_partials(rng: random.Random, users: int, windows: int, rows: int) -> 
                      "__p_mean_sum": [sum(x) for x in v], "__p_mean_cnt": n})
 
 
+def assert_same_state(state: pd.DataFrame, expected: pd.DataFrame) -> None:
+    """Equal state rows, whatever their order (merges append new pairs where a regroup puts them first)."""
+    def ordered(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame.sort_values(["user", WINDOW_START]).reset_index(drop=True)[expected.columns]
+    pd.testing.assert_frame_equal(ordered(state), ordered(expected), check_exact=False, rtol=1e-12)
+
+
 def test_merging_bundle_by_bundle_gives_the_state_of_one_regroup_of_all_partials():
     # A small bundle is merged by looking up its (key, window) rows in an index of the state's: the result
     # must equal grouping every partial at once, with new pairs appended as they come.
@@ -65,8 +72,7 @@ def test_merging_bundle_by_bundle_gives_the_state_of_one_regroup_of_all_partials
         op.process(bundle)
     everything = pa.concat_tables(bundles).to_pandas()
     expected = op._merge(everything)
-    ordered = lambda f: f.sort_values(["user", WINDOW_START]).reset_index(drop=True)[expected.columns]  # noqa: E731
-    pd.testing.assert_frame_equal(ordered(op.state), ordered(expected), check_exact=False, rtol=1e-12)
+    assert_same_state(op.state, expected)
     assert op._indexed is op.state, "the last bundles (all pairs known) were merged through the index"
 
 
@@ -80,5 +86,4 @@ def test_windows_dropped_at_the_watermark_do_not_confuse_later_merges():
     before = op.state.copy()
     op.process(later)
     expected = op._merge(pd.concat([before, later.to_pandas()], ignore_index=True))
-    ordered = lambda f: f.sort_values(["user", WINDOW_START]).reset_index(drop=True)[expected.columns]  # noqa: E731
-    pd.testing.assert_frame_equal(ordered(op.state), ordered(expected), check_exact=False, rtol=1e-12)
+    assert_same_state(op.state, expected)
