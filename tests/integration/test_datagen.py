@@ -25,3 +25,28 @@ def test_the_warm_up_query_runs_on_this_spark_and_aggregates_what_it_generated(s
     got = warm_up(spark).sort_by("k").to_pylist()  # it must run: a TaskManager only logs its failure
     assert [r["k"] for r in got] == [0, 1, 2, 3]
     assert 0 < sum(r["n"] for r in got) <= 64 and all(r["v"] > 0.1 * r["n"] for r in got)
+
+
+def _compilations(spark) -> int:
+    """How many Java classes Spark's code generator has compiled in this JVM so far."""
+    metrics = getattr(spark._jvm, "org.apache.spark.metrics.source.CodegenMetrics$").__getattr__("MODULE$")
+    return metrics.METRIC_COMPILATION_TIME().getCount()
+
+
+def test_bundles_at_new_offsets_reuse_the_generated_code_and_read_exactly_their_offsets(spark):
+    schema = StructType.fromDDL("user INT, amount DOUBLE")
+    params = {"schema": "user INT, amount DOUBLE", "seed": 3, "keep_offset": True,
+              "fields": {"user": {"min": 0, "max": 99}}}
+
+    def bundle(ranges):
+        df = generate(spark, schema, params, ranges).filter("amount > 0.1").groupBy("user").count()
+        return df.toArrow()
+
+    bundle([(0, 1000, 3)])  # the first bundle of this shape compiles its code: 334 rows, padded to 384
+    before = _compilations(spark)
+    for lo, rows in [(3000, 350), (7_000_001, 384), (10**12, 321)]:
+        bundle([(lo, lo + 3 * rows, 3)])
+    assert _compilations(spark) == before, "a bundle at new offsets compiled new code"
+
+    got = generate(spark, schema, params, [(10**12 + 1, 10**12 + 700, 3), (5, 9, 1)]).toArrow()
+    assert got.column("_offset").to_pylist() == list(range(10**12 + 1, 10**12 + 700, 3)) + [5, 6, 7, 8]
