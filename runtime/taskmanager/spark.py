@@ -279,7 +279,7 @@ def window_combine(df, params: dict):
 def datagen_column(name: str, type_name: str, opts: dict, seed: int, params: dict) -> str:
     """Spark SQL for one generated column; see the datagen connector for the options."""
     h = f"pmod(xxhash64(_offset, {int(seed)}, '{_sql_str(name)}'), {HASH_MODULUS})"
-    unit = f"({h} / {float(HASH_MODULUS)})"
+    unit = f"({h} / {float(HASH_MODULUS)}D)"  # doubles throughout: a plain 2147483647.0 is a DECIMAL in Spark SQL
     kind = opts.get("kind", "sequence" if type_name in ("bigint", "int") and name in ("id", "seq") else "random")
     base = type_name.split("(")[0]
     if base == "timestamp" or base == "timestamp_ntz":
@@ -299,7 +299,7 @@ def datagen_column(name: str, type_name: str, opts: dict, seed: int, params: dic
         return f"{lo} + pmod({h}, {hi - lo + 1})"
     if base in ("double", "float") or base.startswith("decimal"):
         lo, hi = float(opts.get("min", 0.0)), float(opts.get("max", 1.0))
-        return f"{lo} + {unit} * {hi - lo}"
+        return f"{lo!r}D + {unit} * {hi - lo!r}D"
     if base == "boolean":
         return f"pmod({h}, 2) = 1"
     if base == "string":

@@ -25,6 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 from runtime.cluster import LocalCluster  # noqa: E402
+from runtime.config import Configuration  # noqa: E402
 from runtime.examples import clicks  # noqa: E402
 from tests.benchmarks import phases  # noqa: E402
 from tests.benchmarks.memory import PeakRss  # noqa: E402
@@ -132,9 +133,11 @@ def flinkbench_latency(cluster, rows_per_second: float, warmup: float = WARMUP_S
             "delivery_p50": percentile(deliveries, 0.5), "phases": spent, "pending_at_start": pending}
 
 
-def structured_streaming_throughput(cores: int = 2, warmup: float = WARMUP_S, measure: float = MEASURE_S) -> float:
-    """The same query in Spark Structured Streaming on ``cores`` local cores: rate source -> same
-    generated columns -> window."""
+def structured_streaming_throughput(cores: int = 2, warmup: float = WARMUP_S, measure: float = MEASURE_S,
+                                   rows_per_core: int | None = None) -> float:
+    """The same query in Spark Structured Streaming on ``cores`` local cores: a rate-micro-batch source
+    (``rows_per_core`` rows per core and micro-batch; by default as many as a Flinkbench source reads per
+    bundle at most, taskmanager.bundle.max-rows) -> same generated columns -> window."""
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
@@ -151,7 +154,11 @@ def structured_streaming_throughput(cores: int = 2, warmup: float = WARMUP_S, me
     columns = [F.expr(datagen_column(f.name, f.dataType.simpleString(), params["fields"].get(f.name, {}),
                                      params["seed"], params)).cast(f.dataType).alias(f.name)
                for f in StructType.fromDDL(clicks.SCHEMA).fields]
-    stream = (spark.readStream.format("rate").option("rowsPerSecond", 4_000_000).option("numPartitions", cores).load()
+    # Fixed micro-batches, as fast as the query goes: the time-driven "rate" source caps throughput at its
+    # rowsPerSecond (its 4 M rows/s was reached).
+    rows_per_core = rows_per_core or Configuration().get("taskmanager.bundle.max-rows")
+    stream = (spark.readStream.format("rate-micro-batch").option("rowsPerBatch", rows_per_core * cores)
+              .option("numPartitions", cores).load()
               .withColumnRenamed("value", "_offset").select(*columns))
     query = (stream.withWatermark("ts", "1 second").filter("amount > 0.1")
              .groupBy("user", F.window("ts", "10 seconds")).agg(F.count(F.lit(1)).alias("clicks"),
@@ -171,9 +178,9 @@ def structured_streaming_throughput(cores: int = 2, warmup: float = WARMUP_S, me
 class MicroBatchRows:
     """Rows a streaming query read in its completed micro-batches, and when each batch ended.
 
-    A saturated query's micro-batches grow to tens of seconds, so counting the rows of the batches that
-    happen to complete inside a fixed window says more about where batch ends fall than about speed
-    (1.5 to 3.5 M rows/s between runs of the same query). ``sustained`` measures from one batch end to
+    Micro-batches last seconds (a saturated time-driven source's grow to tens of seconds), so counting
+    the rows of the batches that happen to complete inside a fixed window says more about where batch
+    ends fall than about speed. ``sustained`` measures from one batch end to
     another instead: the rows of the batches in between over the time they took. The query keeps only
     its last 100 progress reports, which a fast query passes within a long measurement: they are
     merged as they come."""

@@ -50,3 +50,14 @@ def test_bundles_at_new_offsets_reuse_the_generated_code_and_read_exactly_their_
 
     got = generate(spark, schema, params, [(10**12 + 1, 10**12 + 700, 3), (5, 9, 1)]).toArrow()
     assert got.column("_offset").to_pylist() == list(range(10**12 + 1, 10**12 + 700, 3)) + [5, 6, 7, 8]
+
+
+def test_generated_doubles_are_computed_in_double_arithmetic(spark):
+    """Spark SQL reads 2147483647.0 as a DECIMAL: written that way, every generated double took a decimal
+    division per row (a third of a clicks bundle's time)."""
+    params = {"schema": "amount DOUBLE", "fields": {"amount": {"min": -2.5, "max": 1e-05}}}
+    df = generate(spark, StructType.fromDDL("amount DOUBLE"), params, [(0, 1000, 1)])
+    plan = df._jdf.queryExecution().optimizedPlan().toString().lower()
+    assert "decimal" not in plan, plan
+    amounts = df.toArrow().column("amount").to_pylist()
+    assert all(-2.5 <= a <= 1e-05 for a in amounts) and len(set(amounts)) > 990
