@@ -156,7 +156,7 @@ def structured_streaming_throughput(cores: int = 2, warmup: float = WARMUP_S, me
                for f in StructType.fromDDL(clicks.SCHEMA).fields]
     # Fixed micro-batches, as fast as the query goes: the time-driven "rate" source caps throughput at its
     # rowsPerSecond (its 4 M rows/s was reached).
-    rows_per_core = rows_per_core or Configuration().get("taskmanager.bundle.max-rows")
+    rows_per_core = rows_per_core or Configuration.load().get("taskmanager.bundle.max-rows")  # as TaskManagers read it
     stream = (spark.readStream.format("rate-micro-batch").option("rowsPerBatch", rows_per_core * cores)
               .option("numPartitions", cores).load()
               .withColumnRenamed("value", "_offset").select(*columns))
