@@ -2,7 +2,7 @@
 import pytest
 
 from runtime.config import ConfigError, Configuration
-from runtime.taskmanager.spark_session import health_verdict, is_out_of_memory, session_settings
+from runtime.taskmanager.spark_session import UNSEEN_HISTORY, health_verdict, is_out_of_memory, session_settings
 
 
 def test_a_local_session_binds_and_advertises_the_task_manager_host_and_takes_every_spark_key():
@@ -36,6 +36,23 @@ def test_a_spark_connect_session_gets_session_settings_only():
     assert settings["spark.sql.ansi.enabled"] == "false"
     assert settings["spark.sql.session.timeZone"] == "UTC"
 
+
+
+def test_a_driver_without_its_web_ui_keeps_no_query_history_and_one_with_it_keeps_sparks_default():
+    quiet = session_settings(Configuration(), slots=1)
+    assert quiet["spark.ui.enabled"] == "false"
+    assert quiet["spark.sql.ui.retainedExecutions"] == "1" and quiet["spark.ui.retainedJobs"] == "1"
+    shown = session_settings(Configuration({"spark.ui.enabled": "true"}), slots=1)
+    assert not any(k in shown for k in UNSEEN_HISTORY), "the user's UI shows Spark's usual history"
+    assert session_settings(Configuration({"spark.ui.retainedJobs": "50"}), slots=1)["spark.ui.retainedJobs"] == "50"
+    remote = session_settings(Configuration({"spark.remote": "sc://127.0.0.1:15002"}), slots=1)
+    assert not any(k in remote for k in UNSEEN_HISTORY), "a Connect server's driver is configured by the server"
+
+
+def test_column_functions_skip_recording_python_call_sites_unless_asked():
+    assert session_settings(Configuration(), slots=1)["spark.python.sql.dataFrameDebugging.enabled"] == "false"
+    asked = Configuration({"spark.python.sql.dataFrameDebugging.enabled": "true"})
+    assert session_settings(asked, slots=1)["spark.python.sql.dataFrameDebugging.enabled"] == "true"
 
 def test_every_spark_key_is_accepted_as_a_string_and_shown_in_the_config_view():
     conf = Configuration.load(None, {"spark.kubernetes.container.image": "spark:4.3"}, environ={})
