@@ -287,10 +287,10 @@ def datagen_column(name: str, type_name: str, opts: dict, seed: int, params: dic
         rate = float(params.get("event_rate") or params.get("rows_per_second") or 1000.0)
         lateness = float(opts.get("max_out_of_orderness", params.get("max_out_of_orderness", 0.0)))
         # in microseconds as doubles: decimal seconds overflow their scale for starts like time.time(). Rounded
-        # as floor(x + 0.5): Spark's round() of a double goes through a BigDecimal made from the double's
+        # as floor(x + 0.5), a BIGINT: Spark's round() of a double goes through a BigDecimal made from the double's
         # decimal string, per row (a third of a clicks bundle's time, most of its garbage).
         jitter = f" - {unit} * {lateness * 1e6:.6f}D" if lateness else ""
-        return f"timestamp_micros(CAST(floor({start * 1e6:.6f}D + _offset * {1e6 / rate:.9f}D{jitter} + 0.5D) AS BIGINT))"
+        return f"timestamp_micros(floor({start * 1e6:.6f}D + _offset * {1e6 / rate:.9f}D{jitter} + 0.5D))"
     if kind == "sequence":
         return f"{int(opts.get('start', 0))} + _offset"
     if "values" in opts:

@@ -51,6 +51,7 @@ def session_settings(conf: Configuration, slots: int) -> dict[str, str]:
                 # more round trips to the JVM per call (F.col 0.2 -> 0.9 ms), and the sites it would name
                 # are lines of this runtime, not of the user's job.
                 "spark.python.sql.dataFrameDebugging.enabled": "false"}
+    explicit = conf.spark_settings()
     if not conf.get("spark.remote"):
         settings.update({
             "spark.master": conf.get("spark.master") or f"local[{slots}]",
@@ -61,9 +62,8 @@ def session_settings(conf: Configuration, slots: int) -> dict[str, str]:
             "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
             "spark.python.worker.reuse": "true",
             "spark.driver.extraJavaOptions": class_archive.base_java_options(conf)})
-    explicit = conf.spark_settings()
-    if not conf.get("spark.remote") and explicit.get("spark.ui.enabled", "false").lower() != "true":
-        settings.update(UNSEEN_HISTORY)
+        if explicit.get("spark.ui.enabled", "false").lower() != "true":
+            settings.update(UNSEEN_HISTORY)
     for key in ("spark.remote", "spark.master", "spark.sql.shuffle.partitions", "spark.driver.extraJavaOptions"):
         explicit.pop(key, None)  # already resolved above (empty or 0 mean "ours")
     if conf.get("spark.remote"):

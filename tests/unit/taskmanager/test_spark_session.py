@@ -37,7 +37,6 @@ def test_a_spark_connect_session_gets_session_settings_only():
     assert settings["spark.sql.session.timeZone"] == "UTC"
 
 
-
 def test_a_driver_without_its_web_ui_keeps_no_query_history_and_one_with_it_keeps_sparks_default():
     quiet = session_settings(Configuration(), slots=1)
     assert quiet["spark.ui.enabled"] == "false"
@@ -53,6 +52,7 @@ def test_column_functions_skip_recording_python_call_sites_unless_asked():
     assert session_settings(Configuration(), slots=1)["spark.python.sql.dataFrameDebugging.enabled"] == "false"
     asked = Configuration({"spark.python.sql.dataFrameDebugging.enabled": "true"})
     assert session_settings(asked, slots=1)["spark.python.sql.dataFrameDebugging.enabled"] == "true"
+
 
 def test_every_spark_key_is_accepted_as_a_string_and_shown_in_the_config_view():
     conf = Configuration.load(None, {"spark.kubernetes.container.image": "spark:4.3"}, environ={})
