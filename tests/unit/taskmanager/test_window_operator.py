@@ -61,10 +61,10 @@ def assert_same_state(state: pd.DataFrame, expected: pd.DataFrame) -> None:
 
 
 def test_merging_bundle_by_bundle_gives_the_state_of_one_regroup_of_all_partials():
-    # A small bundle is merged by looking up its (key, window) rows in an index of the state's: the result
+    # A bundle is merged by looking up its (key, window) rows in an index of the state's: the result
     # must equal grouping every partial at once, with new pairs appended as they come.
     rng = random.Random(3)
-    # Large bundles first (regrouped with the state), then small ones (merged through the index).
+    # Large bundles first (many new pairs, appended), then small ones (only known pairs).
     bundles = [random_partials(rng, 50, 3, rng.randint(1, 40)) for _ in range(30)]
     bundles += [random_partials(rng, 50, 3, rng.randint(1, 3)) for _ in range(20)]
     op = WindowOperator(AGGREGATES)
@@ -87,3 +87,18 @@ def test_windows_dropped_at_the_watermark_do_not_confuse_later_merges():
     op.process(later)
     expected = op._merge(pd.concat([before, later.to_pandas()], ignore_index=True))
     assert_same_state(op.state, expected)
+
+
+def test_bundles_over_the_same_keys_are_merged_through_one_index():
+    # Each bundle of a steady stream holds every key of the state again (all users click in every 100 ms):
+    # its merge must look the pairs up in the index built once, not regroup or re-index the state per bundle.
+    rng = random.Random(7)
+    op = WindowOperator(AGGREGATES)
+    op.process(random_partials(rng, 40, 1, 200))
+    op.process(random_partials(rng, 40, 1, 200))
+    index = op._index
+    for _ in range(5):
+        bundle = random_partials(rng, 40, 1, 120)
+        op.process(bundle.filter(pa.compute.is_in(bundle.column("user"), pa.array(op.state["user"].tolist()))))
+        assert op._index is index and op._indexed is op.state, "a bundle of known pairs rebuilt the state's index"
+    assert op.state["user"].is_unique, "one window: one state row per user"
