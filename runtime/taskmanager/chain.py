@@ -20,7 +20,7 @@ from runtime.keygroups import KEY_GROUP_COLUMN, key_group_sql
 from runtime.messages import OutputDescriptor
 from runtime.taskmanager.metrics import PhaseTimes
 from runtime.taskmanager.process_operator import KeyedProcessOperator, OutputRowError
-from runtime.taskmanager.spark import UserFunctionError, with_column_expr
+from runtime.taskmanager.spark import UserFunctionError
 from runtime.taskmanager.sql_operators import SQL_OPERATORS
 from runtime.taskmanager.watermarks import BoundedOutOfOrderness
 from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME, WindowOperator
@@ -66,21 +66,24 @@ class SparkStage:
                     df = spark.apply(df, op.kind, op.params, fn)
             except ValueError as err:
                 raise OperatorError(f"operator '{op.name}' ({op.kind}): {err}") from None
-        df = self._with_key_group(df)
+        df = self._with_key_group(spark, df)
         users = [op.name for op, fn in zip(self.ops, self.fns) if fn is not None]
         table = _to_arrow(spark, df, " / ".join(users) if users else self.ops[-1].name)
         if observation is not None and self.assigner is not None:
             self.assigner.observe(observation.get.get("max_us"))
         return table
 
-    def _with_key_group(self, df):
+    def _with_key_group(self, spark, df):
         out = self.key_output
         if out is None:
             return df
-        missing = [k for k in out.keys if k not in df.columns]
-        if missing:
-            raise OperatorError(f"key_by {out.keys}: no column {missing}; available: {df.columns}")
-        return with_column_expr(df, KEY_GROUP_COLUMN, key_group_sql(out.keys, self.max_parallelism))
+        try:
+            return spark.with_column(df, KEY_GROUP_COLUMN, key_group_sql(out.keys, self.max_parallelism))
+        except Exception:
+            missing = [k for k in out.keys if k not in df.columns]  # asked only now: a round trip per bundle
+            if missing:
+                raise OperatorError(f"key_by {out.keys}: no column {missing}; available: {df.columns}") from None
+            raise
 
 
 @dataclass

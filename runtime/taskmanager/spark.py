@@ -27,6 +27,7 @@ from runtime.taskmanager.spark_session import SparkSessionKeeper
 log = logging.getLogger(__name__)
 
 HASH_MODULUS = 2_147_483_647  # a prime: uniform enough for generated values
+EXPR_CACHE_SIZE = 4096  # parsed expressions kept per session (SparkRunner.expr); a few per operator of each job
 
 
 class SparkRunner:
@@ -34,6 +35,7 @@ class SparkRunner:
     def __init__(self, conf: Configuration, slots: int, app_name: str = "flinkbench-taskmanager"):
         self.keeper = SparkSessionKeeper(conf, slots, app_name)
         self._schemas: dict[str, Any] = {}
+        self._exprs: tuple[Any, dict[str, Any]] = (None, {})  # (the session they were parsed for, SQL -> Column)
 
     # -- session ------------------------------------------------------------------------------
     @property
@@ -53,6 +55,28 @@ class SparkRunner:
         the machine's Spark class archive is written if it has none (runtime.taskmanager.class_archive)."""
         warm_up(self.session)
         self.keeper.save_class_archive()
+
+    def expr(self, sql: str):
+        """``F.expr(sql)``, parsed once per session and reused by every bundle's plan.
+
+        A new column expression costs two round trips to the JVM (the function's lookup, then the call);
+        a clicks source bundle's plan made 86 of them, 15 ms of planning before each Spark action. Parsed
+        expressions are immutable and unresolved, so one serves every plan; a new session (a new JVM)
+        starts a new cache."""
+        session = self.session
+        owner, cache = self._exprs
+        if owner is not session or len(cache) > EXPR_CACHE_SIZE:
+            owner, cache = self._exprs = (session, {})
+        column = cache.get(sql)
+        if column is None:
+            from pyspark.sql import functions as F
+
+            column = cache[sql] = F.expr(sql)
+        return column
+
+    def with_column(self, df, name: str, sql: str):
+        """``df`` with column ``name`` set to the SQL expression ``sql``."""
+        return df.withColumn(name, self.expr(sql))
 
     # -- moving data in and out ---------------------------------------------------------------
     def from_arrow(self, table: pa.Table):
@@ -87,8 +111,6 @@ class SparkRunner:
     # -- stateless operators ------------------------------------------------------------------
     def apply(self, df, kind: str, params: dict, fn: Callable | None = None):
         """Extend the plan of ``df`` with one stateless operator. Raises ValueError on bad expressions."""
-        from pyspark.sql import functions as F
-
         try:
             if isinstance(fn, dict) and kind in ("select", "filter"):  # SQL's Python functions, by name
                 from runtime.taskmanager.spark_aggregates import register_functions
@@ -97,15 +119,15 @@ class SparkRunner:
             if kind == "select":
                 return df.selectExpr(*params["exprs"])
             if kind == "filter" and fn is None:
-                return df.filter(F.expr(params["condition"]))
+                return df.filter(self.expr(params["condition"]))
             if kind == "with_columns":
-                return df.withColumns({name: F.expr(e) for name, e in params["columns"].items()})
+                return df.withColumns({name: self.expr(e) for name, e in params["columns"].items()})
             if kind == "filter":
                 return df.mapInArrow(arrow_filter(fn), df.schema)
             if kind in ("map", "flat_map"):
                 return self._map_python(df, fn, params)
             if kind == "window_combine":
-                return window_combine(df, params)
+                return window_combine(df, params, self.expr)
             if kind == "local_aggregate":
                 from runtime.taskmanager.spark_aggregates import local_aggregate
 
@@ -118,18 +140,19 @@ class SparkRunner:
             raise
         raise ValueError(f"operator kind {kind!r} does not run as a stateless Spark transformation")
 
-    @staticmethod
-    def observe_max_micros(df, column: str):
+    def observe_max_micros(self, df, column: str):
         """``df`` plus an Observation of its largest ``column`` in microseconds, read after the bundle's action."""
         import uuid
 
         from pyspark.sql import Observation
-        from pyspark.sql import functions as F
 
-        if column not in df.columns:
-            raise ValueError(f"no timestamp column {column!r}; available: {df.columns}")
         observation = Observation(f"wm-{uuid.uuid4().hex}")
-        return df.observe(observation, F.max(F.expr(f"unix_micros(`{column}`)")).alias("max_us")), observation
+        try:
+            return df.observe(observation, self.expr(f"max(unix_micros({quoted(column)})) AS max_us")), observation
+        except Exception as err:  # noqa: BLE001 - the column's absence named; anything else raised as it was
+            if _is_analysis_error(err) and column not in df.columns:
+                raise ValueError(f"no timestamp column {column!r}; available: {df.columns}") from None
+            raise
 
     def _map_python(self, df, fn: Callable, params: dict):
         batch_format = params.get("batch_format", "pandas")
@@ -149,13 +172,6 @@ class SparkRunner:
         result = _call_user(fn, sample.to_pandas() if batch_format == "pandas" else sample)
         table = as_arrow(result, None)
         return from_arrow_schema(table.schema)
-
-
-def with_column_expr(df, name: str, sql: str):
-    """``df`` with column ``name`` set to the SQL expression ``sql``."""
-    from pyspark.sql import functions as F
-
-    return df.withColumn(name, F.expr(sql))
 
 
 def generate(session, schema, params: dict, ranges: list[tuple[int, int, int]]):
@@ -227,24 +243,42 @@ def warm_up(session) -> pa.Table:
     return session.createDataFrame(counts).filter(F.col("k") >= 0).toArrow()
 
 
-def window_combine(df, params: dict):
+def window_combine(df, params: dict, expr: Callable | None = None):
     """Assign rows to event-time windows and pre-aggregate them per (key, window) before the exchange.
 
     The output columns are what runtime.taskmanager.window_operator merges: the keys, the window start
     (microseconds), ``__records`` and one partial column per aggregate; or, for session windows and
-    user-defined aggregates, the raw rows with their window start / event time.
+    user-defined aggregates, the raw rows with their window start / event time. ``expr`` parses SQL into
+    a column (SparkRunner.expr reuses them across bundles). A missing column is named with the ones there
+    are; the check runs only when Spark refuses the plan, as asking a plan for its columns is a round
+    trip to the JVM per bundle.
     """
     from pyspark.sql import functions as F
 
-    from runtime.taskmanager.window_operator import (EVENT_TIME, RECORDS, WINDOW_END, WINDOW_START, needs_raw_rows,
-                                                     partial_columns)
+    expr = expr or F.expr
+    try:
+        return _window_combine(df, params, expr)
+    except Exception as err:  # noqa: BLE001 - the missing columns named; anything else raised as it was
+        if _is_analysis_error(err):
+            wanted = params["keys"] + [params["ts_column"]] + [a["column"] for a in params["aggregates"] if a.get("column")]
+            missing = sorted({c for c in wanted if c not in df.columns})
+            if missing:
+                raise ValueError(f"no column {missing}; available: {df.columns}") from None
+        raise
+
+
+def _window_combine(df, params: dict, expr: Callable):
+    from pyspark.sql import functions as F
+
+    from runtime.taskmanager.window_operator import EVENT_TIME, WINDOW_END, WINDOW_START, needs_raw_rows
 
     keys, window, aggregates, ts = params["keys"], params["window"], params["aggregates"], params["ts_column"]
-    missing = [c for c in keys + [ts] + [a["column"] for a in aggregates if a.get("column")] if c not in df.columns]
-    if missing:
-        raise ValueError(f"no column {sorted(set(missing))}; available: {df.columns}")
-    ts_us = F.expr(f"unix_micros(`{ts}`)")
-    df = df.withColumn(EVENT_TIME, ts_us)
+    ts_us = f"unix_micros({quoted(ts)})"
+    if window["type"] == "tumbling" or (window["type"] == "sliding" and window["size_us"] == window["slide_us"]):
+        if not needs_raw_rows(window, aggregates):  # the hot path: one grouping, no added columns
+            start = expr(f"{ts_us} - pmod({ts_us}, {window['slide_us']}L) AS {WINDOW_START}")
+            return df.groupBy(*[expr(quoted(k)) for k in keys], start).agg(*_partials(aggregates, expr))
+    df = df.withColumn(EVENT_TIME, expr(ts_us))
     if window["type"] == "cumulate":
         from runtime.taskmanager.spark_aggregates import cumulate_windows
 
@@ -260,20 +294,32 @@ def window_combine(df, params: dict):
     if needs_raw_rows(window, aggregates):
         values = sorted({a["column"] for a in aggregates if a.get("column")} - set(keys))
         cols = keys + [c for c in (WINDOW_START, WINDOW_END) if c in df.columns] + [EVENT_TIME] + values
-        return df.select(*[F.col(f"`{c}`") for c in cols])
-    partials = [F.count(F.lit(1)).alias(RECORDS)]
+        return df.select(*[F.col(quoted(c)) for c in cols])
+    bounds = [F.col(WINDOW_START)] + ([F.col(WINDOW_END)] if window["type"] == "cumulate" else [])
+    return df.groupBy(*[F.col(quoted(k)) for k in keys], *bounds).agg(*_partials(aggregates, expr))
+
+
+def _partials(aggregates: list[dict], expr: Callable) -> list:
+    """The partial aggregates of a (key, window) group, named as runtime.taskmanager.window_operator merges them."""
+    from runtime.taskmanager.window_operator import RECORDS, partial_columns
+
+    out = [expr(f"count(1) AS {RECORDS}")]
     for spec in aggregates:
-        column = F.col(f"`{spec['column']}`") if spec.get("column") else None
+        column = quoted(spec["column"]) if spec.get("column") else None
         for name in partial_columns(spec):
             if spec["fn"] == "count":
-                partials.append(F.count(F.lit(1)).alias(name))
+                out.append(expr(f"count(1) AS {quoted(name)}"))
             elif name.endswith("_cnt"):
-                partials.append(F.count(column).alias(name))
+                out.append(expr(f"count({column}) AS {quoted(name)}"))
             else:
-                fn = {"sum": F.sum, "avg": F.sum, "min": F.min, "max": F.max}[spec["fn"]]
-                partials.append(fn(column).alias(name))
-    bounds = [F.col(WINDOW_START)] + ([F.col(WINDOW_END)] if window["type"] == "cumulate" else [])
-    return df.groupBy(*[F.col(f"`{k}`") for k in keys], *bounds).agg(*partials)
+                fn = {"sum": "sum", "avg": "sum", "min": "min", "max": "max"}[spec["fn"]]
+                out.append(expr(f"{fn}({column}) AS {quoted(name)}"))
+    return out
+
+
+def quoted(name: str) -> str:
+    """A column name as a SQL identifier."""
+    return f"`{name.replace('`', '``')}`"
 
 
 def datagen_column(name: str, type_name: str, opts: dict, seed: int, params: dict) -> str:

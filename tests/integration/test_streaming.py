@@ -13,6 +13,7 @@ from runtime.api.windows import (EventTimeSessionWindows, SlidingEventTimeWindow
                                  WatermarkStrategy, agg)
 from runtime.client import JobFailed
 from runtime.examples import clicks
+from tests.helpers.clusters import wait_until
 from tests.helpers.spark_reference import clicks_expected
 
 CLICK_ROWS = 100_000
@@ -24,6 +25,10 @@ def window_rows(table: pa.Table, *names: str) -> list[tuple]:
 
 
 def test_clicks_equals_a_spark_batch_query_and_its_exchange_crosses_task_managers(cluster, spark):
+    # The shared cluster may still be freeing the slots of an earlier module's job: with one TaskManager's
+    # slots taken both window subtasks would land on the other, and nothing would cross.
+    wait_until(lambda: (lambda o: o["slots-available"] == o["slots-total"])(cluster.client.overview()), 60,
+               "every slot of the shared cluster free")
     env = cluster.environment()
     env.set_parallelism(2)
     clicks.build(env, CLICK_ROWS)

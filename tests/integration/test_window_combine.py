@@ -1,0 +1,72 @@
+"""A window's pre-aggregation (runtime.taskmanager.spark.window_combine) on a real Spark session: partials per
+(key, window) from expressions parsed once for every bundle, and missing columns named."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from runtime.taskmanager.spark import window_combine
+
+SECOND = 1_000_000  # us
+TUMBLING = {"keys": ["user"], "ts_column": "ts",
+            "window": {"type": "tumbling", "size_us": 10 * SECOND, "slide_us": 10 * SECOND},
+            "aggregates": [{"name": "n", "fn": "count"}, {"name": "total", "fn": "sum", "column": "amount"},
+                           {"name": "mean", "fn": "avg", "column": "amount"}]}
+
+
+def parsed_once():
+    """An ``expr`` as SparkRunner.expr is, over a dict the test can look into."""
+    from pyspark.sql import functions as F
+
+    cache: dict = {}
+
+    def expr(sql: str):
+        if sql not in cache:
+            cache[sql] = F.expr(sql)
+        return cache[sql]
+    return expr, cache
+
+
+def bundle(spark, clicks: list[tuple[int, float, float]]):
+    """(user, event time in s, amount) rows as a source bundle."""
+    rows = [(user, dt.datetime.fromtimestamp(at, dt.timezone.utc), amount) for user, at, amount in clicks]
+    return spark.createDataFrame(rows, "user INT, ts TIMESTAMP, amount DOUBLE")
+
+
+def expected(clicks: list[tuple[int, float, float]], size_s: int) -> list[tuple]:
+    """The partials by definition: per (user, window start) the rows, their count, sum, and avg's sum and count."""
+    groups: dict[tuple, list[float]] = {}
+    for user, at, amount in clicks:
+        groups.setdefault((user, int(at // size_s * size_s) * SECOND), []).append(amount)
+    return sorted((user, start, len(a), len(a), sum(a), sum(a), len(a)) for (user, start), a in groups.items())
+
+
+def partials(df) -> list[tuple]:
+    return sorted(tuple(row.values()) for row in df.toArrow().to_pylist())
+
+
+def test_every_bundle_is_pre_aggregated_with_the_expressions_the_first_one_parsed(spark):
+    expr, cache = parsed_once()
+    first = [(1, 3.0, 0.5), (1, 9.0, 0.25), (2, 12.0, 1.0), (1, 15.5, 2.0)]
+    second = [(2, 1.0, 4.0), (2, 2.0, 1.0), (3, 29.0, 0.125)]
+    df = window_combine(bundle(spark, first), TUMBLING, expr)
+    assert df.columns == ["user", "__window_start", "__records", "__p_n", "__p_total", "__p_mean_sum", "__p_mean_cnt"]
+    assert partials(df) == expected(first, 10)
+    parsed = dict(cache)
+    assert partials(window_combine(bundle(spark, second), TUMBLING, expr)) == expected(second, 10)
+    assert cache == parsed, "the second bundle parsed expressions of its own"
+
+
+def test_a_sliding_window_as_long_as_its_slide_is_a_tumbling_one(spark):
+    clicks = [(1, 3.0, 0.5), (1, 19.0, 0.25), (2, 12.0, 1.0)]
+    sliding = {**TUMBLING, "window": {"type": "sliding", "size_us": 5 * SECOND, "slide_us": 5 * SECOND}}
+    assert partials(window_combine(bundle(spark, clicks), sliding, parsed_once()[0])) == expected(clicks, 5)
+
+
+@pytest.mark.parametrize("change, missing", [({"keys": ["usr"]}, "['usr']"), ({"ts_column": "time"}, "['time']"),
+                                             ({"aggregates": [{"name": "t", "fn": "sum", "column": "amt"}]}, "['amt']")])
+def test_a_missing_column_is_named_with_the_columns_there_are(spark, change, missing):
+    with pytest.raises(ValueError) as raised:
+        window_combine(bundle(spark, [(1, 3.0, 0.5)]), {**TUMBLING, **change}, parsed_once()[0])
+    assert str(raised.value) == f"no column {missing}; available: ['user', 'ts', 'amount']"
