@@ -20,7 +20,7 @@ from runtime.keygroups import KEY_GROUP_COLUMN, key_group_sql
 from runtime.messages import OutputDescriptor
 from runtime.taskmanager.metrics import PhaseTimes
 from runtime.taskmanager.process_operator import KeyedProcessOperator, OutputRowError
-from runtime.taskmanager.spark import UserFunctionError
+from runtime.taskmanager.spark import UserFunctionError, missing_columns
 from runtime.taskmanager.sql_operators import SQL_OPERATORS
 from runtime.taskmanager.watermarks import BoundedOutOfOrderness
 from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME, WindowOperator
@@ -79,8 +79,8 @@ class SparkStage:
             return df
         try:
             return spark.with_column(df, KEY_GROUP_COLUMN, key_group_sql(out.keys, self.max_parallelism))
-        except Exception:
-            missing = [k for k in out.keys if k not in df.columns]  # asked only now: a round trip per bundle
+        except Exception as err:
+            missing = missing_columns(err, df, out.keys)
             if missing:
                 raise OperatorError(f"key_by {out.keys}: no column {missing}; available: {df.columns}") from None
             raise

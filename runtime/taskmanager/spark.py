@@ -59,11 +59,9 @@ class SparkRunner:
     def expr(self, sql: str):
         """``F.expr(sql)``, parsed once per session and reused by every bundle's plan.
 
-        A column built through ``pyspark.sql.functions`` costs two round trips to the JVM (the function's
-        lookup, then the call): a clicks source bundle's plan took 86 round trips, 46 with its expressions
-        parsed once. Parsed expressions are immutable and unresolved (each plan resolves them anew, and
-        nondeterministic functions draw their seeds then), so one serves every plan; a new session (a new
-        JVM) starts a new cache."""
+        A column built through ``pyspark.sql.functions`` costs two JVM round trips (lookup, call): a clicks
+        bundle's plan took 86 round trips, 46 with expressions parsed once. They are immutable and unresolved
+        (each plan resolves them anew; nondeterministic functions draw seeds then), so one serves every plan."""
         session = self.session
         owner, cache = self._exprs
         if owner is not session or len(cache) > EXPR_CACHE_SIZE:
@@ -151,7 +149,7 @@ class SparkRunner:
         try:
             return df.observe(observation, self.expr(f"max(unix_micros({quoted(column)})) AS max_us")), observation
         except Exception as err:  # noqa: BLE001 - the column's absence named; anything else raised as it was
-            if _is_analysis_error(err) and column not in df.columns:
+            if missing_columns(err, df, [column]):
                 raise ValueError(f"no timestamp column {column!r}; available: {df.columns}") from None
             raise
 
@@ -250,9 +248,7 @@ def window_combine(df, params: dict, expr: Callable | None = None):
     The output columns are what runtime.taskmanager.window_operator merges: the keys, the window start
     (microseconds), ``__records`` and one partial column per aggregate; or, for session windows and
     user-defined aggregates, the raw rows with their window start / event time. ``expr`` parses SQL into
-    a column (SparkRunner.expr reuses them across bundles). A missing column is named with the ones there
-    are; the check runs only when Spark refuses the plan, as asking a plan for its columns is a round
-    trip to the JVM per bundle.
+    a column (SparkRunner.expr reuses them across bundles). A missing column is named (missing_columns).
     """
     from pyspark.sql import functions as F
 
@@ -260,11 +256,10 @@ def window_combine(df, params: dict, expr: Callable | None = None):
     try:
         return _window_combine(df, params, expr)
     except Exception as err:  # noqa: BLE001 - the missing columns named; anything else raised as it was
-        if _is_analysis_error(err):
-            wanted = params["keys"] + [params["ts_column"]] + [a["column"] for a in params["aggregates"] if a.get("column")]
-            missing = sorted({c for c in wanted if c not in df.columns})
-            if missing:
-                raise ValueError(f"no column {missing}; available: {df.columns}") from None
+        wanted = params["keys"] + [params["ts_column"]] + [a["column"] for a in params["aggregates"] if a.get("column")]
+        missing = sorted(missing_columns(err, df, wanted))
+        if missing:
+            raise ValueError(f"no column {missing}; available: {df.columns}") from None
         raise
 
 
@@ -275,10 +270,10 @@ def _window_combine(df, params: dict, expr: Callable):
 
     keys, window, aggregates, ts = params["keys"], params["window"], params["aggregates"], params["ts_column"]
     ts_us = f"unix_micros({quoted(ts)})"
-    if window["type"] == "tumbling" or (window["type"] == "sliding" and window["size_us"] == window["slide_us"]):
-        if not needs_raw_rows(window, aggregates):  # the hot path: one grouping, no added columns
-            start = expr(f"{ts_us} - pmod({ts_us}, {window['slide_us']}L) AS {WINDOW_START}")
-            return df.groupBy(*[expr(quoted(k)) for k in keys], start).agg(*_partials(aggregates, expr))
+    one_window_a_row = window["type"] in ("tumbling", "sliding") and window["size_us"] == window["slide_us"]
+    if one_window_a_row and not needs_raw_rows(window, aggregates):  # the hot path: one grouping, no added columns
+        start = expr(f"{ts_us} - pmod({ts_us}, {window['slide_us']}L) AS {WINDOW_START}")
+        return df.groupBy(*[expr(quoted(k)) for k in keys], start).agg(*_partials(aggregates, expr))
     df = df.withColumn(EVENT_TIME, expr(ts_us))
     if window["type"] == "cumulate":
         from runtime.taskmanager.spark_aggregates import cumulate_windows
@@ -313,9 +308,18 @@ def _partials(aggregates: list[dict], expr: Callable) -> list:
             elif name.endswith("_cnt"):
                 out.append(expr(f"count({column}) AS {quoted(name)}"))
             else:
-                fn = {"sum": "sum", "avg": "sum", "min": "min", "max": "max"}[spec["fn"]]
+                fn = "sum" if spec["fn"] == "avg" else spec["fn"]  # sum, min or max (avg: its sum half)
                 out.append(expr(f"{fn}({column}) AS {quoted(name)}"))
     return out
+
+
+def missing_columns(err: BaseException, df, wanted: list[str]) -> list[str]:
+    """The ``wanted`` columns ``df`` lacks when ``err`` is Spark refusing a plan over it, else []: asked only
+    after a failure, as a plan's columns are a round trip to the JVM, too dear for every bundle."""
+    if not _is_analysis_error(err):
+        return []
+    there = set(df.columns)
+    return list(dict.fromkeys(c for c in wanted if c not in there))
 
 
 def quoted(name: str) -> str:

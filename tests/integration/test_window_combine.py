@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from runtime.taskmanager.spark import window_combine
+from runtime.taskmanager.spark import missing_columns, window_combine
 
 SECOND = 1_000_000  # us
 TUMBLING = {"keys": ["user"], "ts_column": "ts",
@@ -70,3 +70,11 @@ def test_a_missing_column_is_named_with_the_columns_there_are(spark, change, mis
     with pytest.raises(ValueError) as raised:
         window_combine(bundle(spark, [(1, 3.0, 0.5)]), {**TUMBLING, **change}, parsed_once()[0])
     assert str(raised.value) == f"no column {missing}; available: ['user', 'ts', 'amount']"
+
+
+def test_missing_columns_are_looked_up_only_for_a_plan_spark_refused(spark):
+    df = bundle(spark, [(1, 3.0, 0.5)])
+    with pytest.raises(Exception) as refused:
+        df.withColumn("k", df["user"] + spark.range(1)["id"])  # resolves no column of df's: refused
+    assert missing_columns(refused.value, df, ["usr", "ts", "amt", "usr"]) == ["usr", "amt"]
+    assert missing_columns(RuntimeError("the JVM went away"), df, ["usr"]) == [], "not Spark refusing a plan"
