@@ -94,6 +94,7 @@ class SparkSessionKeeper:
         self.remote = conf.get("spark.remote")
         self.settings = session_settings(conf, slots)
         self.oom_threshold = conf.get("taskmanager.spark.oom-restart-threshold")
+        self.block_manager_threads = conf.get("taskmanager.spark.block-manager-threads")
         self.app_name = app_name
         self.advertised_host = conf.get("taskmanager.host")
         self.archive = class_archive.archive_path(conf)
@@ -174,6 +175,8 @@ class SparkSessionKeeper:
             pid = _classic_jvm_pid()
             if pid is not None and f"-XX:SharedArchiveFile={self.archive}" in settings["spark.driver.extraJavaOptions"]:
                 class_archive.forget_unmapped(pid, self.archive)  # told to map ours: did it?
+            if self.block_manager_threads:
+                cap_block_manager_pools(session, self.block_manager_threads)
         log.info("Spark session ready on %s", self.master)
         return session
 
@@ -197,6 +200,51 @@ class SparkSessionKeeper:
                 session.stop()
         else:
             end_classic_jvm(session)
+
+
+# The driver's endpoints whose removal messages run on a pool of their own, and that pool's field.
+BLOCK_MANAGER_POOLS = (("org.apache.spark.storage.BlockManagerStorageEndpoint", "asyncThreadPool"),
+                       ("org.apache.spark.storage.BlockManagerMasterEndpoint", "askThreadPool"))
+
+
+def cap_block_manager_pools(session, threads: int) -> int:
+    """Keep at most ``threads`` threads in each of the driver's block-manager pools; how many pools were capped.
+
+    Spark builds both pools with 100 core threads, so a message starts a new thread while fewer than 100
+    exist, even with all others idle, and a thread leaves only after a minute without work: a driver that
+    runs a few stages a second soon holds 200 threads. Spark offers no setting for them, so they are reached
+    through its RPC dispatcher's endpoints by reflection (``taskmanager.spark.block-manager-threads``). A
+    Spark that keeps them elsewhere loses nothing but the memory: logged, and the session runs as it is.
+    """
+    jvm = session.sparkContext._jvm
+    try:
+        env = _private_field(jvm, session.sparkContext._jsc.sc(), "org.apache.spark.SparkContext", "_env")
+        rpc_env = _private_field(jvm, env, "org.apache.spark.SparkEnv", "rpcEnv")
+        dispatcher = _private_field(jvm, rpc_env, "org.apache.spark.rpc.netty.NettyRpcEnv", "dispatcher")
+        endpoints = _private_field(jvm, dispatcher, "org.apache.spark.rpc.netty.Dispatcher", "endpointRefs")
+        capped = 0
+        for endpoint in endpoints.keySet().toArray():
+            for class_name, field in BLOCK_MANAGER_POOLS:
+                if jvm.java.lang.Class.forName(class_name).isInstance(endpoint):
+                    pool = _private_field(jvm, endpoint, class_name, field)
+                    pool.setCorePoolSize(threads)
+                    pool.setMaximumPoolSize(threads)
+                    capped += 1
+    except Exception as err:  # noqa: BLE001 - another Spark's internals: its defaults stand
+        log.warning("could not cap Spark's block-manager threads (%s); its pools keep up to 100 threads each", err)
+        return 0
+    if capped < len(BLOCK_MANAGER_POOLS):
+        log.warning("found %d of Spark's %d block-manager pools to cap", capped, len(BLOCK_MANAGER_POOLS))
+    return capped
+
+
+def _private_field(jvm, obj, class_name: str, name: str):
+    """``obj``'s field ``name`` declared by ``class_name``. The class is looked up by name, never by asking
+    ``obj``: py4j resolves an object's methods by loading every class their signatures name, and one of
+    SparkEnv's names a class that is not on the driver's class path (its error ends the py4j connection)."""
+    field = jvm.java.lang.Class.forName(class_name).getDeclaredField(name)
+    field.setAccessible(True)
+    return field.get(obj)
 
 
 def _classic_jvm_pid() -> int | None:
