@@ -34,6 +34,7 @@ from runtime.ha.services import LeaderInfo, ha_services
 from runtime.ids import LeaderSessionId
 from runtime.jobmanager import rest
 from runtime.jobmanager.control import ControlSocket
+from runtime.jobmanager.dashboard import PATH as DASHBOARD_PATH
 from runtime.jobmanager.dashboard import Dashboard
 from runtime.jobmanager.dispatcher import Dispatcher
 from runtime.jobmanager.event_bus import EventBus
@@ -91,11 +92,14 @@ class JobManager:
         tls.warn_if_plain(self.conf, address, "the JobManager's REST port")
         sockets = tornado.netutil.bind_sockets(self.conf.get("rest.port"), address)
         self.port = sockets[0].getsockname()[1]
-        self.dashboard = Dashboard(self)
-        control = [(r"/control$", ControlSocket, {"jm": self})]
+        self.dashboard = Dashboard(self, self.port, rest.NotFoundHandler)
+        limit = self.conf.get("rest.server.max-content-length")
         context = rest.RestContext(self.dispatcher, self, self.conf, self.provider.describe)
-        app = self.dashboard.application(rest.rules(context) + control, self.port)
-        front = rest.gate(app, self.token, self.conf.get("rest.server.max-content-length"), ("/control",))
+        app = tornado.web.Application(rest.rules(context) + [
+            (r"/control$", ControlSocket, {"jm": self}),
+            (r"/$", tornado.web.RedirectHandler, {"url": DASHBOARD_PATH})],
+            websocket_max_message_size=limit)
+        front = rest.gate(app, self.token, limit, ("/control",), pages=self.dashboard)
         self.server = tls.HttpServer(front, max_body_size=UNLIMITED_BODY,  # the gate limits bodies
                                                     ssl_options=self.ssl_context)
         self.server.add_sockets(sockets)

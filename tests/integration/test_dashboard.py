@@ -54,3 +54,13 @@ def test_dashboard_document_holds_the_slots_that_rest_reports(cluster):
                                "dashboard slots equal to REST")
     assert len(slots) == 4
     assert "2 TaskManagers" in status and "slots free" in status
+
+
+def test_the_dashboard_starts_at_its_first_request_and_the_root_leads_there(fresh_cluster):
+    cluster = fresh_cluster(0, 1)
+    jobmanager = cluster.jobmanager_processes[0]
+    assert fetch(f"{cluster.url}/overview", {"Authorization": f"Bearer {cluster.token}"})[0] == 200
+    assert "dashboard started" not in jobmanager.log_tail(500), "REST alone leaves the dashboard's app unbuilt"
+    status, body, _ = fetch(f"{cluster.url}/", {"Cookie": f"{COOKIE_NAME}={cluster.token}"})  # redirected
+    assert status == 200 and "Flinkbench dashboard" in body
+    wait_until(lambda: "dashboard started" in jobmanager.log_tail(500), 30, "the JobManager to log its dashboard's start")

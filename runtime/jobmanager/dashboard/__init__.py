@@ -1,14 +1,18 @@
 """The JobManager's web dashboard: a Bokeh server app at ``/dashboard`` in the JobManager's own server.
 
-The tornado application that serves the REST API is a ``BokehTornado``, with the REST routes as its
-extra patterns, so the dashboard needs no second port. Its pages are the ones a Flink user expects,
-each its own address: the overview (``/dashboard``), jobs (``?page=jobs``), a job (``?job=<id>``, with
-``&tab=graph|subtasks|checkpoints|exceptions|configuration``), TaskManagers (``?page=taskmanagers``,
-``?taskmanager=<id>``) and the JobManager (``?page=jobmanager``). Every browser tab gets its own Bokeh
-document: what comes from REST is re-read every second through this JobManager's own REST API
-(runtime.jobmanager.dashboard.source), and the live views (the job graph, slots, tasks, checkpoints)
-are redrawn at most ``REFRESH_MS`` apart from one ClusterModel that listens to the JobManager's event
-bus in-process: the same events the ``/events`` WebSocket sends. Everything runs on the JobManager's loop.
+The JobManager's front door (runtime.jobmanager.rest.gate) routes the dashboard's paths here and every
+other path to the REST application, so the dashboard needs no second port. Its pages are the ones a
+Flink user expects, each its own address: the overview (``/dashboard``), jobs (``?page=jobs``), a job
+(``?job=<id>``, with ``&tab=graph|subtasks|checkpoints|exceptions|configuration``), TaskManagers
+(``?page=taskmanagers``, ``?taskmanager=<id>``) and the JobManager (``?page=jobmanager``). Every browser
+tab gets its own Bokeh document: what comes from REST is re-read every second through this JobManager's
+own REST API (runtime.jobmanager.dashboard.source), and the live views (the job graph, slots, tasks,
+checkpoints) are redrawn from one ClusterModel that listens to the JobManager's event bus in-process from
+the JobManager's start: the same events the ``/events`` WebSocket sends. Everything runs on the
+JobManager's loop.
+
+Bokeh itself (runtime.jobmanager.dashboard.server) is imported at the first request for a dashboard
+path: a JobManager nobody looks at keeps its 22 MB. That first page waits for the import (0.3 s here).
 
 The page is behind the cluster token: ``/dashboard?token=<token>`` (which also sets the token
 cookie for the page's own requests and WebSocket), the cookie, or ``Authorization: Bearer``.
@@ -17,113 +21,48 @@ Anything else is answered 401 with a line saying how to get in.
 from __future__ import annotations
 
 import logging
+import time
 
-import tornado.web
-from bokeh.application import Application
-from bokeh.application.handlers.function import FunctionHandler
-from bokeh.document import Document
-from bokeh.server.auth_provider import AuthProvider
-from bokeh.server.tornado import BokehTornado
-from tornado.ioloop import IOLoop
-
-from runtime import tls
-from runtime.jobmanager.dashboard.job_page import JobPage
-from runtime.jobmanager.dashboard.pages import (JobManagerPage, JobsPage, OverviewPage, Page, PageContext,
-                                                TaskManagerPage, TaskManagersPage)
-from runtime.jobmanager.dashboard.source import RestSource
 from runtime.process_info import LogTail
-from runtime.security import COOKIE_NAME, bearer, tokens_match
 from runtime.views.model import ClusterModel
 
 log = logging.getLogger(__name__)
 
 PATH = "/dashboard"
-PAGES: dict[str, type[Page]] = {"jobs": JobsPage, "taskmanagers": TaskManagersPage, "jobmanager": JobManagerPage}
-REFRESH_MS = 250
-REFUSED = ("401: missing or invalid cluster token. Open {path}?token=<token> (the token is in the cluster's "
-           "token file), or send 'Authorization: Bearer <token>'.\n")
-
-
-class TokenAuth(AuthProvider):
-    """Bokeh's authentication hook, answering 401 (not a login redirect) to a missing or wrong token."""
-
-    def __init__(self, token: str):
-        self._token = token
-        super().__init__()
-
-    @property
-    def get_user_async(self):
-        return self._check
-
-    @property
-    def get_login_url(self):
-        return lambda handler: PATH  # never used: _check answers before tornado would redirect
-
-    async def _check(self, handler: tornado.web.RequestHandler) -> str:
-        from_query = handler.get_query_argument("token", None)
-        presented = bearer(handler.request.headers.get("Authorization")) or from_query or handler.get_cookie(COOKIE_NAME)
-        if not tokens_match(self._token, presented):
-            handler.set_status(401)
-            handler.set_header("Content-Type", "text/plain; charset=utf-8")
-            raise tornado.web.Finish(REFUSED.format(path=PATH))
-        if from_query:
-            handler.set_cookie(COOKIE_NAME, from_query, httponly=True, samesite="Strict", path="/",
-                               secure=handler.request.protocol == "https")
-        return "cluster-token-holder"
+#: what the Bokeh app serves besides its pages: its scripts and styles, and the browser's icon request
+OWN_PREFIXES = (PATH, "/static/", "/favicon.ico")
 
 
 class Dashboard:
-    """The dashboard's model (fed from the event bus) and the web application that serves it."""
+    """The dashboard's model (fed from the event bus from the start) and, once asked for, its web app."""
 
-    def __init__(self, jm):
-        self.jm = jm
+    def __init__(self, jm, port: int, not_found: type):
+        """``not_found`` answers a dashboard path that names no page (the REST API's JSON 404)."""
+        self.jm, self.port, self.not_found = jm, port, not_found
         self.model = ClusterModel()
         self.model.reset(jm.snapshot())
         self.model.set_connection("connected", jm.url, f"this JobManager ({jm.url})")
         jm.bus.add_listener(self.model.apply_safely)
-        self.app: BokehTornado | None = None
         self.logs = LogTail()
         logging.getLogger().addHandler(self.logs)
+        self._server = None
 
-    def application(self, rest_routes: list, port: int) -> BokehTornado:
-        """The JobManager's tornado application: the REST routes plus the dashboard; started on this loop."""
-        hosts = {self.jm.conf.rest_address(), "127.0.0.1", "localhost"}
-        self.app = BokehTornado(
-            {PATH: Application(FunctionHandler(self._make_document))},
-            extra_patterns=list(rest_routes),
-            extra_websocket_origins=[f"{host}:{port}" for host in sorted(hosts)],
-            auth_provider=TokenAuth(self.jm.token),
-            websocket_max_message_size_bytes=self.jm.conf.get("rest.server.max-content-length"),
-            redirect_root=True,
-        )
-        self.app.initialize(IOLoop.current())
-        self.app.start()
-        return self.app
+    @staticmethod
+    def serves(path: str) -> bool:
+        """True for the paths the Bokeh app answers (the front door sends everything else to REST)."""
+        return path.startswith(OWN_PREFIXES)
+
+    def find_handler(self, request):
+        """Tornado's routing hook: the Bokeh app's handler for ``request``, the app built at the first call."""
+        if self._server is None:
+            started = time.monotonic()
+            from runtime.jobmanager.dashboard.server import DashboardServer
+
+            self._server = DashboardServer(self.jm, self.model, self.logs, self.port, self.not_found)
+            log.info("dashboard started in %.1f s", time.monotonic() - started)
+        return self._server.app.find_handler(request)
 
     def stop(self) -> None:
         logging.getLogger().removeHandler(self.logs)
-        if self.app is not None:
-            self.app.stop()
-
-    def _make_document(self, doc: Document) -> None:
-        """One browser tab: the page its query arguments name (the overview without any)."""
-        request = doc.session_context.request if doc.session_context else None  # type: ignore[attr-defined]
-        args = {k: (v[0].decode() if isinstance(v[0], bytes) else v[0]) for k, v in (request.arguments if request else {}).items()
-                if v and k != "token"}
-        source = RestSource(self.jm.url, self.jm.token, tls.rest_client_context(self.jm.conf))
-        ctx = PageContext(doc, source, self.model, self.jm.token_file, self.logs, args)
-        page = page_for(ctx)
-        doc.title = f"Flinkbench dashboard · {page.title}"
-        doc.add_root(page.layout)
-        doc.add_next_tick_callback(page.refresh)
-        doc.add_periodic_callback(page.refresh, page.refresh_ms)
-        page.tick()
-        doc.add_periodic_callback(page.tick, REFRESH_MS)
-
-
-def page_for(ctx: PageContext) -> Page:
-    if ctx.args.get("job"):
-        return JobPage(ctx)
-    if ctx.args.get("taskmanager"):
-        return TaskManagerPage(ctx)
-    return PAGES.get(ctx.args.get("page", ""), OverviewPage)(ctx)
+        if self._server is not None:
+            self._server.stop()

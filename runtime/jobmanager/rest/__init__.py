@@ -10,12 +10,13 @@
 from __future__ import annotations
 
 from runtime.jobmanager.rest.base import RestContext
-from runtime.jobmanager.rest.gate import RestGate
+from runtime.jobmanager.rest.gate import NotFoundHandler, Pages, RestGate
 from runtime.jobmanager.rest.openapi import all_routes, document
 from runtime.jobmanager.rest.routes import OPEN_PATHS, Route
 from runtime.jobmanager.rest.streams import cluster_snapshot
 
-__all__ = ["RestContext", "RestGate", "Route", "all_routes", "cluster_snapshot", "document", "gate", "rules"]
+__all__ = ["NotFoundHandler", "Pages", "RestContext", "RestGate",
+           "Route", "all_routes", "cluster_snapshot", "document", "gate", "rules"]
 
 
 def rules(ctx: RestContext) -> list:
@@ -23,7 +24,8 @@ def rules(ctx: RestContext) -> list:
     return [(route.pattern, route.handler, {"ctx": ctx}) for route in all_routes()]
 
 
-def gate(app, token: str, max_content_length: int, websocket_paths: tuple[str, ...] = ()) -> RestGate:
-    """The front door for ``app`` (the JobManager's tornado application with the rules above)."""
+def gate(app, token: str, max_content_length: int, websocket_paths: tuple[str, ...] = (),
+         pages: Pages | None = None) -> RestGate:
+    """The front door for ``app`` (the JobManager's tornado application with the rules above) and ``pages``."""
     sockets = frozenset(r.path for r in all_routes() if r.websocket) | frozenset(websocket_paths)
-    return RestGate(app, token, max_content_length, OPEN_PATHS, sockets)
+    return RestGate(app, token, max_content_length, OPEN_PATHS, sockets, pages)

@@ -5,12 +5,14 @@ answer is 401 with a JSON body, whatever the path (only ``/healthz`` is open), m
 so nothing about routes or job ids can be learnt without it. Then: ``/v1/...`` is served as the bare
 path; a body larger than ``rest.server.max-content-length`` is 413 (refused from its Content-Length
 before it is read, or once a chunked body grows past the limit); a path that matches nothing is 404,
-a WebSocket path without an upgrade 400, all with JSON bodies. Everything else goes to the tornado
-application's own routing.
+a WebSocket path without an upgrade 400, all with JSON bodies. Then the web dashboard's paths go to the
+dashboard (runtime.jobmanager.dashboard, which starts its Bokeh app at the first of them) and everything
+else to the REST application's own routing.
 """
 from __future__ import annotations
 
 import json
+from typing import Protocol
 
 import tornado.httputil
 import tornado.routing
@@ -112,12 +114,20 @@ class NotFoundHandler(JsonErrors, tornado.web.RequestHandler):
                                          "GET /v1/openapi.json lists them")
 
 
+class Pages(Protocol):
+    """Web pages served beside the REST API (the dashboard): which paths are theirs, and their handler."""
+
+    def serves(self, path: str) -> bool: ...
+
+    def find_handler(self, request) -> tornado.httputil.HTTPMessageDelegate: ...
+
+
 class RestGate(tornado.routing.Router):
-    """Authenticate, strip ``/v1``, limit bodies, then hand the request to ``app``."""
+    """Authenticate, strip ``/v1``, limit bodies, then hand the request to ``pages`` or ``app``."""
 
     def __init__(self, app: tornado.web.Application, token: str, max_content_length: int,
-                 open_paths: frozenset[str], websocket_paths: frozenset[str]):
-        self.app, self.token, self.limit = app, token, max_content_length
+                 open_paths: frozenset[str], websocket_paths: frozenset[str], pages: Pages | None = None):
+        self.app, self.token, self.limit, self.pages = app, token, max_content_length, pages
         self.open_paths, self.websocket_paths = open_paths, websocket_paths
         app.settings["default_handler_class"] = NotFoundHandler
 
@@ -135,7 +145,8 @@ class RestGate(tornado.routing.Router):
         if request.path in self.websocket_paths and request.headers.get("Upgrade", "").lower() != "websocket":
             return Refusal(connection, 400, f"{request.path} is a WebSocket: send a WebSocket upgrade request",
                            True, request.method)
-        inner = self.app.find_handler(request)
+        routed = self.pages if self.pages is not None and self.pages.serves(request.path) else self.app
+        inner = routed.find_handler(request)
         return BodyLimit(inner, connection, self.limit) if chunked else inner
 
     @staticmethod

@@ -1,0 +1,100 @@
+"""The dashboard's Bokeh server app: built at the first request for a dashboard page, so that a JobManager
+nobody looks at never imports Bokeh (about 22 MB of its memory).
+
+A ``BokehTornado`` application serving ``/dashboard`` and Bokeh's own static files; the JobManager's front
+door (runtime.jobmanager.rest.gate) routes the dashboard's paths to it and everything else to the REST
+application. Every browser tab gets its own Bokeh document, redrawn on the JobManager's loop.
+"""
+from __future__ import annotations
+
+import tornado.web
+from bokeh.application import Application
+from bokeh.application.handlers.function import FunctionHandler
+from bokeh.document import Document
+from bokeh.server.auth_provider import AuthProvider
+from bokeh.server.tornado import BokehTornado
+from tornado.ioloop import IOLoop
+
+from runtime import tls
+from runtime.jobmanager.dashboard import PATH
+from runtime.jobmanager.dashboard.job_page import JobPage
+from runtime.jobmanager.dashboard.pages import (JobManagerPage, JobsPage, OverviewPage, Page, PageContext,
+                                                TaskManagerPage, TaskManagersPage)
+from runtime.jobmanager.dashboard.source import RestSource
+from runtime.security import COOKIE_NAME, bearer, tokens_match
+
+PAGES: dict[str, type[Page]] = {"jobs": JobsPage, "taskmanagers": TaskManagersPage, "jobmanager": JobManagerPage}
+REFRESH_MS = 250
+REFUSED = ("401: missing or invalid cluster token. Open {path}?token=<token> (the token is in the cluster's "
+           "token file), or send 'Authorization: Bearer <token>'.\n")
+
+
+class TokenAuth(AuthProvider):
+    """Bokeh's authentication hook, answering 401 (not a login redirect) to a missing or wrong token."""
+
+    def __init__(self, token: str):
+        self._token = token
+        super().__init__()
+
+    @property
+    def get_user_async(self):
+        return self._check
+
+    @property
+    def get_login_url(self):
+        return lambda handler: PATH  # never used: _check answers before tornado would redirect
+
+    async def _check(self, handler: tornado.web.RequestHandler) -> str:
+        from_query = handler.get_query_argument("token", None)
+        presented = bearer(handler.request.headers.get("Authorization")) or from_query or handler.get_cookie(COOKIE_NAME)
+        if not tokens_match(self._token, presented):
+            handler.set_status(401)
+            handler.set_header("Content-Type", "text/plain; charset=utf-8")
+            raise tornado.web.Finish(REFUSED.format(path=PATH))
+        if from_query:
+            handler.set_cookie(COOKIE_NAME, from_query, httponly=True, samesite="Strict", path="/",
+                               secure=handler.request.protocol == "https")
+        return "cluster-token-holder"
+
+
+class DashboardServer:
+    """The Bokeh application of one JobManager's dashboard, started on the JobManager's loop."""
+
+    def __init__(self, jm, model, logs, port: int, not_found: type[tornado.web.RequestHandler]):
+        self.jm, self.model, self.logs = jm, model, logs
+        hosts = {jm.conf.rest_address(), "127.0.0.1", "localhost"}
+        self.app = BokehTornado(
+            {PATH: Application(FunctionHandler(self._make_document))},
+            extra_websocket_origins=[f"{host}:{port}" for host in sorted(hosts)],
+            auth_provider=TokenAuth(jm.token),
+            websocket_max_message_size_bytes=jm.conf.get("rest.server.max-content-length"),
+            default_handler_class=not_found,
+        )
+        self.app.initialize(IOLoop.current())
+        self.app.start()
+
+    def stop(self) -> None:
+        self.app.stop()
+
+    def _make_document(self, doc: Document) -> None:
+        """One browser tab: the page its query arguments name (the overview without any)."""
+        request = doc.session_context.request if doc.session_context else None  # type: ignore[attr-defined]
+        args = {k: (v[0].decode() if isinstance(v[0], bytes) else v[0]) for k, v in (request.arguments if request else {}).items()
+                if v and k != "token"}
+        source = RestSource(self.jm.url, self.jm.token, tls.rest_client_context(self.jm.conf))
+        ctx = PageContext(doc, source, self.model, self.jm.token_file, self.logs, args)
+        page = page_for(ctx)
+        doc.title = f"Flinkbench dashboard · {page.title}"
+        doc.add_root(page.layout)
+        doc.add_next_tick_callback(page.refresh)
+        doc.add_periodic_callback(page.refresh, page.refresh_ms)
+        page.tick()
+        doc.add_periodic_callback(page.tick, REFRESH_MS)
+
+
+def page_for(ctx: PageContext) -> Page:
+    if ctx.args.get("job"):
+        return JobPage(ctx)
+    if ctx.args.get("taskmanager"):
+        return TaskManagerPage(ctx)
+    return PAGES.get(ctx.args.get("page", ""), OverviewPage)(ctx)
