@@ -222,11 +222,13 @@ def cap_block_manager_pools(session, threads: int) -> int:
         rpc_env = _private_field(jvm, env, "org.apache.spark.SparkEnv", "rpcEnv")
         dispatcher = _private_field(jvm, rpc_env, "org.apache.spark.rpc.netty.NettyRpcEnv", "dispatcher")
         endpoints = _private_field(jvm, dispatcher, "org.apache.spark.rpc.netty.Dispatcher", "endpointRefs")
+        pools = [(jvm.java.lang.Class.forName(class_name), _declared_field(jvm, class_name, name))
+                 for class_name, name in BLOCK_MANAGER_POOLS]
         capped = 0
         for endpoint in endpoints.keySet().toArray():
-            for class_name, field in BLOCK_MANAGER_POOLS:
-                if jvm.java.lang.Class.forName(class_name).isInstance(endpoint):
-                    pool = _private_field(jvm, endpoint, class_name, field)
+            for endpoint_class, field in pools:
+                if endpoint_class.isInstance(endpoint):
+                    pool = field.get(endpoint)
                     pool.setCorePoolSize(threads)
                     pool.setMaximumPoolSize(threads)
                     capped += 1
@@ -239,12 +241,17 @@ def cap_block_manager_pools(session, threads: int) -> int:
 
 
 def _private_field(jvm, obj, class_name: str, name: str):
-    """``obj``'s field ``name`` declared by ``class_name``. The class is looked up by name, never by asking
-    ``obj``: py4j resolves an object's methods by loading every class their signatures name, and one of
+    """``obj``'s field ``name`` declared by ``class_name``."""
+    return _declared_field(jvm, class_name, name).get(obj)
+
+
+def _declared_field(jvm, class_name: str, name: str):
+    """The field ``name`` of ``class_name``, made readable. The class is looked up by name, never by asking an
+    object: py4j resolves an object's methods by loading every class their signatures name, and one of
     SparkEnv's names a class that is not on the driver's class path (its error ends the py4j connection)."""
     field = jvm.java.lang.Class.forName(class_name).getDeclaredField(name)
     field.setAccessible(True)
-    return field.get(obj)
+    return field
 
 
 def _classic_jvm_pid() -> int | None:
