@@ -169,9 +169,10 @@ class CheckpointCoordinator:
         elif isinstance(action, ev.NotifyAborted):
             self._send(action.attempt_id, NotifyCheckpointAborted(self.job.job_id, action.attempt_id,
                                                                   action.checkpoint_id))
-        elif isinstance(action, (ev.DiscardState, ev.DropCheckpoint, ev.DiscardCheckpoint)):
-            where = action.pointer if isinstance(action, ev.DiscardState) else action.directory
-            loop.run_in_executor(None, _remove_quietly, where)
+        elif isinstance(action, ev.DiscardState):
+            loop.run_in_executor(None, _discard_state, action.pointer, action.ended)
+        elif isinstance(action, (ev.DropCheckpoint, ev.DiscardCheckpoint)):
+            loop.run_in_executor(None, _remove_quietly, action.directory)
         elif isinstance(action, ev.DiscardShared):
             loop.run_in_executor(None, _remove_all_quietly, action.files)
         elif isinstance(action, (ev.WriteMetadata, ev.PublishPointer)):
@@ -325,6 +326,16 @@ def _remove_quietly(directory: str) -> None:
         storage.remove(directory)
     except storage.StorageError as err:
         log.warning("could not remove %s: %s", directory, err)
+
+
+def _discard_state(pointer: str, checkpoint_ended: bool) -> None:
+    """A late or stray subtask snapshot; the directory of a checkpoint that ended goes with its last one."""
+    _remove_quietly(pointer)
+    if checkpoint_ended:
+        try:
+            storage.remove_if_empty(storage.parent(pointer))
+        except storage.StorageError as err:
+            log.warning("could not remove %s: %s", storage.parent(pointer), err)
 
 
 def _remove_all_quietly(urls) -> None:

@@ -156,7 +156,8 @@ class CheckpointLifecycle:
         pending = self._at(event.checkpoint_id, Phase.PENDING)
         if pending is None or event.attempt_id not in pending.expected or event.attempt_id in pending.acks:
             if event.pointer:
-                out.append(DiscardState(event.pointer))
+                ended = pending is None and all(c.checkpoint_id != event.checkpoint_id for c in self.completed)
+                out.append(DiscardState(event.pointer, ended))
             if event.uploaded:
                 out.append(DiscardShared(event.uploaded))
             return

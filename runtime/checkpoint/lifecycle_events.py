@@ -156,8 +156,11 @@ class SendTrigger:
 
 @dataclass(frozen=True)
 class DiscardState:
-    """An acknowledgement nobody waits for (its checkpoint ended, or its attempt is not a participant)."""
+    """An acknowledgement nobody waits for (its checkpoint ended, or its attempt is not a participant).
+    ``ended``: its checkpoint failed or never was, so its directory goes too once nothing else is in it
+    (a late upload recreates the directory that failing the checkpoint deleted)."""
     pointer: str
+    ended: bool = False
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,24 @@ def remove(url: str) -> None:
         raise StorageError(f"cannot delete {url}: {type(err).__name__}: {err}") from None
 
 
+def remove_if_empty(url: str) -> None:
+    """Delete the directory at ``url`` if nothing is in it (a missing one, or one that is not empty, stays
+    as it is: a writer may be filling it)."""
+    fs, path = _fs(url)
+    try:
+        if fs.isdir(path) and not fs.ls(path, detail=False):
+            fs.rmdir(path)
+    except OSError:
+        pass
+    except Exception as err:  # noqa: BLE001
+        raise StorageError(f"cannot delete {url}: {type(err).__name__}: {err}") from None
+
+
+def parent(url: str) -> str:
+    """The directory holding ``url``."""
+    return url.rstrip("/").rsplit("/", 1)[0]
+
+
 def list_dirs(url: str) -> list[str]:
     """The names of the directories directly under ``url``."""
     fs, path = _fs(url)

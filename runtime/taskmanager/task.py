@@ -76,6 +76,7 @@ class Task:
         self._stop_outcome: asyncio.Future | None = None
         self._runner: asyncio.Task | None = None
         self._cancelled = False
+        self._uploads: set[asyncio.Task] = set()
 
     @property
     def attempt_id(self):
@@ -106,6 +107,9 @@ class Task:
                 await self._finish_outputs()
             else:
                 await self._await_stop_savepoint()
+            # FINISHED only once every snapshot is written and acknowledged (as in Flink): one written
+            # after its job ended would be left for nobody to delete.
+            await asyncio.gather(*self._uploads)
             self._send_metrics()
             self._report(ExecutionState.FINISHED)
         except asyncio.CancelledError:
@@ -279,7 +283,10 @@ class Task:
         meta, tables = take_snapshot(self.tdd, self.reader, self.sink, self.chain.stateful, barrier.checkpoint_id)
         for partition in self.partitions:
             await partition.broadcast_event(barrier)
-        asyncio.get_running_loop().create_task(self._upload(barrier, meta, tables, self._base_for(barrier)))
+        upload = asyncio.get_running_loop().create_task(self._upload(barrier, meta, tables, self._base_for(barrier)))
+        self._uploads.add(upload)
+        upload.add_done_callback(self._uploads.discard)
+
 
     def _base_for(self, barrier: CheckpointBarrier) -> SnapshotRefs | None:
         """What the snapshot is compared with: the last completed checkpoint's refs, none ({}) for a FULL

@@ -143,7 +143,7 @@ def test_an_acknowledgement_of_an_aborted_checkpoint_or_of_a_stranger_is_discard
     assert kinds(out) == ["Failed", "NotifyAborted", "NotifyAborted", "DiscardCheckpoint"]
     assert m.consecutive_failures == 0  # an abort is not the checkpoint's fault
     late = m.handle(ev.Acknowledged(1, SRC, "mem://ck/1/src-cancelled-attempt", 10), 101.0)
-    assert late == [ev.DiscardState("mem://ck/1/src-cancelled-attempt")]
+    assert late == [ev.DiscardState("mem://ck/1/src-cancelled-attempt", ended=True)]  # its directory goes too
     trigger(m)
     assert m.handle(ev.Acknowledged(2, ExecutionAttemptId("old-attempt"), "mem://x", 1), 101.0) == \
         [ev.DiscardState("mem://x")]

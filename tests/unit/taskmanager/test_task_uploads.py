@@ -1,0 +1,58 @@
+"""A task that ends while its last snapshot is still being written reports FINISHED only after the
+acknowledgement: an upload that outlived its job would leave files that no sweep deletes."""
+import asyncio
+import threading
+from types import SimpleNamespace
+
+from runtime.checkpoint.task_state import WrittenSnapshot
+from runtime.ids import ExecutionAttemptId, JobId
+from runtime.messages import AcknowledgeCheckpoint, CheckpointBarrier, TaskStateChanged
+from runtime.states import ExecutionState
+from runtime.taskmanager import task as task_module
+from runtime.taskmanager.task import Task
+
+
+class RecordingTaskManager:
+    def __init__(self):
+        self.sent = []
+        self.io_executor = None  # the loop's default pool
+
+    def send(self, message):
+        self.sent.append(message)
+
+
+def test_a_task_reports_finished_only_after_its_pending_snapshot_is_acknowledged(monkeypatch):
+    release = threading.Event()
+
+    def slow_write(target, name, meta, tables, base):
+        assert release.wait(10), "the test never let the write finish"
+        return WrittenSnapshot(f"{target}/{name}", 1, 1, {})
+    monkeypatch.setattr(task_module, "take_snapshot", lambda *args: ({}, {}))
+    monkeypatch.setattr(task_module, "write_snapshot", slow_write)
+    tdd = SimpleNamespace(job_id=JobId("j"), attempt_id=ExecutionAttemptId("a"), vertex_id="v", subtask_index=0,
+                          task_name="t", operators=[SimpleNamespace(kind="map")], incremental_checkpoints=False)
+    tm = RecordingTaskManager()
+    task = Task(tdd, tm)
+    task.chain = SimpleNamespace(stateful=[], late_records=0, state_rows=0)
+
+    async def prepare():
+        pass
+
+    async def scenario():
+        inputs_ended = asyncio.Event()
+
+        async def inputs_end_right_after_a_barrier():
+            await task.checkpoint(CheckpointBarrier(5, 0.0, target="file:///nowhere/chk-5"))
+            inputs_ended.set()
+        task._prepare, task._run_inputs, task._finish_outputs = prepare, inputs_end_right_after_a_barrier, prepare
+        run = asyncio.get_running_loop().create_task(task.run())
+        await inputs_ended.wait()
+        for _ in range(5):  # the steps to FINISHED suspend nowhere else: a task that did not wait would be done
+            await asyncio.sleep(0)
+        assert not any(getattr(m, "state", None) == ExecutionState.FINISHED for m in tm.sent)
+        release.set()
+        await asyncio.wait_for(run, 10)
+    asyncio.run(scenario())
+    kinds = [(type(m).__name__, getattr(m, "state", None)) for m in tm.sent
+             if isinstance(m, (AcknowledgeCheckpoint, TaskStateChanged))]
+    assert kinds[-2:] == [("AcknowledgeCheckpoint", None), ("TaskStateChanged", ExecutionState.FINISHED)]
