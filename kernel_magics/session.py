@@ -83,6 +83,7 @@ class FlinkSession:
         try:
             overview = client.overview()
         except ClusterError as err:
+            client.close()
             if err.status == 401:
                 raise FlinkError(f"the JobManager at {client.url} refused the token: {err}") from None
             raise cluster_error(err, f"cannot connect to {client.url}") from None
@@ -155,6 +156,8 @@ class FlinkSession:
         if self.stream is not None:
             self.stream.close()
             self.stream = None
+        if self.client is not None:
+            self.client.close()
         self.client = None
         for name in ("FLINKBENCH_JOBMANAGER_URL", "FLINKBENCH_TOKEN_FILE", "FLINKBENCH_TOKEN", tls.TRUST_CERT_ENV):
             os.environ.pop(name, None)

@@ -57,6 +57,7 @@ class RestClient:
         if not self.urls:
             leader = self._leader_from_ha()
             if leader is None:
+                self.close()
                 raise ClusterError("no JobManager address given, and the HA services name no leader (yet)"
                                    if self.retrieval else "no JobManager address given")
             self.urls = [leader]
@@ -69,8 +70,21 @@ class RestClient:
 
     def follow_ha(self, ha: dict[str, str]) -> None:
         """From now on, also find the leader through these HA settings (see the class docstring)."""
+        self.close()
         self.retrieval = LeaderRetrieval(ha)
         self.failover_timeout = max(self.failover_timeout, FAILOVER_TIMEOUT_S)
+
+    def close(self) -> None:
+        """Let go of the HA store the leader was looked up in (a ZooKeeper session and its thread, which
+        would otherwise outlive the client); a later lookup opens it again."""
+        if self.retrieval is not None:
+            self.retrieval.close()
+
+    def __enter__(self) -> RestClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def add_jobmanagers(self, urls: list[str]) -> None:
         """More JobManagers of the same cluster to try when the current one stops answering."""

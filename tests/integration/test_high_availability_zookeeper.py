@@ -166,7 +166,12 @@ def push_batches(client: RestClient, job_id: str, killed: threading.Event, error
 def test_a_killed_leader_loses_no_pushed_row_and_a_retried_submission_yields_one_job(zk_cluster, zk_link):
     with_standby(zk_cluster)
     ha = {"high-availability.type": "zookeeper", "high-availability.zookeeper.quorum": zk_link.quorum}
-    client = RestClient(token_file=zk_cluster.token_file, ha=ha)  # no address: ZooKeeper names the leader
+    with RestClient(token_file=zk_cluster.token_file, ha=ha) as client, \
+            RestClient(token_file=zk_cluster.token_file, ha=ha) as pushing:  # no address: ZooKeeper names the leader
+        run_pushed_rows_across_a_leader_kill(zk_cluster, client, pushing)
+
+
+def run_pushed_rows_across_a_leader_kill(zk_cluster, client, pushing):
     env = StreamExecutionEnvironment(client)
     env.set_parallelism(2)
     env.enable_checkpointing("500 ms")
@@ -177,8 +182,7 @@ def test_a_killed_leader_loses_no_pushed_row_and_a_retried_submission_yields_one
     wait_until(lambda: job.status() == "RUNNING", 120, "the job to run")
 
     killed, errors = threading.Event(), []
-    pusher = threading.Thread(target=push_batches, args=(RestClient(token_file=zk_cluster.token_file, ha=ha),
-                                                         job_id, killed, errors))
+    pusher = threading.Thread(target=push_batches, args=(pushing, job_id, killed, errors))
     pusher.start()
     wait_until(lambda: job.push_sources()[0]["rows"] > KILL_AFTER * BATCH_ROWS, 60, "rows pushed before the kill")
     old = zk_cluster.leader_url()

@@ -2,6 +2,8 @@
 from outside the cluster, and the REST client's choice of whom to try next."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from runtime.client import FAILOVER_TIMEOUT_S, RestClient
@@ -68,3 +70,34 @@ def test_a_single_address_client_learns_the_other_jobmanagers():
     assert client.failover_timeout == 0
     client.add_jobmanagers(["http://a:1/", "http://b:1"])
     assert client.urls == ["http://a:1", "http://b:1"] and client.failover_timeout == FAILOVER_TIMEOUT_S
+
+
+ZOOKEEPER = {"high-availability.type": "zookeeper", "high-availability.zookeeper.quorum": "zk:1"}
+
+
+class CountingServices:
+    """HA services that name ``address`` as the leader and count how often they were closed."""
+
+    def __init__(self, address):
+        self.address, self.closed = address, 0
+
+    def leader(self):
+        return SimpleNamespace(address=self.address) if self.address else None
+
+    def close(self):
+        self.closed += 1
+
+
+def test_a_client_lets_go_of_the_ha_store_when_closed_replaced_or_left_without_a_leader(monkeypatch):
+    opened = []
+    monkeypatch.setattr("runtime.ha.retrieval.ha_services", lambda conf: opened.append(CountingServices(
+        "http://leader:1" if len(opened) < 2 else None)) or opened[-1])
+    with RestClient(ha=ZOOKEEPER) as client:
+        assert client.url == "http://leader:1"
+        client.follow_ha(ZOOKEEPER)
+        assert opened[0].closed == 1, "the settings it followed before are let go"
+        client._next_candidate()
+    assert [s.closed for s in opened] == [1, 1]
+    with pytest.raises(Exception, match="name no leader"):
+        RestClient(ha=ZOOKEEPER)
+    assert opened[2].closed == 1
