@@ -287,7 +287,6 @@ class Task:
         self._uploads.add(upload)
         upload.add_done_callback(self._uploads.discard)
 
-
     def _base_for(self, barrier: CheckpointBarrier) -> SnapshotRefs | None:
         """What the snapshot is compared with: the last completed checkpoint's refs, none ({}) for a FULL
         checkpoint, None (self-contained, no shared files) for savepoints or with incremental checkpoints off."""
