@@ -321,9 +321,9 @@ class CheckpointCoordinator:
                                         self.max_concurrent, self.tolerable, self.base, self.savepoint_base)
 
 
-def _remove_quietly(directory: str) -> None:
+def _remove_quietly(directory: str, remove: Callable[[str], None] = storage.remove) -> None:
     try:
-        storage.remove(directory)
+        remove(directory)
     except storage.StorageError as err:
         log.warning("could not remove %s: %s", directory, err)
 
@@ -332,10 +332,7 @@ def _discard_state(pointer: str, checkpoint_ended: bool) -> None:
     """A late or stray subtask snapshot; the directory of a checkpoint that ended goes with its last one."""
     _remove_quietly(pointer)
     if checkpoint_ended:
-        try:
-            storage.remove_if_empty(storage.parent(pointer))
-        except storage.StorageError as err:
-            log.warning("could not remove %s: %s", storage.parent(pointer), err)
+        _remove_quietly(storage.parent(pointer), storage.remove_if_empty)
 
 
 def _remove_all_quietly(urls) -> None:

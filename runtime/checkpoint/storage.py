@@ -67,8 +67,7 @@ def write_bytes(url: str, data: bytes) -> None:
     """Write ``data`` at ``url`` (its directory made as needed); StorageError names the URL."""
     fs, path = _fs(url)
     try:
-        parent = path.rsplit("/", 1)[0]
-        fs.makedirs(parent, exist_ok=True)
+        fs.makedirs(parent(path), exist_ok=True)
         with fs.open(path, "wb") as fh:
             fh.write(data)
     except (OSError, PermissionError) as err:
@@ -124,7 +123,7 @@ def remove_if_empty(url: str) -> None:
 
 
 def parent(url: str) -> str:
-    """The directory holding ``url``."""
+    """The directory holding ``url`` (a URL or a store's path)."""
     return url.rstrip("/").rsplit("/", 1)[0]
 
 
@@ -169,7 +168,7 @@ def job_shared_dir(base: str, job_id: str) -> str:
 
 def shared_dir(checkpoint_directory: str) -> str:
     """The shared directory beside a checkpoint's ``<base>/<job>/chk-<n>`` (the one job_shared_dir names)."""
-    return join(checkpoint_directory.rstrip("/").rsplit("/", 1)[0], "shared")
+    return join(parent(checkpoint_directory), "shared")
 
 
 SharedRefs = dict[str, dict[str, list[int]]]  # operator id -> shared file URL -> the key groups to take from it

@@ -172,6 +172,7 @@ def test_a_killed_leader_loses_no_pushed_row_and_a_retried_submission_yields_one
 
 
 def run_pushed_rows_across_a_leader_kill(zk_cluster, client, pushing):
+    """The test's body, with one client submitting and one pushing (each closed by the test)."""
     env = StreamExecutionEnvironment(client)
     env.set_parallelism(2)
     env.enable_checkpointing("500 ms")
