@@ -8,11 +8,13 @@ flows on through the later stages.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any
 from collections.abc import Callable
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from runtime.errors import SubmissionError
 from runtime.jobgraph import OperatorSpec, unpack_udf
@@ -20,15 +22,18 @@ from runtime.keygroups import KEY_GROUP_COLUMN, key_group_sql
 from runtime.messages import OutputDescriptor
 from runtime.taskmanager.metrics import PhaseTimes
 from runtime.taskmanager.process_operator import KeyedProcessOperator, OutputRowError
-from runtime.taskmanager.spark import UserFunctionError, missing_columns
+from runtime.taskmanager.spark import UserFunctionError, missing_columns, pre_aggregates
 from runtime.taskmanager.sql_operators import SQL_OPERATORS
 from runtime.taskmanager.watermarks import BoundedOutOfOrderness
-from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME, WindowOperator
+from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME, RECORDS, WindowOperator
 
 STATELESS_KINDS = ("select", "filter", "with_columns", "map", "flat_map", "window_combine", "watermark", "union",
                    "local_aggregate")
 STATEFUL_OPERATORS = {"window_aggregate": WindowOperator, "keyed_process": KeyedProcessOperator, **SQL_OPERATORS}
 STATEFUL_KINDS = tuple(STATEFUL_OPERATORS)
+EVENT_MICROS = "__event_us"  # a folded watermark's event time per row, then the largest per pre-aggregated group
+KEEP = "__keep"  # whether the filters folded into a pre-aggregate keep the row
+PLAIN_NAME = re.compile(r"\s*(`(?:[^`]|``)+`|[A-Za-z_][A-Za-z0-9_]*)\s*")
 
 
 class OperatorError(SubmissionError):
@@ -60,7 +65,9 @@ class SparkStage:
         observation = None
         for op, fn in zip(self.ops, self.fns):
             try:
-                if op.kind == "watermark":
+                if op.kind == "watermark" and op.params.get("event_column"):
+                    df = spark.mark_event_time(df, op.params)
+                elif op.kind == "watermark":
                     df, observation = spark.observe_max_micros(df, op.params["ts_column"])
                 else:
                     df = spark.apply(df, op.kind, op.params, fn)
@@ -71,6 +78,16 @@ class SparkStage:
         table = _to_arrow(spark, df, " / ".join(users) if users else self.ops[-1].name)
         if observation is not None and self.assigner is not None:
             self.assigner.observe(observation.get.get("max_us"))
+        return self._folded_watermark(table) if self.ops[-1].params.get("event_column") else table
+
+    def _folded_watermark(self, table: pa.Table) -> pa.Table:
+        """A bundle pre-aggregated with the watermark folded in (:func:`fold_watermark`): its largest event time
+        observed, then the groups as the unfolded plan makes them (none whose rows the filters all dropped)."""
+        if self.assigner is not None:
+            self.assigner.observe(pc.max(table[EVENT_MICROS]).as_py())
+        table = table.drop_columns([EVENT_MICROS])
+        if self.ops[-1].params.get("keep_column"):
+            table = table.filter(pc.greater(table[RECORDS], 0))
         return table
 
     def _with_key_group(self, spark, df):
@@ -130,7 +147,7 @@ class OperatorChain:
 
         def close_spark_stage():
             if pending:
-                chain.stages.append(SparkStage(list(pending), [load_udf(o) for o in pending],
+                chain.stages.append(SparkStage(fold_watermark(list(pending)), [load_udf(o) for o in pending],
                                                max_parallelism=max_parallelism))
                 pending.clear()
 
@@ -222,6 +239,39 @@ class OperatorChain:
     @property
     def state_rows(self) -> int:
         return sum(s.operator.state_rows for s in self.stateful)
+
+
+def fold_watermark(ops: list[OperatorSpec]) -> list[OperatorSpec]:
+    """A Spark stage's ``ops`` with the watermark's largest event time computed by the window pre-aggregate that
+    ends them, where only SQL filters and plain column selections sit between the two (clicks; SQL's TUMBLE).
+
+    Spark's ``Dataset.observe`` stops its whole-stage code generation: a clicks bundle took about a tenth
+    longer with it. Folded, the watermark op marks each row's event time (and a keep flag), each filter turns
+    into that flag, and the pre-aggregate takes ``max`` of the event time over every row while its partials
+    count only the rows kept (``FILTER (WHERE keep)``): rows the filters drop still move the watermark, as
+    they do in Flink. Any other shape comes back unchanged."""
+    kinds = [op.kind for op in ops]
+    if "watermark" not in kinds or kinds[-1] != "window_combine" or not pre_aggregates(ops[-1].params):
+        return ops
+    at = kinds.index("watermark")
+    between = ops[at + 1:-1]
+    if not all(_folds(op) for op in between):
+        return ops
+    keep = KEEP if any(op.kind == "filter" for op in between) else None
+    hidden = {"event_column": EVENT_MICROS, "keep_column": keep}
+    carried = [EVENT_MICROS] + ([KEEP] if keep else [])
+    folded = [replace(op, params={**op.params, "into": KEEP} if op.kind == "filter"
+                      else {**op.params, "exprs": [*op.params["exprs"], *carried]}) for op in between]
+    return [*ops[:at], replace(ops[at], params={**ops[at].params, **hidden}), *folded,
+            replace(ops[-1], params={**ops[-1].params, **hidden})]
+
+
+def _folds(op: OperatorSpec) -> bool:
+    """Whether ``op`` can sit between a watermark and the pre-aggregate it folds into: a SQL filter, or a
+    selection of columns by name (neither changes a column, so the event time read early is the one seen)."""
+    if op.udf:
+        return False
+    return op.kind == "filter" or (op.kind == "select" and all(PLAIN_NAME.fullmatch(e) for e in op.params["exprs"]))
 
 
 def held_back(watermark: int, delay: int) -> int:

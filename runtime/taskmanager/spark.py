@@ -8,8 +8,8 @@ both. Tasks call into :class:`SparkRunner` from executor threads: every method h
 not run on the TaskManager's event loop.
 
 Data moves in bundles: a source reads a bounded offset range natively in Spark (``spark.range`` plus
-deterministic hash expressions for datagen), the chained operators extend that plan, and rows leave
-Spark once per bundle as Arrow.
+deterministic hash expressions for datagen: runtime.taskmanager.datagen_sql), the chained operators extend
+that plan, and rows leave Spark once per bundle as Arrow.
 """
 from __future__ import annotations
 
@@ -21,19 +21,20 @@ import pyarrow as pa
 
 from runtime import errors
 from runtime.config import Configuration
+from runtime.taskmanager.datagen_sql import generate
 from runtime.taskmanager.spark_functions import arrow_filter, arrow_mapper, as_arrow, pandas_mapper
 from runtime.taskmanager.spark_session import SparkSessionKeeper
 
 log = logging.getLogger(__name__)
 
-HASH_MODULUS = 2_147_483_647  # a prime: uniform enough for generated values
 EXPR_CACHE_SIZE = 4096  # parsed expressions kept per session (SparkRunner.expr); a few per operator of each job
 
 
 class SparkRunner:
     """A TaskManager's Spark session and the plans its tasks run on it (the one place pyspark is used)."""
-    def __init__(self, conf: Configuration, slots: int, app_name: str = "flinkbench-taskmanager"):
-        self.keeper = SparkSessionKeeper(conf, slots, app_name)
+    def __init__(self, conf: Configuration, slots: int, app_name: str = "flinkbench-taskmanager",
+                 keeper: SparkSessionKeeper | None = None):
+        self.keeper = keeper or SparkSessionKeeper(conf, slots, app_name)
         self._schemas: dict[str, Any] = {}
         self._exprs: tuple[Any, dict[str, Any]] = (None, {})  # (the session they were parsed for, SQL -> Column)
 
@@ -117,6 +118,9 @@ class SparkRunner:
                 fn = register_functions(self.session, fn)
             if kind == "select":
                 return df.selectExpr(*params["exprs"])
+            if kind == "filter" and fn is None and params.get("into"):  # folded: runtime.taskmanager.chain.fold_watermark
+                keep = quoted(params["into"])
+                return df.withColumn(params["into"], self.expr(f"coalesce({keep} AND ({params['condition']}), false)"))
             if kind == "filter" and fn is None:
                 return df.filter(self.expr(params["condition"]))
             if kind == "with_columns":
@@ -146,12 +150,17 @@ class SparkRunner:
         from pyspark.sql import Observation
 
         observation = Observation(f"wm-{uuid.uuid4().hex}")
-        try:
-            return df.observe(observation, self.expr(f"max(unix_micros({quoted(column)})) AS max_us")), observation
-        except Exception as err:  # noqa: BLE001 - the column's absence named; anything else raised as it was
-            if missing_columns(err, df, [column]):
-                raise ValueError(f"no timestamp column {column!r}; available: {df.columns}") from None
-            raise
+        max_us = self.expr(f"max(unix_micros({quoted(column)})) AS max_us")
+        return _naming_timestamp(df, column, lambda: df.observe(observation, max_us)), observation
+
+    def mark_event_time(self, df, params: dict):
+        """``df`` with the watermark's event time in microseconds as column ``params["event_column"]`` (and
+        ``params["keep_column"]`` true, for the filters folded after it), for a pre-aggregate to take the maximum of
+        (runtime.taskmanager.chain.fold_watermark)."""
+        columns = {params["event_column"]: self.expr(f"unix_micros({quoted(params['ts_column'])})")}
+        if params.get("keep_column"):
+            columns[params["keep_column"]] = self.expr("true")
+        return _naming_timestamp(df, params["ts_column"], lambda: df.withColumns(columns))
 
     def _map_python(self, df, fn: Callable, params: dict):
         batch_format = params.get("batch_format", "pandas")
@@ -171,55 +180,6 @@ class SparkRunner:
         result = _call_user(fn, sample.to_pandas() if batch_format == "pandas" else sample)
         table = as_arrow(result, None)
         return from_arrow_schema(table.schema)
-
-
-def generate(session, schema, params: dict, ranges: list[tuple[int, int, int]]):
-    """Rows at the offsets of ``ranges`` (start, end, step) of a deterministic generated stream.
-
-    Row ``n`` is a pure function of (seed, column, n), so a replay after a failure reproduces the same
-    rows, and a batch query over the same offsets sees the same rows as the stream. With
-    ``keep_offset`` the offset stays as column ``_offset``. One SQL statement: one call into Spark and
-    one analysis per bundle, where a column at a time through the DataFrame API took dozens.
-    """
-    seed = int(params.get("seed", 0))
-    fields = params.get("fields", {})
-    columns = ["_offset"] if params.get("keep_offset") else []
-    for field in schema.fields:
-        type_name = field.dataType.simpleString()
-        expr = datagen_column(field.name, type_name, fields.get(field.name, {}), seed, params)
-        columns.append(f"CAST({expr} AS {type_name}) AS `{field.name.replace('`', '``')}`")
-    source = " UNION ALL ".join(offsets_sql(lo, hi, step) for lo, hi, step in ranges)
-    return session.sql(f"SELECT {', '.join(columns)} FROM ({source})")
-
-
-def offsets_sql(lo: int, hi: int, step: int) -> str:
-    """A query of one column, ``_offset``: lo, lo + step, ... below hi, whose generated Java is the same
-    for every bundle of a source.
-
-    Spark compiles each plan's code with its literals written in; ``range(lo, hi)`` would make every bundle
-    new code to compile (two Janino runs per bundle, then JIT work and metaspace for the new classes). So
-    the range's length is padded to one of a few sizes (:func:`padded_count`, cut back to the exact count by
-    a filter) and the bounds enter as :func:`opaque` values that the code reads instead of containing.
-    """
-    count = len(range(lo, hi, step))
-    return (f"SELECT id * {int(step)} + {opaque(lo)} AS _offset FROM range(0, {padded_count(count)}, 1, 1) "
-            f"WHERE id < {opaque(count)}")
-
-
-def padded_count(count: int) -> int:
-    """The least of 64 and m * 2**k (m in 4..7) that holds ``count``: at most four sizes per doubling, each
-    at most a quarter above the count."""
-    if count <= 64:
-        return 64
-    shift = count.bit_length() - 3
-    return -(-count >> shift) << shift
-
-
-def opaque(value: int) -> str:
-    """``value`` as a BIGINT expression the optimizer cannot fold into a literal: a one-element array (code
-    refers to array literals rather than writing them out) read at the partition's index, which is not a
-    constant. Only for single-partition plans, where that index is always 0."""
-    return f"element_at(array(CAST({int(value)} AS BIGINT)), spark_partition_id() + 1)"
 
 
 def warm_up(session) -> pa.Table:
@@ -270,10 +230,14 @@ def _window_combine(df, params: dict, expr: Callable):
 
     keys, window, aggregates, ts = params["keys"], params["window"], params["aggregates"], params["ts_column"]
     ts_us = f"unix_micros({quoted(ts)})"
-    one_window_a_row = window["type"] in ("tumbling", "sliding") and window["size_us"] == window["slide_us"]
-    if one_window_a_row and not needs_raw_rows(window, aggregates):  # the hot path: one grouping, no added columns
+    if pre_aggregates(params):  # the hot path: one grouping, no added columns
         start = expr(f"{ts_us} - pmod({ts_us}, {window['slide_us']}L) AS {WINDOW_START}")
-        return df.groupBy(*[expr(quoted(k)) for k in keys], start).agg(*_partials(aggregates, expr))
+        partials = _partials(aggregates, expr, params.get("keep_column"))
+        if params.get("event_column"):  # the watermark's part (runtime.taskmanager.chain.fold_watermark)
+            partials.append(expr(f"max({quoted(params['event_column'])}) AS {quoted(params['event_column'])}"))
+        return df.groupBy(*[expr(quoted(k)) for k in keys], start).agg(*partials)
+    if params.get("event_column"):
+        raise ValueError("only a pre-aggregate of one window per row takes the watermark's event time")
     df = df.withColumn(EVENT_TIME, expr(ts_us))
     if window["type"] == "cumulate":
         from runtime.taskmanager.spark_aggregates import cumulate_windows
@@ -295,21 +259,33 @@ def _window_combine(df, params: dict, expr: Callable):
     return df.groupBy(*[F.col(quoted(k)) for k in keys], *bounds).agg(*_partials(aggregates, expr))
 
 
-def _partials(aggregates: list[dict], expr: Callable) -> list:
-    """The partial aggregates of a (key, window) group, named as runtime.taskmanager.window_operator merges them."""
+def pre_aggregates(params: dict) -> bool:
+    """Whether :func:`window_combine` groups rows by (key, window) into partials without added columns: a window
+    per row (tumbling, or sliding by its size) and aggregates that merge from partials."""
+    from runtime.taskmanager.window_operator import needs_raw_rows
+
+    window = params["window"]
+    one_window_a_row = window["type"] in ("tumbling", "sliding") and window["size_us"] == window["slide_us"]
+    return one_window_a_row and not needs_raw_rows(window, params["aggregates"])
+
+
+def _partials(aggregates: list[dict], expr: Callable, keep: str | None = None) -> list:
+    """The partial aggregates of a (key, window) group, named as runtime.taskmanager.window_operator merges them;
+    over the rows whose boolean column ``keep`` is true, if given (filters folded into the aggregate)."""
     from runtime.taskmanager.window_operator import RECORDS, partial_columns
 
-    out = [expr(f"count(1) AS {RECORDS}")]
+    where = f" FILTER (WHERE {quoted(keep)})" if keep else ""
+    out = [expr(f"count(1){where} AS {RECORDS}")]
     for spec in aggregates:
         column = quoted(spec["column"]) if spec.get("column") else None
         for name in partial_columns(spec):
             if spec["fn"] == "count":
-                out.append(expr(f"count(1) AS {quoted(name)}"))
+                out.append(expr(f"count(1){where} AS {quoted(name)}"))
             elif name.endswith("_cnt"):
-                out.append(expr(f"count({column}) AS {quoted(name)}"))
+                out.append(expr(f"count({column}){where} AS {quoted(name)}"))
             else:
                 fn = "sum" if spec["fn"] == "avg" else spec["fn"]  # sum, min or max (avg: its sum half)
-                out.append(expr(f"{fn}({column}) AS {quoted(name)}"))
+                out.append(expr(f"{fn}({column}){where} AS {quoted(name)}"))
     return out
 
 
@@ -322,58 +298,19 @@ def missing_columns(err: BaseException, df, wanted: list[str]) -> list[str]:
     return list(dict.fromkeys(c for c in wanted if c not in there))
 
 
+def _naming_timestamp(df, column: str, plan: Callable):
+    """``plan()``, a plan reading the timestamp ``column`` of ``df``; its absence named if Spark refuses it."""
+    try:
+        return plan()
+    except Exception as err:  # noqa: BLE001 - the column's absence named; anything else raised as it was
+        if missing_columns(err, df, [column]):
+            raise ValueError(f"no timestamp column {column!r}; available: {df.columns}") from None
+        raise
+
+
 def quoted(name: str) -> str:
     """A column name as a SQL identifier."""
     return f"`{name.replace('`', '``')}`"
-
-
-def datagen_column(name: str, type_name: str, opts: dict, seed: int, params: dict) -> str:
-    """Spark SQL for one generated column; see the datagen connector for the options."""
-    h = f"pmod(xxhash64(_offset, {int(seed)}, '{_sql_str(name)}'), {HASH_MODULUS})"
-    unit = f"({h} / {float(HASH_MODULUS)}D)"  # doubles throughout: a plain 2147483647.0 is a DECIMAL in Spark SQL
-    kind = opts.get("kind", "sequence" if type_name in ("bigint", "int") and name in ("id", "seq") else "random")
-    base = type_name.split("(")[0]
-    if base == "timestamp" or base == "timestamp_ntz":
-        start = float(params.get("timestamp_start", 1_700_000_000))
-        rate = float(params.get("event_rate") or params.get("rows_per_second") or 1000.0)
-        lateness = float(opts.get("max_out_of_orderness", params.get("max_out_of_orderness", 0.0)))
-        # in microseconds as doubles: decimal seconds overflow their scale for starts like time.time(). Rounded
-        # as floor(x + 0.5), a BIGINT: Spark's round() of a double goes through a BigDecimal made from the double's
-        # decimal string, per row (a third of a clicks bundle's time, most of its garbage).
-        jitter = f" - {unit} * {lateness * 1e6:.6f}D" if lateness else ""
-        return f"timestamp_micros(floor({start * 1e6:.6f}D + _offset * {1e6 / rate:.9f}D{jitter} + 0.5D))"
-    if kind == "sequence":
-        return f"{int(opts.get('start', 0))} + _offset"
-    if "values" in opts:
-        values = ", ".join(_sql_literal(v) for v in opts["values"])
-        return f"element_at(array({values}), CAST(pmod({h}, {len(opts['values'])}) + 1 AS INT))"
-    if base in ("int", "bigint", "smallint", "tinyint"):
-        lo, hi = int(opts.get("min", 0)), int(opts.get("max", 1_000_000))
-        return f"{lo} + pmod({h}, {hi - lo + 1})"
-    if base in ("double", "float") or base.startswith("decimal"):
-        lo, hi = float(opts.get("min", 0.0)), float(opts.get("max", 1.0))
-        return f"{lo!r}D + {unit} * {hi - lo!r}D"
-    if base == "boolean":
-        return f"pmod({h}, 2) = 1"
-    if base == "string":
-        cardinality = int(opts.get("cardinality", 1000))
-        prefix = _sql_str(opts.get("prefix", f"{name}-"))
-        return f"concat('{prefix}', CAST(pmod({h}, {cardinality}) AS STRING))"
-    if base == "date":
-        return f"date_add(DATE'2024-01-01', CAST(pmod({h}, 365) AS INT))"
-    raise ValueError(f"datagen cannot generate column '{name}' of type {type_name}")
-
-
-def _sql_str(text: str) -> str:
-    return str(text).replace("\\", "\\\\").replace("'", "\\'")
-
-
-def _sql_literal(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return f"'{_sql_str(value)}'"
 
 
 def _is_analysis_error(err: BaseException) -> bool:

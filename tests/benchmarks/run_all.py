@@ -142,7 +142,7 @@ def structured_streaming_throughput(cores: int = 2, warmup: float = WARMUP_S, me
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
-    from runtime.taskmanager.spark import datagen_column
+    from runtime.taskmanager.datagen_sql import datagen_column
     from runtime.taskmanager.spark_session import end_classic_jvm
 
     spark = (SparkSession.builder.master(f"local[{cores}]").appName("bench-structured-streaming")

@@ -10,7 +10,7 @@ def clicks_expected(spark, rows: int, **options):
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
-    from runtime.taskmanager.spark import generate
+    from runtime.taskmanager.datagen_sql import generate
 
     params = {"schema": SCHEMA, **{k: v for k, v in source_options(rows, **options).items() if v is not None}}
     df = generate(spark, StructType.fromDDL(SCHEMA), params, [(0, rows, 1)])

@@ -6,7 +6,8 @@ import time
 import pytest
 from pyspark.sql.types import StructType
 
-from runtime.taskmanager.spark import generate, warm_up
+from runtime.taskmanager.datagen_sql import generate
+from runtime.taskmanager.spark import warm_up
 
 
 @pytest.mark.parametrize("start, rate", [(1_700_000_000.0, 2_000.0), (time.time(), 1_500_000.0), (1.5, 3.0)],

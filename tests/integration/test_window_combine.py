@@ -78,3 +78,43 @@ def test_missing_columns_are_looked_up_only_for_a_plan_spark_refused(spark):
         df.withColumn("k", df["user"] + spark.range(1)["id"])  # resolves no column of df's: refused
     assert missing_columns(refused.value, df, ["usr", "ts", "amt", "usr"]) == ["usr", "amt"]
     assert missing_columns(RuntimeError("the JVM went away"), df, ["usr"]) == [], "not Spark refusing a plan"
+
+
+class GivenSession:
+    """A SparkSessionKeeper's face over the test's session, so that SparkRunner's plans run on it."""
+    master = "local[1]"
+
+    def __init__(self, session):
+        self._session = session
+
+    def session(self):
+        return self._session
+
+    def note_failure(self, err: BaseException) -> None:
+        pass
+
+
+def test_a_folded_watermark_sees_the_rows_the_filter_drops_and_the_partials_stay_the_same(spark):
+    from runtime.config import Configuration
+    from runtime.jobgraph import OperatorSpec
+    from runtime.taskmanager.chain import EVENT_MICROS, SparkStage, fold_watermark
+    from runtime.taskmanager.spark import SparkRunner
+    from runtime.taskmanager.watermarks import BoundedOutOfOrderness
+
+    runner = SparkRunner(Configuration.load({}), 1, keeper=GivenSession(spark))
+    ops = [OperatorSpec("wm", "Timestamps", "watermark", 1, {"ts_column": "ts", "lag_us": 0}),
+           OperatorSpec("f", "Filter", "filter", 1, {"condition": "amount > 0.1"}),
+           OperatorSpec("s", "Select", "select", 1, {"exprs": ["`user`", "amount", "ts"]}),
+           OperatorSpec("c", "Combine", "window_combine", 1, TUMBLING)]
+    clicks = [(1, 3.0, 0.5), (1, 9.0, 0.05), (2, 12.0, 0.05), (1, 15.5, 2.0), (3, 29.0, 0.01)]
+    answers = {}
+    for name, stage_ops in (("observed", ops), ("folded", fold_watermark(ops))):
+        stage = SparkStage(stage_ops, [None] * len(ops), assigner=BoundedOutOfOrderness(0))
+        table = stage.run(runner, bundle(spark, clicks))
+        assert EVENT_MICROS not in table.column_names
+        answers[name] = (sorted(tuple(row.values()) for row in table.to_pylist()), stage.assigner.max_seen)
+    assert fold_watermark(ops) != ops, "the stage did not fold"
+    assert answers["folded"] == answers["observed"]
+    rows, max_seen = answers["folded"]
+    assert max_seen == 29 * SECOND, "the watermark did not see the row the filter dropped"
+    assert [row[:3] for row in rows] == [(1, 0, 1), (1, 10 * SECOND, 1)], "a group the filter emptied was sent"

@@ -1,7 +1,7 @@
-"""The padded lengths of source bundles' offset ranges (runtime.taskmanager.spark.padded_count)."""
+"""The padded lengths of source bundles' offset ranges (runtime.taskmanager.datagen_sql.padded_count)."""
 from __future__ import annotations
 
-from runtime.taskmanager.spark import padded_count
+from runtime.taskmanager.datagen_sql import padded_count
 
 
 def test_a_padded_count_holds_the_count_with_at_most_a_quarter_to_spare():
