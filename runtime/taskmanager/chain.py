@@ -164,7 +164,7 @@ class OperatorChain:
             else:
                 raise OperatorError(f"operator '{op.name}': kind {op.kind!r} is not supported")
         hash_out = next((o for o in outputs if o.partitioning == "hash"), None)
-        if hash_out is not None and not (chain.stages and isinstance(chain.stages[-1], SparkStage)):
+        if hash_out is not None and not pending and not (chain.stages and isinstance(chain.stages[-1], SparkStage)):
             pending.append(OperatorSpec("key-group", "KeyGroup", "union"))  # a Spark pass that adds key groups
         close_spark_stage()
         for stage in chain.stages:

@@ -67,3 +67,25 @@ def test_a_stage_that_changes_rows_or_columns_between_the_two_is_left_as_it_is(b
 ])
 def test_a_stage_without_a_pre_aggregate_of_one_window_a_row_at_its_end_is_left_as_it_is(ops):
     assert fold_watermark(ops) == ops
+
+
+def test_a_source_chain_keyed_for_its_window_folds_its_watermark():
+    from runtime.messages import OutputDescriptor
+    from runtime.taskmanager.chain import OperatorChain, SparkStage
+
+    ops = [op("source"), watermark(), op("filter", condition="amount > 0.1"), combine()]
+    chain = OperatorChain.build(ops, [OutputDescriptor("window", "hash", ["user"], 2)], 128)
+    [stage] = chain.stages
+    assert isinstance(stage, SparkStage) and stage.key_output is not None
+    assert stage.ops == fold_watermark(ops[1:]) != ops[1:]
+    assert stage.assigner is chain.assigner is not None
+
+
+def test_a_chain_ending_in_a_stateful_operator_still_gets_a_spark_pass_for_its_key_groups():
+    from runtime.messages import OutputDescriptor
+    from runtime.taskmanager.chain import OperatorChain, SparkStage, StatefulStage
+
+    ops = [op("window_aggregate", **COMBINE)]
+    chain = OperatorChain.build(ops, [OutputDescriptor("next", "hash", ["user"], 2)], 128)
+    assert [type(s) for s in chain.stages] == [StatefulStage, SparkStage]
+    assert [o.kind for o in chain.stages[-1].ops] == ["union"] and chain.stages[-1].key_output is not None
