@@ -118,3 +118,26 @@ def test_a_folded_watermark_sees_the_rows_the_filter_drops_and_the_partials_stay
     rows, max_seen = answers["folded"]
     assert max_seen == 29 * SECOND, "the watermark did not see the row the filter dropped"
     assert [row[:3] for row in rows] == [(1, 0, 1), (1, 10 * SECOND, 1)], "a group the filter emptied was sent"
+
+
+@pytest.mark.parametrize("condition, error", [("amount >", "PARSE_SYNTAX_ERROR"),
+                                              ("amount", "DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN"),
+                                              ("amt > 0.1", "UNRESOLVED_COLUMN")])
+def test_a_folded_filter_spark_refuses_is_reported_as_an_unfolded_one_is(spark, condition, error):
+    from runtime.config import Configuration
+    from runtime.jobgraph import OperatorSpec
+    from runtime.taskmanager.chain import OperatorError, SparkStage, fold_watermark
+    from runtime.taskmanager.spark import SparkRunner
+
+    runner = SparkRunner(Configuration.load({}), 1, keeper=GivenSession(spark))
+    ops = [OperatorSpec("wm", "Timestamps", "watermark", 1, {"ts_column": "ts", "lag_us": 0}),
+           OperatorSpec("f", "Filter", "filter", 1, {"condition": condition}),
+           OperatorSpec("c", "Combine", "window_combine", 1, TUMBLING)]
+    messages = []
+    for stage_ops in (ops, fold_watermark(ops)):
+        with pytest.raises(OperatorError) as raised:
+            SparkStage(stage_ops, [None] * len(ops)).run(runner, bundle(spark, [(1, 3.0, 0.5)]))
+        messages.append(str(raised.value))
+    assert messages[0].startswith(f"operator 'Filter' (filter): [{error}")
+    suggested = " Did you mean one of the following?"  # Spark's list of columns there are, the folded flags among them
+    assert messages[1].split(suggested)[0] == messages[0].split(suggested)[0]
