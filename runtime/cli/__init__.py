@@ -15,9 +15,9 @@ Commands that talk to a cluster find it from ``-m host:port`` (or ``--jobmanager
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
-from runtime.cli import jobs, processes
 from runtime.errors import FlinkbenchError
 from runtime.version import version
 
@@ -98,9 +98,17 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-COMMANDS = {"jobmanager": processes.jobmanager, "taskmanager": processes.taskmanager, "cluster": processes.cluster,
-            "run": jobs.run, "list": jobs.list_jobs, "cancel": jobs.cancel, "savepoint": jobs.savepoint,
-            "checkpoint": jobs.checkpoint, "stop": jobs.stop}
+# subcommand -> function, by name: a module is imported only for its own commands (a TaskManager's process sets up
+# Arrow's allocator before anything imports pyarrow, which the job commands' module does: runtime.taskmanager.allocators)
+COMMANDS = {"jobmanager": "processes.jobmanager", "taskmanager": "processes.taskmanager", "cluster": "processes.cluster",
+            "run": "jobs.run", "list": "jobs.list_jobs", "cancel": "jobs.cancel", "savepoint": "jobs.savepoint",
+            "checkpoint": "jobs.checkpoint", "stop": "jobs.stop"}
+
+
+def command(name: str):
+    """The function that runs subcommand ``name``."""
+    module, function = COMMANDS[name].split(".")
+    return getattr(importlib.import_module(f"runtime.cli.{module}"), function)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "savepoint" and bool(args.dispose) == bool(args.job_id):
         p.error("savepoint: give a JOB (and optionally a DIR), or --dispose PATH")
     try:
-        return COMMANDS[args.command](args)
+        return command(args.command)(args)
     except (FlinkbenchError, TimeoutError) as err:
         print(f"flinkbench: {err}", file=sys.stderr)
         return 2

@@ -92,9 +92,12 @@ def jobmanager(args) -> int:
 
 
 def taskmanager(args) -> int:
-    from runtime.taskmanager.task_manager import serve
+    from runtime.taskmanager import allocators
 
     conf = _configuration(args)
+    allocators.prepare_environment(conf)  # before the TaskManager's modules load pyarrow
+    from runtime.taskmanager.task_manager import serve
+
     if not conf.get("spark.remote"):
         check_java()
     _logging()

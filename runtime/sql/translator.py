@@ -123,20 +123,12 @@ class Translator:
             stream = stream._then("with_columns", "Calc(count)", {"columns": {
                 counted[a.name]: f"CASE WHEN {quoted(a.column)} IS NULL THEN 0 ELSE 1 END"
                 for a in node.aggregates if a.name in counted}})
-        specs: list[dict] = []
-        udfs = {}
-        for a in node.aggregates:
-            if a.name in counted:
-                specs.append({"name": a.name, "fn": "sum", "column": counted[a.name]})
-            elif a.fn == "count_distinct":
-                specs.append({"name": a.name, "fn": "udf", "column": a.column})
-                udfs[a.name] = _count_distinct
-            else:
-                specs.append({"name": a.name, "fn": a.fn, "column": a.column})
+        specs = [{"name": a.name, "fn": "sum", "column": counted[a.name]} if a.name in counted
+                 else {"name": a.name, "fn": a.fn, "column": a.column} for a in node.aggregates]
         params = {"keys": node.keys, "window": node.window, "aggregates": specs, "ts_column": node.time_column,
                   "allowed_lateness_us": 0}
         combine = stream.forward()._then("window_combine", "LocalWindowAggregate", {**params, "follows_input": True})
-        out = combine._then("window_aggregate", "WindowAggregate", params, udfs or None, partitioning="hash",
+        out = combine._then("window_aggregate", "WindowAggregate", params, None, partitioning="hash",
                             keys=node.keys)
         out.timestamp_column = None
         return out
@@ -214,10 +206,6 @@ class Translator:
 
 def _ddl(columns: list[tuple[str, str]]) -> str:
     return ", ".join(f"{quoted(n)} {t}" for n, t in columns)
-
-
-def _count_distinct(values):
-    return values.dropna().nunique()
 
 
 __all__ = ["Translator", "pack_udf"]

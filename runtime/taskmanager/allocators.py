@@ -9,8 +9,13 @@ TaskManagers, throughput then latency runs): each TaskManager's Python process p
 mimalloc and glibc's default arenas, 155 MB with the system allocator and two arenas, at the same
 throughput.
 
-``configure`` runs once, first thing in the TaskManager process: before its Spark JVM starts, so the
-JVM (and any Python worker Spark starts) inherits ``MALLOC_ARENA_MAX`` through the environment.
+Arrow's C++ code (its IPC reader, compute functions, Acero) allocates from the pool that
+``ARROW_DEFAULT_MEMORY_POOL`` names, read once when pyarrow loads; pyarrow's own default is mimalloc, which
+reserved a 1 GiB region in each TaskManager and kept about 50 MB of it resident after the clicks job's bundles
+had long been freed. So ``prepare_environment`` sets that variable from the same key before the TaskManager
+process imports pyarrow (``flinkbench taskmanager`` calls it first), and ``configure`` warns where pyarrow
+came first. ``configure`` runs once, first thing in the TaskManager process: before its Spark JVM starts,
+so the JVM (and any Python worker Spark starts) inherits ``MALLOC_ARENA_MAX`` through the environment.
 """
 from __future__ import annotations
 
@@ -19,8 +24,6 @@ import ctypes.util
 import logging
 import os
 
-import pyarrow as pa
-
 from runtime.config import ConfigError, Configuration
 
 log = logging.getLogger(__name__)
@@ -28,9 +31,22 @@ log = logging.getLogger(__name__)
 M_ARENA_MAX = -8  # glibc's mallopt parameter number (malloc.h)
 
 
+def prepare_environment(conf: Configuration) -> None:
+    """Name ``taskmanager.memory.arrow-allocator`` for Arrow's C++ allocations: call before pyarrow loads (it
+    wins over an ARROW_DEFAULT_MEMORY_POOL of the caller's, as the configuration key is the documented one)."""
+    os.environ["ARROW_DEFAULT_MEMORY_POOL"] = conf.get("taskmanager.memory.arrow-allocator")
+
+
 def configure(conf: Configuration) -> None:
     """Apply ``taskmanager.memory.arrow-allocator`` and ``taskmanager.memory.malloc-arenas`` to this process."""
-    pa.set_memory_pool(arrow_pool(conf.get("taskmanager.memory.arrow-allocator")))
+    import pyarrow as pa
+
+    wanted = conf.get("taskmanager.memory.arrow-allocator")
+    native = pa.default_memory_pool().backend_name  # the C++ default, until set_memory_pool below
+    if native != wanted:
+        log.warning("pyarrow was loaded before taskmanager.memory.arrow-allocator could name its C++ allocator: "
+                    "Arrow's own allocations use %s, the TaskManager's %s", native, wanted)
+    pa.set_memory_pool(arrow_pool(wanted))
     arenas = conf.get("taskmanager.memory.malloc-arenas")
     if arenas:
         os.environ["MALLOC_ARENA_MAX"] = str(arenas)  # for the Spark JVM, started later from this process
@@ -39,8 +55,10 @@ def configure(conf: Configuration) -> None:
                         "applies to the Spark JVM only", arenas)
 
 
-def arrow_pool(name: str) -> pa.MemoryPool:
+def arrow_pool(name: str):
     """The Arrow memory pool called ``name``; a pool this pyarrow was built without is a ConfigError."""
+    import pyarrow as pa
+
     factory = {"system": pa.system_memory_pool, "mimalloc": pa.mimalloc_memory_pool,
                "jemalloc": pa.jemalloc_memory_pool}[name]
     try:

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from runtime import errors
 from runtime.config import Configuration
+from runtime.taskmanager.lean_pyspark import frame_from_arrow, schema_from_ddl
 from runtime.taskmanager.datagen_sql import generate
 from runtime.taskmanager.spark_functions import arrow_filter, arrow_mapper, as_arrow, pandas_mapper
 from runtime.taskmanager.spark_session import SparkSessionKeeper
@@ -98,7 +99,7 @@ class SparkRunner:
 
     # -- moving data in and out ---------------------------------------------------------------
     def from_arrow(self, table: pa.Table):
-        return self.session.createDataFrame(table)
+        return frame_from_arrow(self.session, table)
 
     def to_arrow(self, df) -> pa.Table:
         """The bundle's one action; an OutOfMemoryError counts against the session's health."""
@@ -114,7 +115,7 @@ class SparkRunner:
         schema = self._schemas.get(ddl)
         if schema is None:
             try:
-                schema = self.session.createDataFrame([], ddl).schema
+                schema = schema_from_ddl(self.session, ddl)
             except Exception as err:  # noqa: BLE001 - Spark raises several parse error types
                 raise ValueError(f"schema {ddl!r} does not parse: {_first_line(err)}") from None
             if not schema.fields:
@@ -207,7 +208,7 @@ def warm_up(session) -> pa.Table:
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
-    session.createDataFrame([], "k BIGINT, v DOUBLE")
+    schema_from_ddl(session, "k BIGINT, v DOUBLE")
     observation = Observation("warm-up")
     df = session.range(0, 64, 1, numPartitions=1).select(
         F.col("id"), F.expr("pmod(xxhash64(id, 7, 'v'), 1000) / 1000.0").alias("v"),
@@ -216,7 +217,7 @@ def warm_up(session) -> pa.Table:
     counts = df.filter(F.col("v") > 0.1).groupBy((F.col("id") % 4).alias("k")).agg(
         F.count(F.lit(1)).alias("n"), F.sum("v").alias("v")).toArrow()
     observation.get  # noqa: B018 - waits for the observed metrics, as a bundle does
-    return session.createDataFrame(counts).filter(F.col("k") >= 0).toArrow()
+    return frame_from_arrow(session, counts).filter(F.col("k") >= 0).toArrow()
 
 
 def window_combine(df, params: dict, expr: Callable | None = None):

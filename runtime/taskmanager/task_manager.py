@@ -41,7 +41,7 @@ from runtime.metrics.endpoint import PrometheusEndpoint, start_endpoint
 from runtime.metrics.families import taskmanager_families
 from runtime.process_info import LogTail, rss_bytes
 from runtime.states import ExecutionState
-from runtime.taskmanager import allocators
+from runtime.taskmanager import allocators, lean_pyspark
 from runtime.taskmanager.network import DataServer
 from runtime.taskmanager.slots import SlotError, TaskSlotTable
 from runtime.taskmanager.spark import SparkRunner
@@ -391,6 +391,7 @@ async def serve(conf: Configuration, jobmanager_url: str | None, token: str, slo
                 jobmanager_ready_file: str | None = None) -> None:
     """Run a TaskManager process until SIGTERM or SIGINT (``flinkbench taskmanager``)."""
     allocators.configure(conf)
+    lean_pyspark.settle_without_pandas()  # first thing, before any thread
     tm = TaskManager(conf, jobmanager_url, token, slots, jobmanager_ready_file)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

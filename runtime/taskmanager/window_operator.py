@@ -4,7 +4,11 @@ Upstream, inside the producer's Spark plan, rows are assigned to windows and pre
 (key, window) into partials (runtime.taskmanager.spark.window_combine); after the hash exchange this
 operator merges partials of the same (key, window) from all producers, keeps them as keyed state, and
 emits a window's result when the watermark passes its end. Windows that need every row (session
-windows, user-defined aggregates) travel raw and are aggregated here when they fire.
+windows, user-defined aggregates, distinct counts) travel raw and are aggregated here when they fire.
+
+State stays in Arrow tables and is merged with Arrow's hash aggregation (nulls group together, as in
+SQL's GROUP BY); nothing here needs pandas, which a TaskManager then does not load (about 40 MB per
+process) unless a job's own functions ask for it (``agg.udf`` receives a pandas Series).
 
 Times are int64 microseconds since the epoch. A window [start, end) fires when the watermark reaches
 ``end - 1``; it is kept for ``allowed_lateness`` more so that late partials update it (and it fires
@@ -15,33 +19,25 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from runtime.keygroups import KEY_GROUP_COLUMN
+from runtime.taskmanager.arrow_groups import concat, group_by, regroup, semi_join
 
 WINDOW_START = "__window_start"
 WINDOW_END = "__window_end"  # carried only by cumulating windows, whose ends differ for one start
 EVENT_TIME = "__ts"
 RECORDS = "__records"
+SESSION = "__session"
 END_OF_TIME = np.iinfo(np.int64).max
 BEFORE_TIME = np.iinfo(np.int64).min
 _MERGE = {"count": "sum", "sum": "sum", "min": "min", "max": "max"}
-
-
-_MERGE_UFUNC = {"sum": np.add, "min": np.fmin, "max": np.fmax}
-
-
-def _mergeable_in_place(state: pd.DataFrame, partials: pd.DataFrame, group: list[str], merges: dict) -> bool:
-    """Whether partials can be merged by index lookup: numeric partial columns of the same dtype in both
-    (NaN-free for sums, as pandas' grouped sum counts NaN as 0), and no null keys (a regroup handles those)."""
-    for column in merges:
-        a, b = state[column], partials[column]
-        if a.dtype != b.dtype or not pd.api.types.is_numeric_dtype(a.dtype) or a.dtype == bool:
-            return False
-        if merges[column] == "sum" and pd.api.types.is_float_dtype(a.dtype) and (a.isna().any() or b.isna().any()):
-            return False
-    return not partials[group].isna().any().any()
+RAW_AGGREGATES = ("udf", "count_distinct")  # aggregates that need a window's rows, not partials
+# how a window's rows are aggregated when it fires (Arrow's hash functions; count_distinct counts non-null values)
+_RAW_FUNCTIONS = {"count": "count_all", "sum": "sum", "min": "min", "max": "max", "avg": "mean", "udf": "list",
+                  "count_distinct": "count_distinct"}
+COMPACT_FRACTION = 8  # unmerged partials are folded into the merged state once they are an eighth of it
 
 
 def partial_columns(spec: dict) -> dict[str, str]:
@@ -53,7 +49,49 @@ def partial_columns(spec: dict) -> dict[str, str]:
 
 
 def needs_raw_rows(window: dict, aggregates: list[dict]) -> bool:
-    return window["type"] == "session" or any(a["fn"] == "udf" for a in aggregates)
+    return window["type"] == "session" or any(a["fn"] in RAW_AGGREGATES for a in aggregates)
+
+
+class MergedPartials:
+    """Partials keyed by (key, window, key group), merged at a cost that follows the bundle, not the state.
+
+    Regrouping the whole state per bundle made every bundle (and so every checkpoint barrier queued
+    behind bundles) cost O(state): 80-110 ms at 500,000 rows for a bundle of four keys. So a bundle is
+    merged into a second, small table (``delta``: partials grouped among themselves), which is folded
+    into the large one (``main``) only once it holds an eighth of main's rows: a stream of bundles over the
+    same keys regroups only the delta, and the O(state) fold comes once per state/8 new (key, window)
+    pairs. A group may sit in both tables; every read that needs one row per group regroups the rows it
+    takes from the two (:meth:`take`, :meth:`table`)."""
+    def __init__(self, group: list[str], merges: dict[str, str]):
+        self.group, self.merges = group, merges
+        self.main: pa.Table | None = None
+        self.delta: pa.Table | None = None
+
+    def add(self, table: pa.Table) -> None:
+        if self.main is None:
+            self.main = regroup(table, self.group, self.merges)
+            return
+        self.delta = regroup(concat([self.delta, table]), self.group, self.merges)
+        if self.delta.num_rows * COMPACT_FRACTION > self.main.num_rows:
+            self.table()
+
+    def table(self) -> pa.Table | None:
+        """All state, one row per group (folding the delta in)."""
+        if self.delta is not None and self.delta.num_rows:
+            self.main = regroup(concat([self.main, self.delta]), self.group, self.merges)
+        self.delta = None
+        return self.main
+
+    def take(self, firing: Callable[[pa.Table], np.ndarray], keep: Callable[[pa.Table], np.ndarray]) -> pa.Table | None:
+        """The rows ``firing`` selects, merged per group; rows outside ``keep`` are dropped from the state."""
+        fired_main, self.main = split(self.main, firing, keep)
+        fired_delta, self.delta = split(self.delta, firing, keep)
+        if fired_main is None or fired_delta is None:
+            return fired_main if fired_delta is None else fired_delta
+        return regroup(concat([fired_main, fired_delta]), self.group, self.merges)
+
+    def rows(self) -> int:
+        return sum(t.num_rows for t in (self.main, self.delta) if t is not None)
 
 
 class WindowOperator:
@@ -66,12 +104,12 @@ class WindowOperator:
         self.lateness = int(params.get("allowed_lateness_us", 0))
         self.udfs = udfs or {}
         self.raw = needs_raw_rows(self.window, self.aggregates)
-        self.merges = {} if self.raw else \
-            {c: how for a in self.aggregates for c, how in partial_columns(a).items()}
-        self.merges[RECORDS] = "sum"
-        self.state: pd.DataFrame | None = None
-        self._indexed: pd.DataFrame | None = None  # the state that self._index holds the groups of
-        self._index: pd.MultiIndex | None = None
+        merges = {} if self.raw else {c: how for a in self.aggregates for c, how in partial_columns(a).items()}
+        merges[RECORDS] = "sum"
+        # a (key, window): cumulating windows share starts and differ in their ends
+        self.bounds = self.keys + [WINDOW_START] + ([WINDOW_END] if self.window["type"] == "cumulate" else [])
+        self.partials = MergedPartials(self.bounds + [KEY_GROUP_COLUMN], merges)
+        self.rows: pa.Table | None = None  # raw rows, for windows that aggregate rows when they fire
         self.watermark = BEFORE_TIME
         self.late_records = 0
 
@@ -80,72 +118,40 @@ class WindowOperator:
         """Add a bundle of partials (or raw rows); returns updated results of already-fired windows."""
         if table.num_rows == 0:
             return None
-        frame = table.to_pandas()
-        late = self._last_moment(frame) + self.lateness <= self.watermark
+        late = self._last_moment(table) + self.lateness <= self.watermark
         if late.any():
-            self.late_records += int(frame.loc[late, RECORDS].sum()) if RECORDS in frame else int(late.sum())
-            frame = frame[~late]
-        if frame.empty:
-            return None
+            self.late_records += _records(table.filter(late))
+            table = table.filter(~late)
+            if table.num_rows == 0:
+                return None
         if self.raw:
-            self.state = frame if self.state is None else pd.concat([self.state, frame], ignore_index=True)
-        elif self.state is None:
-            self.state = self._merge(frame)
+            self.rows = concat([self.rows, table])
         else:
-            self.state = self._merged(self.state, frame)
+            self.partials.add(table)
         if self.window["type"] == "session" or self.watermark == BEFORE_TIME:
             return None
         # a late row re-fires its own key's window (as in Flink), not the other keys' windows of that time
-        bounds = self.keys + [WINDOW_START] + ([WINDOW_END] if WINDOW_END in frame else [])
-        touched = frame.loc[self._ends(frame) - 1 <= self.watermark, bounds]  # most bundles: none fired
-        if touched.empty:
+        touched = self._ends(table) - 1 <= self.watermark  # most bundles: none fired
+        if not touched.any():
             return None
-        return self._results(self.state.merge(touched.drop_duplicates(), on=bounds))
+        return self._results(self._state_of(table.filter(touched).select(self.bounds)))
 
-    def _ends(self, frame: pd.DataFrame) -> pd.Series:
+    def _state_of(self, touched: pa.Table) -> pa.Table:
+        """The state's rows (merged) of the windows in ``touched``."""
+        state = self.rows if self.raw else self.partials.table()
+        return semi_join(state, touched)
+
+    def _ends(self, table: pa.Table) -> np.ndarray:
         """Each row's window end: its own column for cumulating windows, else start + size."""
-        return frame[WINDOW_END] if WINDOW_END in frame else frame[WINDOW_START] + self.window["size_us"]
+        if WINDOW_END in table.column_names:
+            return _times(table[WINDOW_END])
+        return _times(table[WINDOW_START]) + self.window["size_us"]
 
-    def _last_moment(self, frame: pd.DataFrame) -> pd.Series:
+    def _last_moment(self, table: pa.Table) -> np.ndarray:
         """The last microsecond of each row's window (for raw session rows: of the row's own gap)."""
         if self.window["type"] == "session":
-            return frame[EVENT_TIME] + self.window["gap_us"] - 1
-        return self._ends(frame) - 1
-
-    def _group(self, frame: pd.DataFrame) -> list[str]:
-        return self.keys + [WINDOW_START, KEY_GROUP_COLUMN] + ([WINDOW_END] if WINDOW_END in frame else [])
-
-    def _merge(self, frame: pd.DataFrame) -> pd.DataFrame:
-        return frame.groupby(self._group(frame), dropna=False, sort=False).agg(self.merges).reset_index()
-
-    def _merged(self, state: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
-        """``state`` with a bundle's partials merged in, at a cost that follows the bundle, not the state.
-
-        Regrouping the whole state per bundle made every bundle (and so every checkpoint barrier queued
-        behind bundles) cost O(state): 80-110 ms at 500,000 rows for a bundle of four keys. Instead the
-        bundle's (key, window) rows are looked up in an index of the state's, kept while the state's rows
-        stay as they are: existing rows are updated column by column (``ufunc.at``, so a pair the bundle
-        holds twice adds up), new pairs are grouped among themselves and appended. Appending leaves the
-        index to be rebuilt for the next bundle, O(state) once per new window rather than per bundle: a
-        stream of bundles over the same keys (10,000 users, each in every bundle) pays for lookups only:
-        5,000 known pairs into 5,000 rows 1.9 ms, against 3.9 ms when bundles of more than an eighth of the
-        state were regrouped with it. Where most pairs are new each time the rebuild costs about what a
-        regroup does (50,000 new pairs a bundle into 0.5-1.5 M rows: 146 ms, regrouping 162 ms)."""
-        group = self._group(frame)
-        if not _mergeable_in_place(state, frame, group, self.merges):
-            return self._merge(pd.concat([state, frame], ignore_index=True))
-        if self._indexed is not state or self._index is None:
-            self._index, self._indexed = pd.MultiIndex.from_frame(state[group]), state
-        at = self._index.get_indexer(pd.MultiIndex.from_frame(frame[group]))
-        found = at >= 0
-        if found.any():
-            updated = {}
-            for column, how in self.merges.items():
-                values = state[column].to_numpy().copy()
-                _MERGE_UFUNC[how].at(values, at[found], frame[column].to_numpy()[found])
-                updated[column] = values
-            state = self._indexed = state.assign(**updated)  # the same rows in the same order: the index holds
-        return state if found.all() else pd.concat([state, self._merge(frame[~found])], ignore_index=True)
+            return _times(table[EVENT_TIME]) + (self.window["gap_us"] - 1)
+        return self._ends(table) - 1
 
     # -- time ----------------------------------------------------------------------------------
     def on_watermark(self, watermark: int) -> pa.Table | None:
@@ -153,101 +159,146 @@ class WindowOperator:
         if watermark <= self.watermark:
             return None
         previous, self.watermark = self.watermark, watermark
-        if self.state is None or self.state.empty:
-            return None
         if self.window["type"] == "session":
-            return self._fire_sessions(watermark)
-        last = self._ends(self.state) - 1
-        firing = self.state[(last <= watermark) & (last > previous)]
-        keep = last + self.lateness > watermark
-        if not keep.all():  # left as it is, the state keeps its index of groups
-            self.state = self.state[keep]
-        return self._results(firing) if not firing.empty else None
+            return self._fire_sessions(watermark) if self.rows is not None and self.rows.num_rows else None
+
+        def firing(table: pa.Table) -> np.ndarray:
+            last = self._ends(table) - 1
+            return (last <= watermark) & (last > previous)
+
+        def keep(table: pa.Table) -> np.ndarray:
+            return self._ends(table) - 1 + self.lateness > watermark
+
+        if self.raw:
+            out, self.rows = split(self.rows, firing, keep)
+        else:
+            out = self.partials.take(firing, keep)
+        return self._results(out) if out is not None else None
 
     def _fire_sessions(self, watermark: int) -> pa.Table | None:
-        frame = self.state.sort_values(self.keys + [EVENT_TIME], kind="stable")
-        gap = self.window["gap_us"]
-        new_key = np.zeros(len(frame), dtype=bool)
-        if len(frame):
-            new_key[0] = True
-            for key in self.keys:
-                values = frame[key].to_numpy()
-                new_key[1:] |= values[1:] != values[:-1]
-        ts = frame[EVENT_TIME].to_numpy()
-        new_session = new_key.copy()
+        """Sessions (runs of a key's rows less than the gap apart) whose last row plus the gap the watermark
+        has passed: aggregated and removed from the state."""
+        rows = self.rows.sort_by([(k, "ascending") for k in self.keys] + [(EVENT_TIME, "ascending")])
+        gap, n = self.window["gap_us"], rows.num_rows
+        new_session = np.zeros(n, dtype=bool)
+        new_session[0] = True
+        for key in self.keys:
+            new_session[1:] |= _changed(rows[key])
+        ts = _times(rows[EVENT_TIME])
         new_session[1:] |= (ts[1:] - ts[:-1]) >= gap
-        session = np.cumsum(new_session)
-        frame = frame.assign(__session=session)
-        bounds = frame.groupby("__session")[EVENT_TIME].agg(["min", "max"])
-        closed = bounds.index[(bounds["max"] + gap - 1) <= watermark]
-        done = frame["__session"].isin(closed)
-        fired, self.state = frame[done], frame[~done].drop(columns="__session")
-        if fired.empty:
+        firsts = np.flatnonzero(new_session)  # rows are sorted by key then time: a session is a run of rows
+        lasts = np.append(firsts[1:] - 1, n - 1)
+        session = np.cumsum(new_session) - 1
+        done = (ts[lasts] + gap - 1 <= watermark)[session]
+        if not done.any():
             return None
-        starts = fired.groupby("__session")[EVENT_TIME].transform("min")
-        ends = fired.groupby("__session")[EVENT_TIME].transform("max") + gap
-        fired = fired.assign(**{WINDOW_START: starts, "__window_end": ends})
-        return self._aggregate_raw(fired, ["__session", "__window_end"])
+        self.rows = rows.filter(~done)
+        fired = rows.filter(done)
+        ids = session[done]
+        fired = _with_column(fired, WINDOW_START, ts[firsts][ids])
+        fired = _with_column(_with_column(fired, SESSION, ids), WINDOW_END, ts[lasts][ids] + gap)
+        return self._aggregate_raw(fired, [SESSION, WINDOW_END])
 
     # -- results -------------------------------------------------------------------------------
-    def _results(self, frame: pd.DataFrame) -> pa.Table:
+    def _results(self, table: pa.Table) -> pa.Table:
         if self.raw:
-            return self._aggregate_raw(frame, [WINDOW_END] if WINDOW_END in frame else [])
-        out = {k: frame[k].to_numpy() for k in self.keys}
-        starts = frame[WINDOW_START].to_numpy(dtype=np.int64)
-        out["window_start"] = starts
-        out["window_end"] = self._ends(frame).to_numpy(dtype=np.int64)
+            return self._aggregate_raw(table, [WINDOW_END] if WINDOW_END in table.column_names else [])
+        out = {k: table[k] for k in self.keys}
+        out["window_start"] = _timestamps(_times(table[WINDOW_START]))
+        out["window_end"] = _timestamps(self._ends(table))
         for spec in self.aggregates:
             name = spec["name"]
             if spec["fn"] == "avg":
-                out[name] = frame[f"__p_{name}_sum"].to_numpy(dtype=float) / frame[f"__p_{name}_cnt"].to_numpy()
+                out[name] = pc.divide(pc.cast(table[f"__p_{name}_sum"], pa.float64()),
+                                      pc.cast(table[f"__p_{name}_cnt"], pa.float64()))
             else:
-                out[name] = frame[f"__p_{name}"].to_numpy()
-        return _as_table(pd.DataFrame(out))
+                out[name] = table[f"__p_{name}"]
+        return pa.table(out)
 
-    def _aggregate_raw(self, frame: pd.DataFrame, extra_group: list[str]) -> pa.Table:
+    def _aggregate_raw(self, rows: pa.Table, extra_group: list[str]) -> pa.Table:
+        """Each window's aggregates over its rows, one row per (key, window), ordered by them."""
         group = self.keys + [WINDOW_START] + extra_group
-        grouped = frame.groupby(group, dropna=False, sort=True)
-        out = grouped.size().rename("__n").reset_index()
+        wanted = [([] if spec["fn"] == "count" else spec["column"], _RAW_FUNCTIONS[spec["fn"]], None, f"__a_{spec['name']}")
+                  for spec in self.aggregates]
+        result = group_by(rows, group, wanted).sort_by([(c, "ascending") for c in group])
+        out = {k: result[k] for k in self.keys}
+        out["window_start"] = _timestamps(_times(result[WINDOW_START]))
+        ends = _times(result[WINDOW_END]) if WINDOW_END in group else \
+            _times(result[WINDOW_START]) + self.window.get("size_us", 0)
+        out["window_end"] = _timestamps(ends)
         for spec in self.aggregates:
-            name, fn, column = spec["name"], spec["fn"], spec.get("column")
-            if fn == "count":
-                values = grouped.size()
-            elif fn == "udf":
-                values = grouped[column].apply(self.udfs[name])
-            else:
-                values = grouped[column].agg("mean" if fn == "avg" else fn)
-            out[name] = values.to_numpy()
-        ends = out["__window_end"] if "__window_end" in out else out[WINDOW_START] + self.window.get("size_us", 0)
-        out = out.assign(window_start=out[WINDOW_START], window_end=ends)
-        return _as_table(out[self.keys + ["window_start", "window_end"] + [a["name"] for a in self.aggregates]])
+            column = result[f"__a_{spec['name']}"]
+            out[spec["name"]] = self._apply_udf(spec["name"], column) if spec["fn"] == "udf" else column
+        return pa.table(out)
+
+    def _apply_udf(self, name: str, lists: pa.ChunkedArray) -> pa.Array:
+        """A user-defined aggregate over each window's values, given as the pandas Series agg.udf promises
+        (converted by Arrow once for all windows: pandas loads only for jobs with such aggregates)."""
+        lists = lists.combine_chunks()
+        values, offsets = lists.values.to_pandas(), lists.offsets.to_numpy()
+        fn = self.udfs[name]
+        return pa.array([fn(values.iloc[a:b].reset_index(drop=True)) for a, b in zip(offsets[:-1], offsets[1:])])
 
     # -- state ---------------------------------------------------------------------------------
     def snapshot(self) -> pa.Table | None:
         """Keyed state as one Arrow table carrying each row's key group, so it can be split on rescale."""
-        if self.state is None or self.state.empty:
-            return None
-        return pa.Table.from_pandas(self.state, preserve_index=False)
+        state = self.rows if self.raw else self.partials.table()
+        return state if state is not None and state.num_rows else None
 
     def restore(self, tables: list[pa.Table], key_groups: range) -> None:
         """Take the rows of ``tables`` whose key group this subtask now owns."""
-        frames = [t.to_pandas() for t in tables if t is not None and t.num_rows]
-        if not frames:
+        table = concat(tables)
+        if table is None:
             return
-        frame = pd.concat(frames, ignore_index=True)
-        kg = frame[KEY_GROUP_COLUMN]
-        frame = frame[(kg >= key_groups.start) & (kg < key_groups.stop)]
-        self.state = frame if self.raw else self._merge(frame)
+        kg = table[KEY_GROUP_COLUMN]
+        table = table.filter(pc.and_(pc.greater_equal(kg, key_groups.start), pc.less(kg, key_groups.stop)))
+        if self.raw:
+            self.rows = table
+        elif table.num_rows:
+            self.partials = MergedPartials(self.partials.group, self.partials.merges)
+            self.partials.add(table)
 
     @property
     def state_rows(self) -> int:
-        return 0 if self.state is None else len(self.state)
+        return (self.rows.num_rows if self.rows is not None else 0) if self.raw else self.partials.rows()
 
 
-def _as_table(frame: pd.DataFrame) -> pa.Table:
-    """Results as Arrow, window bounds as UTC timestamps."""
-    table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
-    for name in ("window_start", "window_end"):
-        i = table.schema.get_field_index(name)
-        table = table.set_column(i, name, table.column(name).cast(pa.int64()).cast(pa.timestamp("us", tz="UTC")))
-    return table
+def split(table: pa.Table | None, firing: Callable[[pa.Table], np.ndarray],
+          keep: Callable[[pa.Table], np.ndarray]) -> tuple[pa.Table | None, pa.Table | None]:
+    """The rows of ``table`` that ``firing`` selects (None if none), and ``table`` without the rows ``keep``
+    drops (the same table, not a copy, when it keeps them all)."""
+    if table is None or not table.num_rows:
+        return None, table
+    fire, kept = firing(table), keep(table)
+    return (table.filter(fire) if fire.any() else None), (table if kept.all() else table.filter(kept))
+
+
+def _with_column(table: pa.Table, name: str, values: np.ndarray) -> pa.Table:
+    """``table`` with column ``name`` set to ``values``, replacing one of that name."""
+    at = table.schema.get_field_index(name)
+    return table.set_column(at, name, pa.array(values)) if at >= 0 else table.append_column(name, pa.array(values))
+
+
+def _records(table: pa.Table) -> int:
+    """Input rows that ``table`` stands for: its partials' record counts, or its raw rows."""
+    if RECORDS in table.column_names:
+        return int(pc.sum(table[RECORDS]).as_py() or 0)
+    return table.num_rows
+
+
+def _times(column: pa.ChunkedArray) -> np.ndarray:
+    """Microsecond times (window bounds, event times) as int64 numbers."""
+    return column.to_numpy() if column.type == pa.int64() else pc.cast(column, pa.int64()).to_numpy()
+
+
+def _timestamps(micros: np.ndarray) -> pa.Array:
+    """Window bounds as UTC timestamps."""
+    return pa.array(micros, pa.int64()).cast(pa.timestamp("us", tz="UTC"))
+
+
+def _changed(column: pa.ChunkedArray) -> np.ndarray:
+    """For each row after the first, whether its value differs from the row before (nulls equal nulls)."""
+    after, before = column[1:], column[:-1]
+    differs = pc.fill_null(pc.not_equal(after, before), True)
+    both_null = pc.and_(pc.is_null(after), pc.is_null(before))
+    return pc.and_not(differs, both_null).to_numpy(zero_copy_only=False)

@@ -43,3 +43,33 @@ def test_an_unknown_allocator_or_a_negative_arena_count_is_refused_by_name():
         Configuration({"taskmanager.memory.arrow-allocator": "tcmalloc"})
     with pytest.raises(ConfigError, match="taskmanager.memory.malloc-arenas"):
         Configuration({"taskmanager.memory.malloc-arenas": -1})
+
+
+NATIVE_PROBE = """
+import json, logging, os, sys
+logging.basicConfig(level=logging.WARNING)
+os.environ.pop("ARROW_DEFAULT_MEMORY_POOL", None)
+from runtime.config import Configuration
+from runtime.taskmanager import allocators
+conf = Configuration(json.loads(sys.argv[1]))
+if sys.argv[2] == "prepared":
+    allocators.prepare_environment(conf)
+import pyarrow as pa
+native = pa.default_memory_pool().backend_name  # Arrow's C++ default (nothing set yet)
+allocators.configure(conf)
+print(json.dumps({"native": native}))
+"""
+
+
+def _native(prepared: bool, **conf) -> tuple[str, str]:
+    out = subprocess.run([sys.executable, "-c", NATIVE_PROBE, json.dumps(conf), "prepared" if prepared else "late"],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)["native"], out.stderr
+
+
+def test_arrows_own_allocations_follow_the_key_when_set_before_pyarrow_loads_and_a_late_one_is_reported():
+    assert _native(True) == ("system", "")
+    assert _native(True, **{"taskmanager.memory.arrow-allocator": "mimalloc"}) == ("mimalloc", "")
+    native, log = _native(False)
+    assert native != "system", "pyarrow's own default is a caching allocator: the case the variable is for"
+    assert "pyarrow was loaded before taskmanager.memory.arrow-allocator" in log
