@@ -115,6 +115,11 @@ CASES = [
                    "clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, user_id",
          "SELECT window.start AS window_start, window.end AS window_end, user_id, COUNT(*) AS n, SUM(amount) AS s "
          "FROM clicks GROUP BY window(ts, '10 seconds'), user_id"),
+    Case("tumble count distinct", "SELECT window_start, url, COUNT(DISTINCT user_id) AS users, COUNT(*) AS n FROM "
+                                  "TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
+                                  "GROUP BY window_start, window_end, url",
+         "SELECT window.start AS window_start, url, COUNT(DISTINCT user_id) AS users, COUNT(*) AS n FROM clicks "
+         "GROUP BY window(ts, '10 seconds'), url"),
     Case("tumble global", "SELECT window_start, COUNT(*) AS n, MAX(amount) AS m FROM TABLE(TUMBLE(TABLE clicks, "
                           "DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end",
          "SELECT window.start AS window_start, COUNT(*) AS n, MAX(amount) AS m FROM clicks GROUP BY window(ts, '5 seconds')"),

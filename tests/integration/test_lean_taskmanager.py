@@ -48,8 +48,9 @@ def test_window_jobs_and_sql_run_without_pandas_and_a_pandas_function_loads_it(l
     t_env.execute_sql("CREATE TABLE c (user_id INT, url STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' "
                       "SECOND) WITH ('connector' = 'datagen', 'number-of-rows' = '5000', 'rows-per-second' = '100000', "
                       "'fields.user_id.min' = '0', 'fields.user_id.max' = '20', 'fields.url.length' = '1')")
-    rows = list(t_env.execute_sql("SELECT user_id, COUNT(DISTINCT url) AS urls, COUNT(*) AS n FROM c GROUP BY "
-                                  "user_id, TUMBLE(ts, INTERVAL '10' SECOND)").collect())
+    rows = list(t_env.execute_sql("SELECT window_start, user_id, COUNT(DISTINCT url) AS urls, COUNT(*) AS n FROM "
+                                  "TABLE(TUMBLE(TABLE c, DESCRIPTOR(ts), INTERVAL '10' SECOND)) "
+                                  "GROUP BY window_start, window_end, user_id").collect())
     assert rows and all(r["n"] >= r["urls"] >= 1 for r in rows)
     assert not pandas_loaded(lean_cluster), "a window job or a SQL query loaded pandas into the TaskManager"
     assert reserved_regions_mib(lean_cluster) == [], "Arrow's C++ code allocated with pyarrow's caching default"
