@@ -22,6 +22,8 @@ import weakref
 
 import pyarrow as pa
 
+from runtime.config import Configuration
+
 _DIRECT_PARAMETERS = ("table", "schema", "timezone", "prefer_timestamp_ntz", "prefers_large_var_types",
                       "arrow_batch_size")
 _routes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session -> (create, settings) or None
@@ -68,7 +70,7 @@ def _direct_route(session):
 
 
 
-def settle_without_pandas() -> None:
+def settle_without_pandas(conf: Configuration) -> None:
     """Let pyarrow and PySpark settle, with pandas made unimportable for a moment, that it is not loaded.
 
     Each asks once whether pandas is there before it treats a value as a pandas object, and imports it to
@@ -77,9 +79,11 @@ def settle_without_pandas() -> None:
     ``pyspark.testing.utils``, which imports pandas to learn which of its tests could run. Settled here,
     pyarrow imports pandas only when a conversion to or from pandas needs it (``to_pandas``,
     ``from_pandas``: a job's pandas functions), as if pandas had been installed later; PySpark's testing
-    module reports ``have_pandas`` False, which only PySpark's doctests read. Call first thing in a process,
-    before it starts threads: an import of pandas on another thread meanwhile would fail."""
-    if "pandas" in sys.modules:
+    module reports ``have_pandas`` False, which only PySpark's doctests read, and ``should_test_connect`` False,
+    which PySpark's Spark Connect client reads (it needs pandas anyway): so nothing is done for a TaskManager
+    with a Connect session. Call first thing in a process, before it starts threads: an import of pandas on
+    another thread meanwhile would fail."""
+    if "pandas" in sys.modules or conf.get("spark.remote"):
         return
     blocker = _PandasBlocker()
     sys.meta_path.insert(0, blocker)

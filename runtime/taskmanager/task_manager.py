@@ -391,7 +391,7 @@ async def serve(conf: Configuration, jobmanager_url: str | None, token: str, slo
                 jobmanager_ready_file: str | None = None) -> None:
     """Run a TaskManager process until SIGTERM or SIGINT (``flinkbench taskmanager``)."""
     allocators.configure(conf)
-    lean_pyspark.settle_without_pandas()  # first thing, before any thread
+    lean_pyspark.settle_without_pandas(conf)  # first thing, before any thread
     tm = TaskManager(conf, jobmanager_url, token, slots, jobmanager_ready_file)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
