@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import subprocess
 import threading
 
 from runtime.config import Configuration
@@ -27,6 +28,7 @@ from runtime.taskmanager.spark_functions import ship_by_value
 log = logging.getLogger(__name__)
 
 OOM_MARKER = "OutOfMemoryError"
+JVM_EXIT_GRACE_S = 5.0  # a driver JVM whose context stopped is given this long to exit and say why
 
 
 # Spark keeps the last thousand SQL executions, jobs and stages (and 100,000 tasks) in its driver's status
@@ -189,8 +191,10 @@ class SparkSessionKeeper:
         gateway = SparkContext._gateway
         proc = getattr(gateway, "proc", None) if gateway is not None else None
         exit_code = proc.poll() if proc is not None else None
-        return health_verdict(exit_code, exit_code is None and _context_stopped(self._session),
-                              self._oom_errors, self.oom_threshold)
+        stopped = exit_code is None and _context_stopped(self._session)
+        if stopped and proc is not None:  # a JVM on its way out (an OutOfMemoryError) stops its context first
+            exit_code = _exit_within(proc, JVM_EXIT_GRACE_S)
+        return health_verdict(exit_code, stopped, self._oom_errors, self.oom_threshold)
 
     def _discard(self) -> None:
         session, self._session = self._session, None
@@ -259,6 +263,14 @@ def _classic_jvm_pid() -> int | None:
 
     gateway = SparkContext._gateway
     return gateway.proc.pid if gateway is not None and getattr(gateway, "proc", None) else None
+
+
+def _exit_within(proc, timeout: float) -> int | None:
+    """The process's exit code if it exits within ``timeout`` seconds, else None."""
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 def _context_stopped(session) -> bool:
