@@ -206,9 +206,7 @@ class WindowOperator:
     def _results(self, table: pa.Table) -> pa.Table:
         if self.raw:
             return self._aggregate_raw(table, [WINDOW_END] if WINDOW_END in table.column_names else [])
-        out = {k: table[k] for k in self.keys}
-        out["window_start"] = _timestamps(_times(table[WINDOW_START]))
-        out["window_end"] = _timestamps(self._ends(table))
+        out = self._keys_and_bounds(table)
         for spec in self.aggregates:
             name = spec["name"]
             if spec["fn"] == "avg":
@@ -224,15 +222,16 @@ class WindowOperator:
         wanted = [([] if spec["fn"] == "count" else spec["column"], _RAW_FUNCTIONS[spec["fn"]], None, f"__a_{spec['name']}")
                   for spec in self.aggregates]
         result = group_by(rows, group, wanted).sort_by([(c, "ascending") for c in group])
-        out = {k: result[k] for k in self.keys}
-        out["window_start"] = _timestamps(_times(result[WINDOW_START]))
-        ends = _times(result[WINDOW_END]) if WINDOW_END in group else \
-            _times(result[WINDOW_START]) + self.window.get("size_us", 0)
-        out["window_end"] = _timestamps(ends)
+        out = self._keys_and_bounds(result)
         for spec in self.aggregates:
             column = result[f"__a_{spec['name']}"]
             out[spec["name"]] = self._apply_udf(spec["name"], column) if spec["fn"] == "udf" else column
         return pa.table(out)
+
+    def _keys_and_bounds(self, table: pa.Table) -> dict:
+        """A result's first columns: the keys, then the window's bounds as UTC timestamps."""
+        return {**{k: table[k] for k in self.keys}, "window_start": _timestamps(_times(table[WINDOW_START])),
+                "window_end": _timestamps(self._ends(table))}
 
     def _apply_udf(self, name: str, lists: pa.ChunkedArray) -> pa.Array:
         """A user-defined aggregate over each window's values, given as the pandas Series agg.udf promises
