@@ -4,10 +4,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
+from jupyter_client.blocking import BlockingKernelClient
+from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
+from traitlets.config import Config
 
 REPO = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -31,6 +37,34 @@ def with_parameters(nb: nbformat.NotebookNode, **values) -> nbformat.NotebookNod
 CLUSTER_VARIABLES = ("FLINKBENCH_JOBMANAGER_URL", "FLINKBENCH_TOKEN_FILE", "FLINKBENCH_TOKEN")
 
 
+@contextmanager
+def kernel_config() -> Iterator[Config]:
+    """A kernel manager's config for Unix sockets in a directory of their own.
+
+    Over TCP jupyter_client picks five free ports and the kernel binds them later, so a connection made by anything
+    running in parallel can take one in between ("Address already in use", the kernel dies). Over IPC it numbers
+    socket files ``<ip>-1`` .. ``-5`` in the working directory unless told a path, and two kernels started at once
+    can pick the same numbers; a fresh directory per kernel rules that out."""
+    with tempfile.TemporaryDirectory(prefix="kernel-") as sockets:
+        yield Config({"KernelManager": {"transport": "ipc", "ip": os.path.join(sockets, "k")}})
+
+
+@contextmanager
+def started_kernel(env: dict[str, str]) -> Iterator[tuple[KernelManager, BlockingKernelClient]]:
+    """A python3 kernel in the repository root, ready, with its client's channels open; shut down on exit."""
+    with kernel_config() as config:
+        km = KernelManager(kernel_name="python3", config=config)
+        km.start_kernel(cwd=str(REPO), env=env)
+        kc = km.client()
+        kc.start_channels()
+        try:
+            kc.wait_for_ready(timeout=60)
+            yield km, kc
+        finally:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+
+
 def execute(nb: nbformat.NotebookNode, timeout: float = 300, allow_errors: bool = False,
             save_to: Path | None = None, env: dict[str, str] | None = None) -> nbformat.NotebookNode:
     """Execute in a fresh kernel started from the repository root; optionally keep the executed copy.
@@ -38,10 +72,10 @@ def execute(nb: nbformat.NotebookNode, timeout: float = 300, allow_errors: bool 
     The kernel sees no cluster from this process's environment, only the variables in ``env``."""
     base = {k: v for k, v in os.environ.items() if k not in CLUSTER_VARIABLES}
     env = dict(base, SPARK_LOCAL_IP="127.0.0.1", PYTHONPATH=str(REPO), **(env or {}))
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-                            resources={"metadata": {"path": str(REPO)}})
     try:
-        client.execute(env=env)
+        with kernel_config() as config:
+            NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
+                           resources={"metadata": {"path": str(REPO)}}, config=config).execute(env=env)
     finally:
         if save_to is not None:
             save_to.parent.mkdir(parents=True, exist_ok=True)

@@ -23,14 +23,9 @@ import pyspark
 
 from runtime.child_process import die_with_parent
 from tests.helpers.clusters import wait_until
+from tests.helpers.ports import free_port
 
 SPARK_HOME = os.path.dirname(pyspark.__file__)
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 NOT_INSTALLED = 'raise ImportError("flinkbench is not installed on this Spark engine")\n'

@@ -15,15 +15,10 @@ import socket
 import subprocess
 
 from tests.helpers.clusters import wait_until
+from tests.helpers.ports import free_port
 from tests.helpers.proxy import TcpProxy
 
 CLASSPATH = "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _answers(port: int) -> bool:
@@ -41,7 +36,7 @@ class ZooKeeperServer:
 
     def __init__(self, directory):
         self.directory = directory
-        self.port = _free_port()
+        self.port = free_port()
         self.quorum = f"127.0.0.1:{self.port}"  # the connect string
         self.popen: subprocess.Popen | None = None
         (directory / "data").mkdir(parents=True, exist_ok=True)

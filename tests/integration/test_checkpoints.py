@@ -5,7 +5,6 @@ import collections
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import pytest
 from runtime.api import KeyedProcessFunction, ValueStateDescriptor
 from runtime.examples import clicks
 from tests.helpers.pacing import Pace
+from tests.helpers.ports import free_port
 from tests.helpers.spark_reference import clicks_expected
 from tests.helpers.clusters import (busy_taskmanager, busy_taskmanagers, job_state, wait_for_checkpoint_after_restart,
                                    wait_until)
@@ -187,9 +187,7 @@ def test_restore_from_an_unknown_savepoint_is_refused(cluster, tmp_path):
 @pytest.fixture
 def s3_emulator(monkeypatch):
     """moto's S3 server on a free loopback port, with a bucket; the cluster processes inherit the settings."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), "moto_server"), "-H", "127.0.0.1",
                                "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     endpoint = f"http://127.0.0.1:{port}"

@@ -15,14 +15,9 @@ import pytest
 
 from runtime.client import RestClient
 from tests.helpers.clusters import wait_until
+from tests.helpers.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

@@ -3,8 +3,6 @@ cluster token, the TaskManager's show the job's record counts rising and the Job
 all under Flink's metric names."""
 from __future__ import annotations
 
-import random
-import socket
 import urllib.error
 import urllib.request
 
@@ -13,30 +11,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from runtime.security import read_token_file
 from tests.helpers.clusters import wait_until
-
-
-def free_port_range(width: int) -> int:
-    """The first of ``width`` consecutive free ports on 127.0.0.1, below the kernel's ephemeral range: a
-    connection to an unused ephemeral port can connect to itself (the test then reads back its own request
-    as the answer), and the test probes the ports nobody listens on too."""
-    with open("/proc/sys/net/ipv4/ip_local_port_range") as fh:
-        low = int(fh.read().split()[0])
-    rng = random.Random()
-    for _ in range(50):
-        first = rng.randrange(10_000, low - width)
-        try:
-            held = []
-            for port in range(first, first + width):
-                s = socket.socket()
-                held.append(s)
-                s.bind(("127.0.0.1", port))
-            return first
-        except OSError:
-            continue
-        finally:
-            for s in held:
-                s.close()
-    raise AssertionError("no run of free ports found")
+from tests.helpers.ports import free_port_range
 
 
 def scrape(port: int, token: str | None) -> dict[tuple[str, frozenset], float]:

@@ -3,7 +3,6 @@ address, and stops on a refused token (real JobManager processes, killed with SI
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 
@@ -14,12 +13,7 @@ from runtime.security import new_token, write_token_file
 from runtime.views.model import ClusterModel
 from runtime.views.stream import EventStream
 from tests.helpers.clusters import wait_until
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.helpers.ports import free_port
 
 
 class JobManagerProcess:

@@ -4,10 +4,9 @@ from __future__ import annotations
 import os
 
 import pytest
-from jupyter_client.manager import start_new_kernel
 
 from tests.helpers.clusters import wait_until
-from tests.helpers.notebooks import ANSI, REPO
+from tests.helpers.notebooks import ANSI, REPO, started_kernel
 
 pytestmark = pytest.mark.slow
 
@@ -20,8 +19,7 @@ def run(kc, code: str, timeout: float = 60) -> dict:
 
 def test_interrupting_a_waiting_cell_cancels_its_job(cluster):
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYTHONPATH=str(REPO))
-    km, kc = start_new_kernel(kernel_name="python3", cwd=str(REPO), env=env)
-    try:
+    with started_kernel(env) as (km, kc):
         run(kc, f"%load_ext kernel_magics\n%flink connect {cluster.url} --token-file {cluster.token_file}")
         msg_id = kc.execute("%%flink --wait --name interrupt-me\n"
                             "env.datagen('seq BIGINT', rows_per_second=100, fields={'seq': {'kind': 'sequence'}}).blackhole()")
@@ -42,6 +40,3 @@ def test_interrupting_a_waiting_cell_cancels_its_job(cluster):
         shown = ANSI.sub("", "\n".join(errors[0]["traceback"]))
         assert shown == f"KeyboardInterrupt: job {job['jid']} cancelled (CANCELED)"
         assert cluster.client.get(f"/jobs/{job['jid']}")["state"] == "CANCELED"
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)

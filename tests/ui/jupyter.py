@@ -4,22 +4,18 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import signal
-import socket
 import subprocess
 import sys
+import tempfile
 import urllib.error
 import urllib.request
 
 from tests.helpers.clusters import wait_until
+from tests.helpers.ports import free_port
 
 START_TIMEOUT_S = 60.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class JupyterLabServer:
@@ -38,6 +34,10 @@ class JupyterLabServer:
         # the panel's tests rely on the installed config, as a user's JupyterLab does.
         self.server_extension_flag = server_extension_flag
         self.popen: subprocess.Popen | None = None
+        # Kernels use Unix sockets named after their connection files here (``--KernelManager.transport=ipc``, so
+        # no TCP port can be taken between its choice and the kernel's bind), and a socket's path must stay under
+        # 108 bytes: a short directory of its own rather than one under the test's deep tmp_path.
+        self.runtime_dir = tempfile.mkdtemp(prefix="lab-")
 
     def start(self) -> JupyterLabServer:
         # The news toast would cover parts of the page in screenshots and clicks.
@@ -47,12 +47,12 @@ class JupyterLabServer:
             {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
         env = {**os.environ, **self.extra_env,
                "JUPYTER_CONFIG_DIR": str(self.workdir / "config"),
-               "JUPYTER_RUNTIME_DIR": str(self.workdir / "runtime"),
+               "JUPYTER_RUNTIME_DIR": self.runtime_dir,
                "IPYTHONDIR": str(self.workdir / "ipython"),
                "PYTHONUNBUFFERED": "1"}
         args = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
                 f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={self.root}",
-                "--ServerApp.port_retries=0", "--LabApp.news_url=",
+                "--ServerApp.port_retries=0", "--LabApp.news_url=", "--KernelManager.transport=ipc",
                 "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                 f"--LabApp.user_settings_dir={self.workdir / 'user-settings'}",
                 f"--LabApp.workspaces_dir={self.workdir / 'workspaces'}"]
@@ -76,14 +76,14 @@ class JupyterLabServer:
 
     def stop(self) -> None:
         """SIGTERM so the server extension stops what it started, then SIGKILL the group if it lingers."""
-        if self.popen is None or self.popen.poll() is not None:
-            return
-        os.killpg(self.popen.pid, signal.SIGTERM)
-        try:
-            self.popen.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.popen.pid, signal.SIGKILL)
-            self.popen.wait(5)
+        if self.popen is not None and self.popen.poll() is None:
+            os.killpg(self.popen.pid, signal.SIGTERM)
+            try:
+                self.popen.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+                self.popen.wait(5)
+        shutil.rmtree(self.runtime_dir, ignore_errors=True)
 
     def log_tail(self, lines: int = 40) -> str:
         try:

@@ -12,7 +12,8 @@ import pytest
 from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, started_cluster, wait_until
 from tests.ui.browser import chromium_context, chromium_missing_reason, screenshot
 from tests.ui.conftest import lab_environment
-from tests.ui.jupyter import JupyterLabServer, free_port
+from tests.helpers.ports import free_port
+from tests.ui.jupyter import JupyterLabServer
 
 pytestmark = [pytest.mark.ui, pytest.mark.slow,
               pytest.mark.skipif(chromium_missing_reason() is not None, reason=chromium_missing_reason() or "")]
@@ -49,7 +50,7 @@ def ui_cluster(tmp_path_factory):
 def lab(tmp_path_factory, ui_cluster, built_extension):
     with JupyterLabServer(tmp_path_factory.mktemp("ui-lab"), lab_environment(ui_cluster)) as server:
         notebook = nbformat.v4.new_notebook()
-        notebook.cells = [nbformat.v4.new_code_cell(STREAMING_CELL),
+        notebook.cells = [nbformat.v4.new_code_cell(STREAMING_CELL), nbformat.v4.new_code_cell("%load_ext kernel_magics"),
                           nbformat.v4.new_code_cell("%%flink --name ui-magic-cell\n" + STREAMING_CELL)]
         notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         nbformat.write(notebook, str(server.root / "jobs.ipynb"))
@@ -177,7 +178,8 @@ def test_flink_cell_job_appears_with_live_progress(page, lab, ui_cluster):
         pytest.skip(missing)
     notebook = open_notebook(page, lab)
     notebook.locator(".jp-CodeCell").nth(1).locator(".jp-InputPrompt").click()
-    page.keyboard.press("Shift+Enter")
+    page.keyboard.press("Shift+Enter")  # loads the magics (the toolbar's submit does too, when it runs first)
+    page.keyboard.press("Shift+Enter")  # the %%flink cell
     open_panel(page)
     job_id = None
     try:

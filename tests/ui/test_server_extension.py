@@ -10,7 +10,7 @@ import pytest
 import websocket
 
 from kernel_magics.server.handlers import routes
-from tests.ui.jupyter import free_port
+from tests.helpers.ports import free_port
 
 PREFIX = "/flinkbench"
 
