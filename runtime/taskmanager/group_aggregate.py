@@ -19,7 +19,7 @@ import pyarrow as pa
 from runtime.ddl import arrow_schema
 from runtime.keygroups import KEY_GROUP_COLUMN
 from runtime.taskmanager import changelog
-from runtime.taskmanager.keyed_state import KeyedStateBackend
+from runtime.taskmanager.keyed_state import KeyedStateOperator
 from runtime.taskmanager.window_operator import END_OF_TIME
 
 RECORDS = "__records"
@@ -75,7 +75,7 @@ class Accumulator:
         return int(self.total / self.count) if self.integral else self.total / self.count
 
 
-class GroupAggregateOperator:
+class GroupAggregateOperator(KeyedStateOperator):
     late_records = 0
 
     def __init__(self, params: dict, _udf=None):
@@ -86,7 +86,7 @@ class GroupAggregateOperator:
         self.schema: pa.Schema | None = None
         self.preaggregated = bool(params.get("preaggregated"))
         self.emit_final = bool(params.get("emit_final"))
-        self.backend = KeyedStateBackend()
+        super().__init__()
         self.dirty: dict[tuple[int, Any], None] = {}
 
     def _new_state(self) -> dict:
@@ -161,16 +161,6 @@ class GroupAggregateOperator:
         if self.emit_final and watermark == END_OF_TIME:
             return self._emit(sorted({kg_key for kg_key in self.backend.values}, key=repr))
         return None
-
-    def snapshot(self) -> pa.Table | None:
-        return self.backend.snapshot()
-
-    def restore(self, tables: list[pa.Table], key_groups: range) -> None:
-        self.backend.restore(tables, key_groups)
-
-    @property
-    def state_rows(self) -> int:
-        return len(self.backend.values)
 
 
 def _key_tuples(table: pa.Table, keys: list[str]) -> list[tuple]:

@@ -15,14 +15,14 @@ import pyarrow as pa
 
 from runtime.keygroups import KEY_GROUP_COLUMN
 from runtime.taskmanager import changelog
-from runtime.taskmanager.keyed_state import KeyedStateBackend
+from runtime.taskmanager.keyed_state import KeyedStateOperator
 from runtime.taskmanager.window_operator import END_OF_TIME
 
 SIDE = "__side"
 LEFT, RIGHT = 0, 1
 
 
-class JoinOperator:
+class JoinOperator(KeyedStateOperator):
     late_records = 0
 
     def __init__(self, params: dict, _udf=None):
@@ -30,7 +30,7 @@ class JoinOperator:
         self.fields = (params["left_fields"], params["right_fields"])
         self.keys = (params["left_keys"], params["right_keys"])
         self.emit_final = bool(params.get("emit_final"))
-        self.backend = KeyedStateBackend()
+        super().__init__()
         self.types: dict[str, pa.DataType] = {}
         self.out_rows: list[tuple] = []
         self.out_ops: list[int] = []
@@ -121,15 +121,3 @@ class JoinOperator:
                     for row, _ in state[side]:
                         self._out(self._pair(side, row, None), changelog.INSERT)
         return self._flush()
-
-    def snapshot(self) -> pa.Table | None:
-        return self.backend.snapshot()
-
-    def restore(self, tables: list[pa.Table], key_groups: range) -> None:
-        self.backend.restore(tables, key_groups)
-
-    @property
-    def state_rows(self) -> int:
-        return len(self.backend.values)
-
-

@@ -15,11 +15,11 @@ from runtime.ddl import arrow_schema
 from runtime.keygroups import KEY_GROUP_COLUMN
 from runtime.taskmanager import changelog
 from runtime.taskmanager.group_aggregate import Accumulator
-from runtime.taskmanager.keyed_state import KeyedStateBackend
+from runtime.taskmanager.keyed_state import KeyedStateOperator
 from runtime.taskmanager.window_operator import BEFORE_TIME
 
 
-class OverOperator:
+class OverOperator(KeyedStateOperator):
     def __init__(self, params: dict, _udf=None):
         self.partition: list[str] = params["partition"]
         self.time_column: str = params["time_column"]
@@ -28,7 +28,7 @@ class OverOperator:
         self.aggs: list[dict] = params["aggregates"]
         self.agg_schema = arrow_schema(params["agg_schema"])
         self.unbounded = self.rows_frame is None or self.range_us is None
-        self.backend = KeyedStateBackend()
+        super().__init__()
         self.watermark = BEFORE_TIME
         self.late_records = 0
         self.names: list[str] | None = None
@@ -117,15 +117,3 @@ class OverOperator:
             state["history"] = state["history"][-self.rows_frame:] if self.rows_frame else []
         else:
             state["history"] = [(t, r) for t, r in state["history"] if t >= watermark - self.range_us]
-
-    def snapshot(self) -> pa.Table | None:
-        return self.backend.snapshot()
-
-    def restore(self, tables: list[pa.Table], key_groups: range) -> None:
-        self.backend.restore(tables, key_groups)
-
-    @property
-    def state_rows(self) -> int:
-        return len(self.backend.values)
-
-

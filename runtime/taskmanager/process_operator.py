@@ -24,7 +24,7 @@ from runtime.api.process import (EVENT_TIME, PROCESSING_TIME, STATE_TYPES, Keyed
                                  ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor)
 from runtime.ddl import arrow_schema
 from runtime.keygroups import KEY_GROUP_COLUMN
-from runtime.taskmanager.keyed_state import KeyedStateBackend
+from runtime.taskmanager.keyed_state import KeyedStateOperator
 from runtime.taskmanager.spark import UserFunctionError
 from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME
 
@@ -38,7 +38,7 @@ def wall_clock_millis() -> int:
     return time.time_ns() // 1_000_000
 
 
-class KeyedProcessOperator:
+class KeyedProcessOperator(KeyedStateOperator):
     """A KeyedProcessFunction over bundles; ``clock`` (ms) is the processing time, replaceable in tests."""
 
     late_records = 0  # nothing is dropped: the function sees late rows (ctx.timestamp() <= the watermark)
@@ -51,7 +51,7 @@ class KeyedProcessOperator:
         self.ts_column: str | None = params.get("ts_column")
         self.schema = arrow_schema(params["schema"])
         self.clock = clock
-        self.backend = KeyedStateBackend()
+        super().__init__()
         self.watermark = BEFORE_TIME
         self.ctx = ProcessContext(self)
         self._opened = False
@@ -139,16 +139,6 @@ class KeyedProcessOperator:
             raise UserFunctionError(method, err) from None
 
     # -- state ---------------------------------------------------------------------------------
-    def snapshot(self) -> pa.Table | None:
-        return self.backend.snapshot()
-
-    def restore(self, tables: list[pa.Table], key_groups: range) -> None:
-        self.backend.restore(tables, key_groups)
-
-    @property
-    def state_rows(self) -> int:
-        return self.backend.rows
-
 
 def to_millis(micros: int) -> int:
     """Microseconds to milliseconds, rounding down; the start and end of time stay what they are."""

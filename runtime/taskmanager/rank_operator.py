@@ -14,11 +14,11 @@ import pyarrow as pa
 
 from runtime.keygroups import KEY_GROUP_COLUMN
 from runtime.taskmanager import changelog
-from runtime.taskmanager.keyed_state import KeyedStateBackend
+from runtime.taskmanager.keyed_state import KeyedStateOperator
 from runtime.taskmanager.window_operator import END_OF_TIME
 
 
-class RankOperator:
+class RankOperator(KeyedStateOperator):
     late_records = 0
 
     def __init__(self, params: dict, _udf=None):
@@ -30,7 +30,7 @@ class RankOperator:
         self.number: str | None = params.get("number")  # the row number column, when the query keeps it
         self.keep_all = bool(params.get("keep_all"))
         self.emit_final = bool(params.get("emit_final"))
-        self.backend = KeyedStateBackend()
+        super().__init__()
         self.names: list[str] | None = params.get("fields")  # the row's columns (default: every data column)
         self.schema: pa.Schema | None = None
         self.seq = 0
@@ -127,14 +127,7 @@ class RankOperator:
             return self._emit(sorted(self.backend.values, key=repr))
         return None
 
-    def snapshot(self) -> pa.Table | None:
-        return self.backend.snapshot()
-
     def restore(self, tables: list[pa.Table], key_groups: range) -> None:
-        self.backend.restore(tables, key_groups)
+        super().restore(tables, key_groups)
         for entry in self.backend.values.values():
             self.seq = max([self.seq] + [s for s, _ in entry["rank"]["rows"]])
-
-    @property
-    def state_rows(self) -> int:
-        return len(self.backend.values)

@@ -16,7 +16,7 @@ import pyarrow as pa
 from runtime.keygroups import KEY_GROUP_COLUMN
 from runtime.taskmanager import changelog
 from runtime.taskmanager.join_operator import LEFT, RIGHT, SIDE
-from runtime.taskmanager.keyed_state import KeyedStateBackend
+from runtime.taskmanager.keyed_state import KeyedStateOperator
 from runtime.taskmanager.window_operator import BEFORE_TIME
 
 
@@ -29,13 +29,13 @@ def micros(table: pa.Table, column: str) -> list:
     return col.cast(pa.timestamp("us", tz=col.type.tz)).cast(pa.int64()).to_pylist()
 
 
-class _TimeJoin:
+class _TimeJoin(KeyedStateOperator):
     late_records = 0
 
     def __init__(self, params: dict):
         self.fields = (params["left_fields"], params["right_fields"])
         self.keys = (params["left_keys"], params["right_keys"])
-        self.backend = KeyedStateBackend()
+        super().__init__()
         self.types: dict[str, pa.DataType] = {}
         self.watermark = BEFORE_TIME
 
@@ -51,16 +51,6 @@ class _TimeJoin:
 
     def _table(self, rows: list[tuple]) -> pa.Table | None:
         return changelog.typed_rows_table(self.fields[0] + self.fields[1], rows, None, self.types)
-
-    def snapshot(self) -> pa.Table | None:
-        return self.backend.snapshot()
-
-    def restore(self, tables: list[pa.Table], key_groups: range) -> None:
-        self.backend.restore(tables, key_groups)
-
-    @property
-    def state_rows(self) -> int:
-        return len(self.backend.values)
 
 
 class IntervalJoinOperator(_TimeJoin):
