@@ -7,15 +7,13 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from kernel_magics.chart_options import chart_arguments
 from kernel_magics.commands import SUBCOMMANDS, load_all, summary
 from kernel_magics.errors import FlinkError
+from kernel_magics.job_options import job_arguments
 from kernel_magics.session import session_for
 
 
 @magic_arguments(name="%flink")
 @argument("--name", help="job name (default: the cell's number)")
-@argument("--parallelism", type=int, metavar="N", help="default parallelism of the job's operators")
-@argument("--checkpoint-interval", metavar="DURATION", help="checkpoint every DURATION, e.g. 5s")
-@argument("--mode", choices=["streaming", "batch"], help="execution mode (batch implies --wait)")
-@argument("--from-savepoint", metavar="PATH", help="start from this savepoint or retained checkpoint")
+@job_arguments
 @argument("--wait", action="store_true", help="block until the job ends; interrupting cancels the job")
 @argument("--max-rows", type=int, default=100, metavar="N", help="rows the live results table keeps (default 100)")
 @argument("-o", dest="output", metavar="VAR", help="put every collected row in a pandas DataFrame named VAR")

@@ -48,6 +48,14 @@ def parse_duration(value: Any) -> float:
     return number * _DURATION_UNITS[unit]
 
 
+def read_duration(what: str, value: Any) -> float:
+    """``value`` as seconds (see parse_duration), or a ConfigError that names ``what`` and the value."""
+    try:
+        return parse_duration(value)
+    except (ValueError, TypeError) as err:
+        raise ConfigError(f"{what}: expected {err}, got {value!r}") from None
+
+
 def format_duration(seconds: float) -> str:
     """The shortest exact Flink-style text for ``seconds`` (to the millisecond) that parse_duration reads back."""
     ms = round(seconds * 1000)

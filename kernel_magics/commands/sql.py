@@ -16,7 +16,8 @@ from kernel_magics.chart_options import chart_arguments, results_view_options
 from kernel_magics.commands import subcommand
 from kernel_magics.commands.jobs import CANCEL_WAIT_S, wait_terminal
 from kernel_magics.errors import FlinkError, cluster_error, one_line
-from runtime.errors import ClusterError, ConfigurationError
+from kernel_magics.job_options import apply_job_options, job_arguments
+from runtime.errors import ClusterError
 from runtime.sql.errors import SqlError
 
 
@@ -27,10 +28,7 @@ class SqlCellError(FlinkError):
 @subcommand("sql")
 @magic_arguments(name="%%flink sql")
 @argument("--name", help="job name (default: the statement)")
-@argument("--parallelism", type=int, metavar="N", help="default parallelism of the jobs' operators")
-@argument("--checkpoint-interval", metavar="DURATION", help="checkpoint every DURATION, e.g. 5s")
-@argument("--mode", choices=["streaming", "batch"], help="execution mode (batch implies --wait)")
-@argument("--from-savepoint", metavar="PATH", help="start the jobs from this savepoint or retained checkpoint")
+@job_arguments
 @argument("--wait", action="store_true", help="block until each job ends; interrupting cancels it")
 @argument("--max-rows", type=int, default=100, metavar="N", help="rows the live results keep (default 100)")
 @argument("--result-mode", choices=["table", "changelog", "tableau"],
@@ -76,19 +74,10 @@ def session_table_env(session):
 
 
 def cell_overrides(args) -> dict[str, str]:
+    """The settings the cell's options make, for its statements only (a savepoint is taken in run_statements)."""
     from runtime.api.environment import StreamExecutionEnvironment
 
-    env = StreamExecutionEnvironment()
-    try:
-        if args.parallelism is not None:
-            env.set_parallelism(args.parallelism)
-        if args.checkpoint_interval:
-            env.enable_checkpointing(args.checkpoint_interval)
-        if args.mode:
-            env.set_runtime_mode(args.mode)
-    except (ConfigurationError, ValueError) as err:
-        raise FlinkError(f"%%flink sql options: {err}") from None
-    return dict(env.config)
+    return dict(apply_job_options(StreamExecutionEnvironment(), args, "%%flink sql").config)
 
 
 def run_statements(session, executor, args, cell: str) -> None:

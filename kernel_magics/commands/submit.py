@@ -18,6 +18,7 @@ from kernel_magics import api_hints
 from kernel_magics.chart_options import results_view_options
 from kernel_magics.commands.jobs import CANCEL_WAIT_S, wait_terminal
 from kernel_magics.errors import CellSyntaxError, FlinkError, cluster_error, one_line, trim_to_cell
+from kernel_magics.job_options import apply_job_options
 from runtime.client import ClusterError
 from runtime.config import ConfigError
 
@@ -47,18 +48,7 @@ def make_environment(session, args):
 
     env.table_catalog = shared_catalog(session)  # SQL and DataStream cells see the same tables
     env.table_env = StreamTableEnvironment.create(env)
-    try:
-        if args.parallelism is not None:
-            env.set_parallelism(args.parallelism)
-        if args.checkpoint_interval:
-            env.enable_checkpointing(args.checkpoint_interval)
-        if args.mode:
-            env.set_runtime_mode(args.mode)
-        if args.from_savepoint:
-            env.from_savepoint(args.from_savepoint)
-    except (ConfigError, ValueError) as err:
-        raise FlinkError(f"%%flink options: {err}") from None
-    return env
+    return apply_job_options(env, args, "%%flink")
 
 
 def run_cell_code(shell, cell: str) -> None:

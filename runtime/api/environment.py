@@ -15,7 +15,7 @@ from typing import Any
 from runtime.api.datastream import DataStream
 from runtime.client import JobClient, RestClient
 from runtime.codec import to_plain
-from runtime.config import ConfigError, format_duration, option, parse_duration, render
+from runtime.config import ConfigError, format_duration, option, read_duration, render
 from runtime.connectors.base import SourceReader, connector_options
 from runtime.connectors.collection import collection_params
 from runtime.connectors.datagen import datagen_params
@@ -91,7 +91,7 @@ class StreamExecutionEnvironment:
 
     def enable_checkpointing(self, interval: Any) -> StreamExecutionEnvironment:
         """Checkpoint every ``interval``: milliseconds as a number (Flink's API) or a duration string."""
-        seconds = parse_duration(interval)
+        seconds = read_duration("checkpoint interval", interval)
         if seconds <= 0:
             raise ConfigError("checkpoint interval must be positive")
         return self.set("execution.checkpointing.interval", format_duration(seconds))
@@ -127,7 +127,7 @@ class StreamExecutionEnvironment:
                    name: str | None = None, **options) -> DataStream:
         """CSV, JSON lines or Parquet files under ``path``; with ``monitor_interval`` (streaming mode) new
         files are picked up as they appear."""
-        interval = parse_duration(monitor_interval) if monitor_interval is not None else None
+        interval = read_duration("monitor_interval", monitor_interval) if monitor_interval is not None else None
         return self.from_source(file_source_params(path, format, schema, interval, **options),
                                 name or f"Source: {format} files")
 

@@ -9,16 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable
 
-from runtime.config import parse_duration
+from runtime.config import read_duration
 
 MICROS = 1_000_000
 
 
 def _micros(value: Any, what: str) -> int:
-    try:
-        seconds = parse_duration(value)
-    except (ValueError, TypeError) as err:
-        raise ValueError(f"{what}: {err}") from None
+    seconds = read_duration(what, value)
     if seconds < 0:
         raise ValueError(f"{what} must not be negative, got {value!r}")
     return int(round(seconds * MICROS))

@@ -79,7 +79,8 @@ def source_params(table, runtime_mode: str) -> dict:
         data_schema = ", ".join(f"`{c.name}` {c.type}" for c in table.physical if c.name not in partitions)
         return {"connector": "files", "path": _local(options["path"]), "format": options["format"],
                 "schema": data_schema, "header": False, "partition_columns": partitions,
-                "monitor_interval": parse_duration(interval) if interval and runtime_mode == "streaming" else None}
+                "monitor_interval": (_option(table, "source.monitor-interval", interval, parse_duration)
+                                     if interval and runtime_mode == "streaming" else None)}
     raise SqlValidationError(f"table {table.name!r} ({connector}) can only be written to, not read")
 
 
@@ -104,15 +105,16 @@ def datagen_params(table, schema: str) -> dict:
         spec = {k.split(".")[2]: v for k, v in options.items() if k.startswith(f"fields.{column.name}.")}
         fields[column.name] = _field_spec(table, column, spec)
         if spec.get("kind") == "sequence" and "end" in spec:  # a sequence ends the stream, as in Flink
-            length = int(spec["end"]) - int(spec.get("start", 0)) + 1
+            length = _field(table, column, spec, "end", int) - _field(table, column, spec, "start", int, 0) + 1
             rows = length if rows is None else min(rows, length)
     params = {"connector": "datagen", "schema": schema, "seed": _int(table, "seed") or 0, "fields": fields,
-              "rows_per_second": float(options.get("rows-per-second", DEFAULT_ROWS_PER_SECOND))}
+              "rows_per_second": _option(table, "rows-per-second", options.get("rows-per-second",
+                                                                               DEFAULT_ROWS_PER_SECOND), float)}
     if rows is not None:
         params["number_of_rows"] = rows
     for key, name in (("timestamp-start", "timestamp_start"), ("event-rate", "event_rate")):
         if key in options:
-            params[name] = float(options[key])
+            params[name] = _option(table, key, options[key], float)
     return params
 
 
@@ -124,24 +126,38 @@ def _field_spec(table, column, spec: dict) -> dict:
     out["kind"] = kind
     for key in ("min", "max", "start", "cardinality", "length"):
         if key in spec:
-            out[key] = float(spec[key]) if column.type in ("DOUBLE", "FLOAT") else int(spec[key])
+            out[key] = _field(table, column, spec, key, float if column.type in ("DOUBLE", "FLOAT") else int)
     if "values" in spec:
         out["values"] = [v.strip() for v in spec["values"].split(",")]
     if "prefix" in spec:
         out["prefix"] = spec["prefix"]
     if "max-out-of-orderness" in spec:
-        out["max_out_of_orderness"] = parse_duration(spec["max-out-of-orderness"])
+        out["max_out_of_orderness"] = _field(table, column, spec, "max-out-of-orderness", parse_duration)
     return out
+
+
+EXPECTED = {int: "an integer", float: "a number", parse_duration: "a duration such as '10 s' or '500 ms'"}
+
+
+def _option(table, key: str, value, parse):
+    """``value`` of option ``key`` read by ``parse`` (int, float or parse_duration); refused naming both."""
+    try:
+        return parse(value)
+    except (ValueError, TypeError):
+        raise SqlValidationError(f"table {table.name!r}: option {key!r} must be {EXPECTED[parse]}, "
+                                 f"got {value!r}") from None
+
+
+def _field(table, column, spec: dict, name: str, parse, default=None):
+    """The per-field option ``fields.<column>.<name>`` read by ``parse``, or ``default`` when it is not set."""
+    if name not in spec:
+        return default
+    return _option(table, f"fields.{column.name}.{name}", spec[name], parse)
 
 
 def _int(table, key: str) -> int | None:
     value = table.options.get(key)
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise SqlValidationError(f"table {table.name!r}: option {key!r} must be an integer, got {value!r}") from None
+    return None if value is None else _option(table, key, value, int)
 
 
 def _local(path: str) -> str:

@@ -90,3 +90,20 @@ def test_the_catalog_refuses_duplicates_and_drops_by_kind():
     catalog.drop("clicks", "TABLE")
     with pytest.raises(SqlValidationError, match="does not exist"):
         catalog.require("clicks")
+
+
+@pytest.mark.parametrize("options, words", [
+    ("'connector' = 'datagen', 'fields.a.min' = 'abc'", "option 'fields.a.min' must be an integer, got 'abc'"),
+    ("'connector' = 'datagen', 'rows-per-second' = 'fast'", "option 'rows-per-second' must be a number, got 'fast'"),
+    ("'connector' = 'datagen', 'fields.a.kind' = 'sequence', 'fields.a.end' = 'x'",
+     "option 'fields.a.end' must be an integer, got 'x'"),
+    ("'connector' = 'datagen', 'fields.ts.max-out-of-orderness' = 'a bit'",
+     "option 'fields.ts.max-out-of-orderness' must be a duration such as '10 s' or '500 ms', got 'a bit'"),
+    ("'connector' = 'filesystem', 'path' = '/x', 'format' = 'csv', 'source.monitor-interval' = 'often'",
+     "option 'source.monitor-interval' must be a duration"),
+])
+def test_option_values_that_do_not_read_are_refused_naming_option_and_value(options, words):
+    table = make(f"CREATE TABLE t (a INT, ts TIMESTAMP(3)) WITH ({options})")
+    with pytest.raises(SqlValidationError) as err:
+        connectors.source_params(table, "streaming")
+    assert str(err.value).startswith(f"table 't': {words}")
