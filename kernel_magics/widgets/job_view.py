@@ -32,6 +32,8 @@ LINGER_S = 2.0  # keep redrawing this long after the end, for the last events
 
 
 class JobView:
+    keeps_tables = True  # ``-o VAR`` is every collected Arrow table (a SQL view keeps its changelog instead)
+
     def __init__(self, session, job: JobClient, name: str, max_rows: int = 100, output_var: str | None = None,
                  start_offset: int = 0, chart: ChartSpec | None = None):
         self.session = session
@@ -56,7 +58,7 @@ class JobView:
         self._lock = threading.Lock()
         self._pending: list[pa.Table] = []
         self._tail: pa.Table | None = None
-        self._kept: list[pa.Table] | None = [] if output_var else None
+        self._kept: list[pa.Table] | None = [] if output_var and self.keeps_tables else None
         self.start_offset = start_offset
         self._offset = start_offset
         self._stop = threading.Event()
@@ -191,10 +193,7 @@ class JobView:
         with self._lock:
             pending, self._pending = self._pending, []
         if pending:
-            rows = pa.concat_tables(pending, promote_options="default")
-            self.results.append(rows)
-            if self.chart is not None:
-                self.chart.append(rows)
+            self._draw(pending)
         text = self._header_html()
         if self.header.value != text:
             self.header.value = text
@@ -202,6 +201,13 @@ class JobView:
         if not live:
             self.views.attach_all()  # the last pass: nothing redraws this view again
         return live
+
+    def _draw(self, pending: list[pa.Table]) -> None:
+        """Show the tables that arrived since the last refresh."""
+        rows = pa.concat_tables(pending, promote_options="default")
+        self.results.append(rows)
+        if self.chart is not None:
+            self.chart.append(rows)
 
     def _header_html(self) -> str:
         state = self.current_state()

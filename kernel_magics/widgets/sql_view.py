@@ -17,16 +17,17 @@ from runtime.sql.display import tableau
 from runtime.views.charts import ChartSpec
 from runtime.views.results import replace_rows
 
-from kernel_magics.widgets.job_view import LINGER_S, JobView
+from kernel_magics.widgets.job_view import JobView
 
 MODES = ("table", "changelog", "tableau")
 
 
 class SqlJobView(JobView):
+    keeps_tables = False  # -o is the materialised changelog
+
     def __init__(self, session, job, name: str, max_rows: int, output_var: str | None, mode: str,
                  columns: list[str], statement: str, chart: ChartSpec | None = None):
-        super().__init__(session, job, name, max_rows, None, chart=chart)
-        self.sql_output_var = output_var
+        super().__init__(session, job, name, max_rows, output_var, chart=chart)
         self.mode = mode
         self.columns = columns
         self.statement = statement
@@ -54,31 +55,8 @@ class SqlJobView(JobView):
 
         return pd.DataFrame([r.as_dict() for r in self.materialized()], columns=self.columns)
 
-    def _publish(self, force: bool = False) -> None:
-        """Rebind ``-o VAR`` to the materialised table so far (at most once a second while running)."""
-        import time
-
-        if not self.sql_output_var or not (force or time.monotonic() - self._published_at >= 1.0):
-            return
-        self._published_at = time.monotonic()
-        self.session.shell.user_ns[self.sql_output_var] = self.dataframe()
-
-    def refresh(self) -> bool:
-        """Updater thread: JobView's refresh, with the results drawn for the result mode."""
-        import time
-
-        self.bokeh.resync_if_needed()
-        self.views.refresh(self.session.model)
-        with self._lock:
-            pending, self._pending = self._pending, []
-        if pending:
-            self._redraw()
-        text = self._header_html()
-        if self.header.value != text:
-            self.header.value = text
-        return self._finished_at is None or time.monotonic() - self._finished_at < LINGER_S
-
-    def _redraw(self) -> None:
+    def _draw(self, pending: list[pa.Table]) -> None:
+        """The results drawn for the result mode, from every change so far (``pending`` is in them)."""
         if self.chart is not None:  # the chart follows the materialised result: an updated row moves its point
             self.chart.append(_arrow(self.columns, [tuple(r) for r in self.materialized()]))
         if self.mode == "table":
