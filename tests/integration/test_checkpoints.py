@@ -16,18 +16,11 @@ from runtime.api import KeyedProcessFunction, ValueStateDescriptor
 from runtime.examples import clicks
 from tests.helpers.pacing import Pace
 from tests.helpers.ports import free_port
-from tests.helpers.spark_reference import clicks_expected
+from tests.helpers.spark_reference import assert_clicks_exact, clicks_expected, clicks_rows
 from tests.helpers.clusters import (busy_taskmanager, busy_taskmanagers, job_state, wait_for_checkpoint_after_restart,
                                    wait_until)
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # TaskManagers cannot import this test module
-
-NAMES = ("user", "window_start", "window_end", "clicks", "total")
-
-
-def window_rows(table) -> list[tuple]:
-    return sorted((r["user"], r["window_start"], r["window_end"], r["clicks"], round(r["total"], 6))
-                  for r in table.to_pylist())
 
 
 def completed(cluster, job_id) -> int:
@@ -99,7 +92,7 @@ def test_ten_kills_and_a_task_exception_leave_the_committed_output_exact(fresh_c
     assert "injected task failure" in root_causes and "lost" in root_causes
 
     got = spark.read.parquet(str(out)).toArrow()
-    assert window_rows(got) == window_rows(clicks_expected(spark, rows)), "nothing lost, nothing duplicated"
+    assert_clicks_exact(spark, got, rows)
     assert not files_under(out / ".staging"), "no staged files left"
     job_dir = os.path.join(cluster.working_dir, "checkpoints", job.job_id)
     checkpoints = lambda: [d for d in os.listdir(job_dir) if d.startswith("chk-")] if os.path.isdir(job_dir) else []  # noqa: E731
@@ -170,8 +163,8 @@ def test_stop_with_savepoint_and_resume_at_other_parallelisms_gives_the_uninterr
             savepoint = _stop(cluster, job.job_id, tmp_path / "savepoints")
             assert cluster.client.get(f"/jobs/{job.job_id}/checkpoints")["latest"]["savepoint"]["is_savepoint"]
         pieces.append(job.results(timeout=300))
-    got = [row for piece in pieces for row in window_rows(piece)]
-    assert sorted(got) == window_rows(clicks_expected(spark, rows, event_rate=2_000.0))
+    got = [row for piece in pieces for row in clicks_rows(piece)]
+    assert sorted(got) == clicks_rows(clicks_expected(spark, rows, event_rate=2_000.0))
     assert all(p.num_rows for p in pieces[:2]), "each run produced some of the windows"
 
 
@@ -229,8 +222,7 @@ def test_checkpoints_in_s3_restore_after_a_kill(fresh_cluster, spark, s3_emulato
     cluster.kill_taskmanager(busy_taskmanager(cluster.client, job.job_id))  # the first ready TaskManager may hold every slot
     cluster.add_taskmanager(wait=False)
     pace.lift()
-    got = job.results(timeout=600)
-    assert window_rows(got) == window_rows(clicks_expected(spark, rows))
+    assert_clicks_exact(spark, job.results(timeout=600), rows)
     stats = cluster.client.get(f"/jobs/{job.job_id}/checkpoints")
     assert stats["latest"]["restored"] is not None and stats["latest"]["restored"]["external_path"].startswith("s3://")
     keys = [o["Key"] for o in s3_emulator.list_objects_v2(Bucket="checkpoints").get("Contents", [])]

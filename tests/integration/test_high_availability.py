@@ -13,11 +13,11 @@ import pytest
 
 from runtime.cluster import LocalCluster
 from runtime.examples import clicks
-from tests.helpers.spark_reference import clicks_expected
+from tests.helpers.spark_reference import assert_clicks_exact
 from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, wait_until
 from tests.helpers.pacing import Pace
 from tests.helpers.ha import new_leader, own_role, raw_call, registered_taskmanagers, with_standby
-from tests.integration.test_checkpoints import wait_for_new_checkpoint, window_rows
+from tests.integration.test_checkpoints import wait_for_new_checkpoint
 
 pytestmark = pytest.mark.serial
 
@@ -87,8 +87,7 @@ def test_killing_the_leader_resumes_the_job_from_its_checkpoint_with_exact_outpu
     assert checkpoints["counts"]["restored"] >= 1, "the new leader restored the job from a checkpoint"
     assert ha_cluster.leader_url() == leader
     got = spark.read.parquet(str(out)).toArrow() if sink == "parquet" else job.results()
-    assert window_rows(got) == window_rows(clicks_expected(spark, rows, event_rate=event_rate)), \
-        "nothing lost, nothing duplicated"
+    assert_clicks_exact(spark, got, rows, event_rate=event_rate)
     ha_store = os.path.join(ha_cluster.working_dir, "ha", "default")
     wait_until(lambda: not os.listdir(os.path.join(ha_store, "jobgraphs")), 30, "the finished job's HA entries removed")
 

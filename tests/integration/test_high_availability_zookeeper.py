@@ -16,7 +16,7 @@ from runtime.client import RestClient
 from runtime.cluster import LocalCluster
 from runtime.codec import to_plain
 from runtime.examples import clicks
-from tests.helpers.spark_reference import clicks_expected
+from tests.helpers.spark_reference import assert_clicks_exact
 from runtime.ha.services import LeadershipLost
 from runtime.ha.zookeeper import ZooKeeperHaServices
 from runtime.ids import JobId
@@ -25,7 +25,7 @@ from tests.helpers.ha import new_leader, own_role, raw_call, registered_taskmana
 from tests.helpers.pacing import Pace
 from tests.helpers.spark_engines import silent_spark_connect
 from tests.helpers.zookeeper import ConnectionCutter, zookeeper_server
-from tests.integration.test_checkpoints import wait_for_new_checkpoint, window_rows
+from tests.integration.test_checkpoints import wait_for_new_checkpoint
 from tests.integration.test_cluster_core import seq_source
 
 LEASE_S = 2.0  # also the ZooKeeper session timeout
@@ -142,8 +142,7 @@ def test_after_a_zookeeper_outage_exactly_one_jobmanager_serves_and_the_job_ends
     pace.lift()
     assert job.wait(600) == "FINISHED"
     got = spark.read.parquet(str(tmp_path / "out")).toArrow()
-    assert window_rows(got) == window_rows(clicks_expected(spark, rows, event_rate=event_rate)), \
-        "nothing lost, nothing duplicated"
+    assert_clicks_exact(spark, got, rows, event_rate=event_rate)
 
 
 BATCHES, BATCH_ROWS, KILL_AFTER = 60, 50, 20

@@ -10,11 +10,11 @@ import pytest
 
 from runtime.client import JobFailed
 from runtime.examples import clicks
-from tests.helpers.spark_reference import clicks_expected
+from tests.helpers.spark_reference import assert_clicks_exact
 from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, started_cluster, wait_until
 from tests.helpers.events import EventRecorder
 from tests.helpers.pacing import Pace
-from tests.integration.test_checkpoints import wait_for_new_checkpoint, window_rows
+from tests.integration.test_checkpoints import wait_for_new_checkpoint
 
 LOCAL = {"resourcemanager.provider": "local", "resourcemanager.taskmanager-timeout": "5 s"}
 
@@ -36,8 +36,7 @@ def test_a_job_on_a_cluster_without_task_managers_runs_on_ones_the_provider_star
         clicks.build(env, rows)
         got = env.execute_async("clicks").results(timeout=300)
         ended = time.monotonic()
-        expected = clicks_expected(spark, rows)
-        assert got.num_rows == expected.num_rows > 0 and window_rows(got) == window_rows(expected)
+        assert_clicks_exact(spark, got, rows)
 
         started = [e["tm_id"] for e in recorder.of_type("ResourceProviderDecision") if e["decision"] == "started"]
         assert len(started) == 3, "6 slots at 2 a TaskManager"
@@ -107,9 +106,7 @@ def test_a_killed_task_manager_is_replaced_by_the_provider_and_the_output_is_exa
         wait_for_new_checkpoint(cluster, job.job_id)
         killed, killed_at = _kill_the_job_s_task_manager(cluster, job.job_id)
         pace.lift()
-        got = job.results(timeout=300)
-        expected = clicks_expected(spark, rows)
-        assert window_rows(got) == window_rows(expected)
+        assert_clicks_exact(spark, job.results(timeout=300), rows)
 
         replaced = [e for e in recorder.of_type("ResourceProviderDecision") if e["decision"] == "requested"
                     and e["ts"] > killed_at]

@@ -6,8 +6,7 @@ import psutil
 
 from runtime.cluster import LocalCluster
 from runtime.examples import clicks
-from tests.helpers.spark_reference import clicks_expected
-from tests.integration.test_streaming import window_rows
+from tests.helpers.spark_reference import assert_clicks_exact
 
 ROWS = 60_000
 HOSTS = ("127.0.0.2", "127.0.0.3")
@@ -29,11 +28,7 @@ def test_clicks_is_exact_with_each_process_on_its_own_address(tmp_path, spark):
         env.set_parallelism(2)
         clicks.build(env, ROWS)
         job = env.execute_async("clicks")
-        got = job.results(timeout=300)
-        expected = clicks_expected(spark, ROWS)
-        names = ("user", "window_start", "window_end", "clicks", "total")
-        assert got.num_rows == expected.num_rows > 0
-        assert window_rows(got, *names) == window_rows(expected, *names)
+        assert_clicks_exact(spark, job.results(timeout=300), ROWS)
 
         tms = {tm["id"]: tm for tm in cluster.client.get("/taskmanagers")["taskmanagers"]}
         assert sorted(tm["host"] for tm in tms.values()) == list(HOSTS)

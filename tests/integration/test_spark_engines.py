@@ -5,23 +5,18 @@ from __future__ import annotations
 import psutil
 
 from runtime.examples import clicks
-from tests.helpers.spark_reference import clicks_expected
+from tests.helpers.spark_reference import assert_clicks_exact
 from tests.helpers.clusters import started_cluster
 from tests.helpers.spark_engines import spark_connect_server, spark_standalone
-from tests.integration.test_streaming import window_rows
 
 ROWS = 60_000
-NAMES = ("user", "window_start", "window_end", "clicks", "total")
 
 
 def _run_clicks(cluster, spark) -> None:
     env = cluster.environment()
     env.set_parallelism(2)
     clicks.build(env, ROWS)
-    got = env.execute_async("clicks").results(timeout=300)
-    expected = clicks_expected(spark, ROWS)
-    assert got.num_rows == expected.num_rows > 0
-    assert window_rows(got, *NAMES) == window_rows(expected, *NAMES)
+    assert_clicks_exact(spark, env.execute_async("clicks").results(timeout=300), ROWS)
 
 
 def _python_runs_on_the_engine(cluster) -> None:

@@ -9,7 +9,7 @@ import pytest
 from runtime.api.table import StreamTableEnvironment
 from runtime.examples import clicks
 from tests.helpers.pacing import Pace
-from tests.helpers.spark_reference import clicks_expected
+from tests.helpers.spark_reference import clicks_expected, clicks_rows
 from tests.helpers.clusters import (busy_taskmanager, completed_checkpoints, job_state, wait_for_checkpoint_after_restart,
                                     wait_until)
 
@@ -17,17 +17,12 @@ pytestmark = pytest.mark.slow
 OUT_SCHEMA = "user INT, window_start TIMESTAMP, window_end TIMESTAMP, clicks BIGINT, total DOUBLE"
 
 
-def window_rows(rows) -> list[tuple]:
-    return sorted((r["user"], r["window_start"].replace(tzinfo=None), r["window_end"].replace(tzinfo=None),
-                   r["clicks"], round(r["total"], 6)) for r in rows)
-
-
 def expected_rows(spark, rows: int) -> list[tuple]:
-    return window_rows(clicks_expected(spark, rows).to_pylist())
+    return clicks_rows(clicks_expected(spark, rows))
 
 
 def written_rows(spark, path) -> list[tuple]:
-    return window_rows(r.asDict() for r in spark.read.schema(OUT_SCHEMA).csv(str(path)).collect())
+    return clicks_rows(r.asDict() for r in spark.read.schema(OUT_SCHEMA).csv(str(path)).collect())
 
 
 def wait_for_checkpoint(cluster, job_id, timeout=300):

@@ -14,14 +14,9 @@ from runtime.api.windows import (EventTimeSessionWindows, SlidingEventTimeWindow
 from runtime.client import JobFailed
 from runtime.examples import clicks
 from tests.helpers.clusters import wait_until
-from tests.helpers.spark_reference import clicks_expected
+from tests.helpers.spark_reference import assert_clicks_exact
 
 CLICK_ROWS = 100_000
-
-
-def window_rows(table: pa.Table, *names: str) -> list[tuple]:
-    """Rows as sorted tuples with sums rounded, so float addition order does not matter."""
-    return sorted(tuple(round(r[n], 6) if isinstance(r[n], float) else r[n] for n in names) for r in table.to_pylist())
 
 
 def test_clicks_equals_a_spark_batch_query_and_its_exchange_crosses_task_managers(cluster, spark):
@@ -33,11 +28,7 @@ def test_clicks_equals_a_spark_batch_query_and_its_exchange_crosses_task_manager
     env.set_parallelism(2)
     clicks.build(env, CLICK_ROWS)
     job = env.execute_async("clicks")
-    got = job.results(timeout=300)
-    expected = clicks_expected(spark, CLICK_ROWS)
-    names = ("user", "window_start", "window_end", "clicks", "total")
-    assert got.num_rows == expected.num_rows > 0
-    assert window_rows(got, *names) == window_rows(expected, *names)
+    assert_clicks_exact(spark, job.results(timeout=300), CLICK_ROWS)
 
     source, window = job.details()["vertices"]
     assert "WindowPreAggregate" in source["name"] and "Window(tumbling)" in window["name"]

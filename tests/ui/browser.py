@@ -42,3 +42,17 @@ def screenshot(page, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path))
     return path
+
+
+def open_panel(page):
+    """The Flinkbench side panel, opened from JupyterLab's left bar if it is not showing."""
+    panel = page.locator("#flinkbench-panel")
+    if not panel.is_visible():
+        page.click('.jp-SideBar li[data-id="flinkbench-panel"]')
+    panel.wait_for(state="visible")
+    return panel
+
+
+def confirm_dialog(page):
+    page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept").click()
+    page.locator(".jp-Dialog").wait_for(state="detached")

@@ -12,7 +12,7 @@ import pytest
 from runtime.cluster import LocalCluster
 from runtime.errors import ClusterError
 from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, wait_until
-from tests.ui.browser import chromium_context, chromium_missing_reason, screenshot
+from tests.ui.browser import chromium_context, chromium_missing_reason, confirm_dialog, open_panel, screenshot
 from tests.ui.conftest import lab_environment
 from tests.ui.graphs import (SLOW_CELL_BODY, drawn_graph, expected_graph, is_busy_red, painted, slow_node_id,
                              wait_for_bottleneck)
@@ -106,19 +106,6 @@ def test_notebook_graph_turns_busy_and_names_the_bottleneck(page, ha_cluster, sl
     box = [float(node[k]) for k in ("x", "y", "width", "height")]
     wait_until(lambda: is_busy_red(painted(figure.screenshot(), *box)), 30, "the slow map painted busy under the cell")
     screenshot(page, "notebook-job-graph")
-
-
-def open_panel(page):
-    panel = page.locator("#flinkbench-panel")
-    if not panel.is_visible():
-        page.click('.jp-SideBar li[data-id="flinkbench-panel"]')
-    panel.wait_for(state="visible")
-    return panel
-
-
-def confirm_dialog(page):
-    page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept").click()
-    page.locator(".jp-Dialog").wait_for(state="detached")
 
 
 def job_row(panel, job_id: str, state: str | None = None):

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, started_cluster, wait_until
-from tests.ui.browser import chromium_context, chromium_missing_reason, screenshot
+from tests.ui.browser import chromium_context, chromium_missing_reason, confirm_dialog, open_panel, screenshot
 from tests.ui.conftest import lab_environment
 from tests.helpers.ports import free_port
 from tests.ui.jupyter import JupyterLabServer
@@ -73,19 +73,6 @@ def screenshot_on_failure(request):
     report = getattr(request.node, "report_call", None)
     if report is not None and report.failed and "page" in request.fixturenames:
         screenshot(request.getfixturevalue("page"), f"FAILED-{request.node.name}")
-
-
-def open_panel(page):
-    panel = page.locator("#flinkbench-panel")
-    if not panel.is_visible():
-        page.click('.jp-SideBar li[data-id="flinkbench-panel"]')
-    panel.wait_for(state="visible")
-    return panel
-
-
-def confirm_dialog(page):
-    page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept").click()
-    page.locator(".jp-Dialog").wait_for(state="detached")
 
 
 def job_row(page, name: str, state: str | None = None):
