@@ -38,6 +38,13 @@ JVM_EXIT_GRACE_S = 5.0  # a driver JVM whose context stopped is given this long 
 UNSEEN_HISTORY = {"spark.sql.ui.retainedExecutions": "1", "spark.ui.retainedJobs": "1",
                   "spark.ui.retainedStages": "1", "spark.ui.retainedTasks": "10"}
 
+# Spark's memory pages (hash aggregation, sorts) default to heap / cores / 16, 64 MB for a 2 GB driver with one
+# slot: each bundle's aggregation then allocated a 64 MB array, too large for the young generation, straight
+# into the old one, where it waited as garbage for a full collection and the heap grew around it. 4 MB pages are
+# born and die young (two TaskManagers, the benchmark's sequence: cluster peak 1.433 -> 1.337 GiB, Spark
+# heap committed 211 -> 153 MB, throughput within 6 %). A record larger than a page still gets a page its size.
+PAGE_SIZE = "4m"
+
 
 def session_settings(conf: Configuration, slots: int) -> dict[str, str]:
     """Everything the session is built with: the TaskManager's defaults, then each explicit ``spark.*`` key.
@@ -62,7 +69,7 @@ def session_settings(conf: Configuration, slots: int) -> dict[str, str]:
             "spark.driver.bindAddress": conf.taskmanager_bind_host(),
             "spark.default.parallelism": str(slots),
             "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
-            "spark.python.worker.reuse": "true",
+            "spark.python.worker.reuse": "true", "spark.buffer.pageSize": PAGE_SIZE,
             "spark.driver.extraJavaOptions": class_archive.base_java_options(conf)})
         if explicit.get("spark.ui.enabled", "false").lower() != "true":
             settings.update(UNSEEN_HISTORY)

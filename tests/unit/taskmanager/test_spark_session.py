@@ -2,7 +2,7 @@
 import pytest
 
 from runtime.config import ConfigError, Configuration
-from runtime.taskmanager.spark_session import UNSEEN_HISTORY, health_verdict, is_out_of_memory, session_settings
+from runtime.taskmanager.spark_session import PAGE_SIZE, UNSEEN_HISTORY, health_verdict, is_out_of_memory, session_settings
 
 
 def test_a_local_session_binds_and_advertises_the_task_manager_host_and_takes_every_spark_key():
@@ -35,6 +35,13 @@ def test_a_spark_connect_session_gets_session_settings_only():
                    for k in settings), settings
     assert settings["spark.sql.ansi.enabled"] == "false"
     assert settings["spark.sql.session.timeZone"] == "UTC"
+
+
+def test_a_driver_of_our_own_uses_small_memory_pages_unless_told_otherwise():
+    assert session_settings(Configuration(), slots=1)["spark.buffer.pageSize"] == PAGE_SIZE == "4m"
+    assert session_settings(Configuration({"spark.buffer.pageSize": "16m"}), slots=1)["spark.buffer.pageSize"] == "16m"
+    remote = session_settings(Configuration({"spark.remote": "sc://127.0.0.1:15002"}), slots=1)
+    assert "spark.buffer.pageSize" not in remote, "a Spark Connect server sizes its own pages"
 
 
 def test_a_driver_without_its_web_ui_keeps_no_query_history_and_one_with_it_keeps_sparks_default():
