@@ -33,15 +33,18 @@ _DURATION_UNITS = {
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
+DURATION_HINT = "a duration such as '10 s' or '500 ms'"
+
+
 def parse_duration(value: Any) -> float:
     """Read a Flink-style duration ("500 ms", "10s", "1 min", or a bare number of milliseconds) as seconds."""
     if isinstance(value, bool):
-        raise ValueError("a duration such as '10 s' or '500 ms'")
+        raise ValueError(DURATION_HINT)
     if isinstance(value, (int, float)):
         return float(value) / 1000.0
     match = _DURATION_RE.match(str(value))
     if not match:
-        raise ValueError("a duration such as '10 s' or '500 ms'")
+        raise ValueError(DURATION_HINT)
     number, unit = float(match.group(1)), match.group(2).lower() or "ms"
     if unit not in _DURATION_UNITS:
         raise ValueError(f"a duration unit among {sorted(set(_DURATION_UNITS))}")

@@ -8,7 +8,7 @@ naming the option, as Flink's factories do.
 """
 from __future__ import annotations
 
-from runtime.config import parse_duration
+from runtime.config import DURATION_HINT, parse_duration
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 
 CONNECTORS = ("datagen", "filesystem", "print", "blackhole")
@@ -136,7 +136,7 @@ def _field_spec(table, column, spec: dict) -> dict:
     return out
 
 
-EXPECTED = {int: "an integer", float: "a number", parse_duration: "a duration such as '10 s' or '500 ms'"}
+EXPECTED = {int: "an integer", float: "a number", parse_duration: DURATION_HINT}
 
 
 def _option(table, key: str, value, parse):
