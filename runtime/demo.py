@@ -25,6 +25,7 @@ import websocket
 from runtime.cluster import LocalCluster
 from runtime.errors import FlinkbenchError, last_line
 from runtime.examples import clicks
+from runtime.examples.clicks_reference import comparable, expected
 from runtime.java import check_java
 
 ROWS = 60_000
@@ -125,11 +126,33 @@ def follow(ws: websocket.WebSocket, narrator: Narrator) -> None:
         ws.close()
 
 
-def reference_in_background(path: str) -> subprocess.Popen:
+class Reference:
     """The same query as a plain Spark batch job, in a quiet low-priority process of its own (its JVM's
-    start-up would otherwise compete with the cluster's), written to ``path`` as Arrow."""
-    return subprocess.Popen([sys.executable, "-m", "runtime.demo", "--reference", path], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=lambda: os.nice(19))
+    start-up would otherwise compete with the cluster's), written to ``folder``/reference.arrow. Its
+    stderr goes to a file beside it, so a reference that fails can say why instead of going silent."""
+
+    def __init__(self, folder: str):
+        self.path = os.path.join(folder, "reference.arrow")
+        self.log_path = os.path.join(folder, "reference.log")
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen([sys.executable, "-m", "runtime.demo", "--reference", self.path],
+                                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                            preexec_fn=lambda: os.nice(19))
+
+    def rows(self) -> list[tuple]:
+        """The reference's rows once its process ends; FlinkbenchError with the process's last lines if it
+        failed."""
+        if self.process.wait() != 0:
+            with open(self.log_path, errors="replace") as log:
+                tail = [line.rstrip() for line in log.readlines() if line.strip()][-6:]
+            raise FlinkbenchError("the reference answer (a plain Spark batch query) failed with exit code "
+                                  f"{self.process.returncode}:\n  " + "\n  ".join(tail or ["(no output)"]))
+        with pa.memory_map(self.path) as source:
+            return comparable(ipc.open_file(source).read_all())
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait()
 
 
 def write_reference(path: str) -> None:
@@ -139,23 +162,11 @@ def write_reference(path: str) -> None:
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.driver.memory", "512m").config("spark.sql.session.timeZone", "UTC").getOrCreate())
     try:
-        table = clicks.expected(spark, ROWS)
+        table = expected(spark, ROWS)
     finally:
         spark.stop()
     with pa.OSFile(path, "wb") as sink, ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
-
-
-def read_reference(process: subprocess.Popen, path: str) -> list[tuple] | None:
-    if process.wait() != 0:
-        return None
-    with pa.memory_map(path) as source:
-        return window_rows(ipc.open_file(source).read_all())
-
-
-def window_rows(table) -> list[tuple]:
-    return sorted((r["user"], r["window_start"], r["window_end"], r["clicks"], round(r["total"], 6))
-                  for r in table.to_pylist())
 
 
 def run_clicks(cluster: LocalCluster, say: Callable[[str], None]) -> tuple[list[tuple], int]:
@@ -169,7 +180,7 @@ def run_clicks(cluster: LocalCluster, say: Callable[[str], None]) -> tuple[list[
     say(f"submitted 'clicks': {ROWS:,} generated clicks at {RATE:,}/s -> filter amount > 0.1 -> key by user -> "
         f"{clicks.WINDOW} event-time windows (count, sum) -> exactly-once collect")
     follow(stream, Narrator(cluster, job.job_id, say))
-    return window_rows(job.results(timeout=120)), job.details().get("restarts", 0)
+    return comparable(job.results(timeout=120)), job.details().get("restarts", 0)
 
 
 def main() -> int:
@@ -178,20 +189,21 @@ def main() -> int:
     say("starting an embedded cluster: 1 JobManager, 2 TaskManagers x 2 slots, each TaskManager a process "
         "with its own Spark session")
     with tempfile.TemporaryDirectory(prefix="flinkbench-demo-") as scratch:
-        reference = reference_in_background(os.path.join(scratch, "reference.arrow"))
+        reference = Reference(scratch)
         try:
             with LocalCluster(taskmanagers=2, slots=2, config=CLUSTER_CONFIG) as cluster:
                 say(f"cluster up; watch it live: {cluster.url}/dashboard?token={cluster.token}")
                 got, restarts = run_clicks(cluster, say)
             say(f"job FINISHED after {restarts} restart(s): {len(got):,} (user, window) rows; all processes stopped")
-            expected = read_reference(reference, os.path.join(scratch, "reference.arrow"))
+            want = reference.rows()
         finally:
-            reference.kill()
-    if expected == got:
+            reference.stop()
+    if want == got:
         say("exact: every per-user, per-window count and sum equals a plain Spark batch query over the same "
             "clicks; nothing lost, nothing counted twice")
         return 0
-    say(f"MISMATCH: {len(got):,} rows from the job, {'no' if expected is None else f'{len(expected):,}'} expected")
+    missing, extra = len(set(want) - set(got)), len(set(got) - set(want))
+    say(f"MISMATCH: {len(got):,} rows from the job, {len(want):,} expected ({missing:,} missing, {extra:,} not expected)")
     return 1
 
 

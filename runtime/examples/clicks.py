@@ -3,7 +3,7 @@
 Generated click events (user in [0, 10000), url, amount, event-time ts) -> filter amount > 0.1 ->
 key by user -> 10 s tumbling event-time windows with a 1 s watermark lag -> count and sum.
 
-tests/helpers/spark_reference.py computes the same answer as a plain Spark batch query over the same
+runtime/examples/clicks_reference.py computes the same answer as a plain Spark batch query over the same
 generated rows (the datagen expressions are a pure function of the offset), which is how tests check
 it; this module stays free of pyspark, which only TaskManagers (runtime.taskmanager.spark) import.
 """
