@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Debian packages Flinkbench uses: a Java 17+ JDK for PySpark (its jcmd writes the Spark class archive,
-# runtime/taskmanager/class_archive.py; a JRE runs everything, only slower to start), Chromium for the UI tests, ZooKeeper for HA tests.
+# runtime/taskmanager/class_archive.py; a JRE runs everything, only slower to start), Chromium for the UI tests, ZooKeeper for HA tests,
+# PostgreSQL (server, its wal2json plugin and the JDBC driver) for the database connector tests.
 #
-#   scripts/install-system-deps.sh          all three (what `make test` needs)
+#   scripts/install-system-deps.sh          all four (what `make test` needs)
 #   scripts/install-system-deps.sh java     only Java (what `make demo` and a user's cluster need)
 #
 # Installs only when running as root with apt-get. A failed install never stops the caller: it says
 # what is missing (Java's absence is then reported by `python -m runtime.java`, which `make` runs next,
 # and the tests that need Chromium or ZooKeeper fail naming what they lack).
 set -uo pipefail
-if [ $# -eq 0 ]; then set -- java chromium zookeeper; fi
+if [ $# -eq 0 ]; then set -- java chromium zookeeper postgresql; fi
 
 java_ok() {
   local java=java
@@ -27,7 +28,10 @@ for what in "$@"; do
     java) java_ok || need+=(java) ;;
     chromium) command -v chromium >/dev/null 2>&1 || need+=(chromium) ;;
     zookeeper) [ -d /usr/share/zookeeper ] || need+=(zookeeper) ;;
-    *) echo "install-system-deps: unknown component '$what' (java, chromium, zookeeper)" >&2; exit 2 ;;
+    postgresql) { [ -x /usr/lib/postgresql/15/bin/initdb ] && [ -f /usr/share/java/postgresql.jar ] \
+                  && [ -f /usr/lib/postgresql/15/lib/wal2json.so ]; } \
+                || need+=(postgresql postgresql-15-wal2json libpostgresql-jdbc-java) ;;
+    *) echo "install-system-deps: unknown component '$what' (java, chromium, zookeeper, postgresql)" >&2; exit 2 ;;
   esac
 done
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
