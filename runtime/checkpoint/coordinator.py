@@ -1,7 +1,8 @@
 """The checkpoint coordinator: one per JobMaster, it triggers, tracks and completes checkpoints.
 
 A checkpoint starts at the source subtasks (TriggerCheckpoint); barriers carry it through the job;
-every subtask acknowledges with a pointer to its snapshot. When all have, the coordinator writes
+every subtask acknowledges with a pointer to its snapshot. Checkpoint ids come from the job's counter in
+the HA store, reserved a few ahead. When all have acknowledged, the coordinator writes
 ``_metadata`` (the checkpoint is then complete and restorable), records it in the HA store, tells
 every subtask so (sinks publish what they staged), and drops checkpoints beyond
 ``state.checkpoints.num-retained``. A checkpoint that times out or is declined fails on its own; only
@@ -22,7 +23,7 @@ from collections.abc import Callable
 from runtime import events
 from runtime.checkpoint import lifecycle_events as ev
 from runtime.checkpoint import storage
-from runtime.checkpoint.context import CheckpointContext
+from runtime.checkpoint.context import CheckpointContext, CheckpointStore
 from runtime.checkpoint.lifecycle import CheckpointLifecycle, CheckpointSettings, PendingCheckpoint
 from runtime.checkpoint.lifecycle_events import CompletedCheckpoint, SubtaskSnapshot
 from runtime.errors import CheckpointError
@@ -63,9 +64,9 @@ class CheckpointCoordinator:
     """Triggers, tracks and completes the checkpoints of one job; lives on the JobManager's loop."""
 
     def __init__(self, job: CheckpointContext, conf, bus, on_too_many_failures: Callable[[str], None],
-                 publish_pointer: Callable[[str], None] | None = None, working_dir: str = "."):
+                 store: CheckpointStore | None = None, working_dir: str = "."):
         self.job = job  # only what a checkpoint needs of the job: participants and their gateways
-        self.publish_pointer = publish_pointer  # records the latest completed checkpoint for a new leader
+        self.store = store  # the HA store: checkpoint ids, and the retained checkpoints for a new leader
         self.bus = bus
         self.on_too_many_failures = on_too_many_failures
         self.interval = conf.get("execution.checkpointing.interval")
@@ -79,7 +80,7 @@ class CheckpointCoordinator:
         self.savepoint_base = storage.normalise(conf.get("state.savepoints.dir") or storage.join(self.base, "savepoints"))
         self.lifecycle = CheckpointLifecycle(
             CheckpointSettings(self.timeout, self.min_pause, self.max_concurrent, self.tolerable, self.retained,
-                               publish_pointer is not None), self._directory_for)
+                               store is not None, store is not None), self._directory_for)
         self.last_triggered = 0  # the id of the checkpoint trigger() started last
         self.restored: CompletedCheckpoint | None = None  # the last one restored (start or failover)
         self.restored_at: float | None = None
@@ -105,6 +106,7 @@ class CheckpointCoordinator:
 
     # -- triggering ---------------------------------------------------------------------------
     def start(self) -> None:
+        self._handle(ev.IdsWanted())
         if self.periodic and self._loop_task is None:
             self._loop_task = asyncio.get_running_loop().create_task(self._periodic())
 
@@ -177,6 +179,8 @@ class CheckpointCoordinator:
             loop.run_in_executor(None, _remove_all_quietly, action.files)
         elif isinstance(action, (ev.WriteMetadata, ev.PublishPointer)):
             loop.create_task(self._write(action))
+        elif isinstance(action, ev.ReserveIds):
+            loop.create_task(self._reserve(action))
         elif isinstance(action, ev.Completed):
             self._completed(action.checkpoint)
         elif isinstance(action, ev.Failed):
@@ -206,13 +210,25 @@ class CheckpointCoordinator:
                 return
             self._handle(ev.MetadataWritten(done.checkpoint_id))
             return
-        assert self.publish_pointer is not None
+        assert self.store is not None
         try:
-            await loop.run_in_executor(None, self.publish_pointer, action.directory)
+            await loop.run_in_executor(None, self.store.publish_checkpoint, action.directory, action.retained)
         except Exception as err:  # noqa: BLE001 - fenced off (LeadershipLost) or the store is unreachable
             self._handle(ev.PublishFailed(action.checkpoint_id, str(err)))
             return
         self._handle(ev.PointerPublished(action.checkpoint_id))
+
+    async def _reserve(self, action: ev.ReserveIds) -> None:
+        """Advance the HA store's checkpoint-id counter in a thread; the lifecycle keeps what it got."""
+        assert self.store is not None
+        try:
+            first = await asyncio.get_running_loop().run_in_executor(None, self.store.reserve_checkpoint_ids,
+                                                                     action.count, action.at_least)
+        except Exception as err:  # noqa: BLE001 - fenced off (LeadershipLost) or the store is unreachable
+            log.warning("job %s: cannot reserve checkpoint ids: %s", self.job.job_id, err)
+            self._handle(ev.ReserveFailed(str(err)))
+            return
+        self._handle(ev.IdsReserved(first, action.count))
 
     def _completed(self, done: CompletedCheckpoint) -> None:
         self._end(done.checkpoint_id)
@@ -290,7 +306,7 @@ class CheckpointCoordinator:
         """Subtasks are being deployed with this checkpoint's state (first start or failover)."""
         self.restored = checkpoint
         self.restored_at = time.time()
-        self.lifecycle.next_id = max(self.lifecycle.next_id, checkpoint.checkpoint_id + 1)
+        self.lifecycle.ids.raise_floor(checkpoint.checkpoint_id + 1)
         self.counts["restored"] += 1
         self.bus.publish(events.CheckpointRestored(self.job.job_id, checkpoint.checkpoint_id, checkpoint.directory))
 

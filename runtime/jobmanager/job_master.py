@@ -65,8 +65,7 @@ class JobMaster:
         self._handling = False
         self._tasks: set[asyncio.Task] = set()  # slot requests in flight
         self._timers: list[asyncio.TimerHandle] = []
-        self.checkpoints = CheckpointCoordinator(self, conf, bus, self._checkpoints_failing,
-                                                 ha.publish_checkpoint if ha is not None else None, working_dir)
+        self.checkpoints = CheckpointCoordinator(self, conf, bus, self._checkpoints_failing, ha, working_dir)
         self.savepoint_operations = OperationCache()
         self.checkpoint_operations = OperationCache()
         if restore is not None:

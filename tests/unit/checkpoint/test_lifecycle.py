@@ -58,7 +58,7 @@ def test_with_an_ha_store_the_pointer_is_published_before_the_sinks_commit():
     m = machine(publishes=True)
     trigger(m)
     acknowledge_all(m, 1)
-    assert m.handle(ev.MetadataWritten(1), 102.0) == [ev.PublishPointer(1, "mem://ck/chk-1")]
+    assert m.handle(ev.MetadataWritten(1), 102.0) == [ev.PublishPointer(1, "mem://ck/chk-1", ("mem://ck/chk-1",))]
     assert m.latest() is None and m.pending[1].phase == Phase.PUBLISHING
     assert kinds(m.handle(ev.PointerPublished(1), 103.0)) == ["Completed", "NotifyComplete", "NotifyComplete"]
 
@@ -77,7 +77,7 @@ def test_checkpoints_beyond_the_retained_are_dropped_but_never_the_users_startin
     m = machine(retained=1)
     start = complete_checkpoint(5, "mem://user/savepoint-5")
     m.start_from(start)
-    assert m.latest() is start and m.next_id == 6
+    assert m.latest() is start and m.ids.floor == 6
     trigger(m)
     assert "DropCheckpoint" not in kinds(complete(m, 6))
     trigger(m)
