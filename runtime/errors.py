@@ -46,6 +46,10 @@ class CheckpointError(FlinkbenchError):
     """A checkpoint or savepoint that did not complete, or checkpoint storage that fails."""
 
 
+class StorageError(CheckpointError, OSError):
+    """Checkpoint storage that cannot be read or written; the message names the URL."""
+
+
 class ConnectorError(FlinkbenchError, ValueError):
     """A connector that is unknown, misconfigured, or cannot read or write its data."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from runtime.checkpoint.fencing import WriteFence
 from runtime.ids import ExecutionAttemptId, JobId, JobVertexId
 from runtime.gateways import TaskExecutorGateway
 
@@ -42,6 +43,15 @@ class CheckpointStore(Protocol):
     """The job's entries in the HA store as its checkpoint coordinator uses them. Blocking (a file or a
     ZooKeeper round trip): the coordinator calls them in a thread. Each raises LeadershipLost when this
     leader is fenced off and OSError when the store does not answer."""
+
+    @property
+    def fence(self) -> WriteFence:
+        """Guards what the coordinator writes and deletes (runtime.checkpoint.fencing)."""
+        ...
+
+    def leading(self) -> bool:
+        """Whether this JobManager's lease still holds (no I/O): a periodic trigger checks it first."""
+        ...
 
     def publish_checkpoint(self, directory: str, retained: tuple[str, ...] = ()) -> None:
         """Record the latest completed checkpoint and the retained ones (oldest first) for a new leader."""

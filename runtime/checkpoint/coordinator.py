@@ -23,6 +23,7 @@ from collections.abc import Callable
 from runtime import events
 from runtime.checkpoint import lifecycle_events as ev
 from runtime.checkpoint import storage
+from runtime.checkpoint.checkpoint_files import CheckpointFiles, load_checkpoint
 from runtime.checkpoint.context import CheckpointContext, CheckpointStore
 from runtime.checkpoint.lifecycle import CheckpointLifecycle, CheckpointSettings, PendingCheckpoint
 from runtime.checkpoint.lifecycle_events import CompletedCheckpoint, SubtaskSnapshot
@@ -46,20 +47,6 @@ class CheckpointFailure(CheckpointError):
     """A checkpoint or savepoint that did not complete; the message says why."""
 
 
-def load_checkpoint(path: str) -> CompletedCheckpoint:
-    """A completed checkpoint or savepoint from its directory (the one holding ``_metadata``).
-
-    Raises StorageError when it cannot be read, CheckpointError when its metadata is malformed."""
-    directory = storage.normalise(path)
-    meta = storage.read_json(storage.join(directory, storage.METADATA))
-    try:
-        subtasks = [SubtaskSnapshot(**s) for s in meta["subtasks"]]
-        return CompletedCheckpoint(meta["checkpoint_id"], meta["timestamp"], meta["is_savepoint"], directory,
-                                   subtasks, 0.0, sum(s.size for s in subtasks))
-    except (KeyError, TypeError) as err:
-        raise CheckpointError(f"{directory} has malformed checkpoint metadata ({err!r})") from None
-
-
 class CheckpointCoordinator:
     """Triggers, tracks and completes the checkpoints of one job; lives on the JobManager's loop."""
 
@@ -67,6 +54,8 @@ class CheckpointCoordinator:
                  store: CheckpointStore | None = None, working_dir: str = "."):
         self.job = job  # only what a checkpoint needs of the job: participants and their gateways
         self.store = store  # the HA store: checkpoint ids, and the retained checkpoints for a new leader
+        self.files = CheckpointFiles(store.fence if store is not None else None)  # every write fenced
+        self.suspended = False  # this JobManager lost the leadership: the coordinator does nothing more
         self.bus = bus
         self.on_too_many_failures = on_too_many_failures
         self.interval = conf.get("execution.checkpointing.interval")
@@ -115,10 +104,23 @@ class CheckpointCoordinator:
             self._loop_task.cancel()
             self._loop_task = None
 
+    def suspend(self) -> None:
+        """This JobManager lost the leadership: stop at once, write and delete nothing more (what is in
+        flight is the new leader's to restore or sweep), and fail whoever waits on a checkpoint."""
+        self.stop()
+        self.suspended = True
+        for timer in self._timers.values():
+            timer.cancel()
+        for future in self._futures.values():
+            if not future.done():
+                future.set_exception(CheckpointFailure("this JobManager lost the leadership"))
+                future.exception()
+
     async def _periodic(self) -> None:
         while True:
             await asyncio.sleep(self.interval)
-            self._handle(self._trigger_request(periodic=True))
+            if self.store is None or self.store.leading():  # after a pause longer than the lease: no trigger
+                self._handle(self._trigger_request(periodic=True))
 
     def trigger(self, is_savepoint: bool = False, target: str | None = None, stop: bool = False,
                 drain: bool = False, full: bool = False) -> asyncio.Future:
@@ -152,6 +154,8 @@ class CheckpointCoordinator:
 
     # -- the lifecycle decides, this class executes -------------------------------------------
     def _handle(self, event: ev.Event) -> list[ev.Action]:
+        if self.suspended:
+            return []
         actions = self.lifecycle.handle(event, time.time())
         for action in actions:
             self._execute(action)
@@ -172,11 +176,11 @@ class CheckpointCoordinator:
             self._send(action.attempt_id, NotifyCheckpointAborted(self.job.job_id, action.attempt_id,
                                                                   action.checkpoint_id))
         elif isinstance(action, ev.DiscardState):
-            loop.run_in_executor(None, _discard_state, action.pointer, action.ended)
+            self.files.discard_state(action.pointer, action.ended)
         elif isinstance(action, (ev.DropCheckpoint, ev.DiscardCheckpoint)):
-            loop.run_in_executor(None, _remove_quietly, action.directory)
+            self.files.remove(action.directory)
         elif isinstance(action, ev.DiscardShared):
-            loop.run_in_executor(None, _remove_all_quietly, action.files)
+            self.files.remove_all(action.files)
         elif isinstance(action, (ev.WriteMetadata, ev.PublishPointer)):
             loop.create_task(self._write(action))
         elif isinstance(action, ev.ReserveIds):
@@ -203,8 +207,7 @@ class CheckpointCoordinator:
         if isinstance(action, ev.WriteMetadata):
             done = action.checkpoint
             try:
-                await loop.run_in_executor(None, storage.write_json, storage.join(done.directory, storage.METADATA),
-                                           done.metadata(self.job.job_id, self.job.max_parallelism))
+                await self.files.write_metadata(done, self.job.job_id, self.job.max_parallelism)
             except storage.StorageError as err:
                 self._handle(ev.MetadataFailed(done.checkpoint_id, str(err)))
                 return
@@ -280,14 +283,8 @@ class CheckpointCoordinator:
         """The job ended: remove every checkpoint directory of this job but the retained ones, and every
         shared file the retained ones do not refer to (uploads of checkpoints that never completed)."""
         keep = {c.directory for c in self.completed} | self.lifecycle.shared.live()
-        job_dir = storage.join(self.base, self.job.job_id)
-        shared_dir = storage.job_shared_dir(self.base, self.job.job_id)
-
-        def remove_stale() -> None:
-            stale = [storage.join(job_dir, name) for name in _listing(job_dir) if name.startswith("chk-")]
-            stale += [storage.join(shared_dir, name) for name in _listing(shared_dir)]
-            _remove_all_quietly([url for url in stale if url not in keep])
-        asyncio.get_running_loop().run_in_executor(None, remove_stale)
+        self.files.sweep(storage.join(self.base, self.job.job_id), storage.job_shared_dir(self.base, self.job.job_id),
+                         keep)
 
     # -- restore ------------------------------------------------------------------------------
     def latest(self) -> CompletedCheckpoint | None:
@@ -335,31 +332,3 @@ class CheckpointCoordinator:
         """The checkpointing settings, for /jobs/<id>/checkpoints/config."""
         return CheckpointConfigSnapshot(self.interval if self.periodic else 0.0, self.timeout, self.min_pause,
                                         self.max_concurrent, self.tolerable, self.base, self.savepoint_base)
-
-
-def _remove_quietly(directory: str, remove: Callable[[str], None] = storage.remove) -> None:
-    try:
-        remove(directory)
-    except storage.StorageError as err:
-        log.warning("could not remove %s: %s", directory, err)
-
-
-def _discard_state(pointer: str, checkpoint_ended: bool) -> None:
-    """A late or stray subtask snapshot; the directory of a checkpoint that ended goes with its last one."""
-    _remove_quietly(pointer)
-    if checkpoint_ended:
-        _remove_quietly(storage.parent(pointer), storage.remove_if_empty)
-
-
-def _remove_all_quietly(urls) -> None:
-    for url in urls:
-        _remove_quietly(url)
-
-
-def _listing(directory: str) -> list[str]:
-    """The names under ``directory``; none when the store cannot be listed (it keeps its debris)."""
-    try:
-        return storage.list_dirs(directory)
-    except Exception as err:  # noqa: BLE001 - an unreachable store leaves its debris
-        log.warning("cannot list %s: %s", directory, err)
-        return []

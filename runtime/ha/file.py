@@ -97,6 +97,10 @@ class FileHaServices(HaServices):
         lease = self._valid_lease()
         return LeaderInfo(lease["contender_id"], lease["address"], LeaderSessionId(lease["session_id"])) if lease else None
 
+    def leads(self, session_id: LeaderSessionId) -> bool:
+        lease = self._valid_lease()
+        return lease is not None and lease["session_id"] == session_id
+
     # -- membership ---------------------------------------------------------------------------
     def announce(self, contender_id: str, address: str, pid: int) -> None:
         write_atomically(self._path("jobmanagers", contender_id),

@@ -19,9 +19,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from runtime.checkpoint.fencing import fenced_by
 from runtime.errors import ClusterError
 from runtime.config import ConfigError, Configuration
 from runtime.ha import storage
+from runtime.ha.fence import LeaderFence, LeaseHolder
 from runtime.ha.leadership import ConnectionSuspended, Reconnected, SessionLost
 from runtime.ids import JobId, LeaderSessionId
 
@@ -64,6 +66,15 @@ class HaServices(ABC):
     @abstractmethod
     def leader(self) -> LeaderInfo | None:
         """The contender holding a valid lease, or None while nobody does."""
+
+    @abstractmethod
+    def leads(self, session_id: LeaderSessionId) -> bool:
+        """Whether ``session_id`` holds the leadership now, as this process's connection to the store sees
+        it (ZooKeeper: the leader znode is owned by this client's live session). OSError if unreachable."""
+
+    def fence(self, session_id: LeaderSessionId, lease: LeaseHolder) -> LeaderFence | None:
+        """The fence of what this JobManager writes while it leads under ``session_id`` (runtime.ha.fence)."""
+        return LeaderFence(self, lease, session_id)
 
     # -- membership (for ``GET /jobmanagers``) -------------------------------------------------
     @abstractmethod
@@ -131,16 +142,18 @@ class HaServices(ABC):
         """Release connections; the default has none."""
         return None
 
-    def entries(self, session_id: LeaderSessionId, job_id: JobId) -> JobEntries:
-        return JobEntries(self, session_id, job_id)
+    def entries(self, session_id: LeaderSessionId, job_id: JobId, lease: LeaseHolder) -> JobEntries:
+        return JobEntries(self, session_id, job_id, LeaderFence(self, lease, session_id))
 
 
 @dataclass
 class JobEntries:
-    """One job's HA entries as its leader writes them: each write carries the leader's session id."""
+    """One job's HA entries as its leader writes them: each write carries the leader's session id, and
+    ``fence`` guards what the leader writes and deletes for the job in checkpoint and HA storage."""
     services: HaServices
     session_id: LeaderSessionId
     job_id: JobId
+    fence: LeaderFence
 
     def publish_checkpoint(self, directory: str, retained: tuple[str, ...] = ()) -> None:
         self.services.put_checkpoint_pointer(self.session_id, self.job_id, directory, retained)
@@ -148,11 +161,15 @@ class JobEntries:
     def reserve_checkpoint_ids(self, count: int, at_least: int) -> int:
         return self.services.reserve_checkpoint_ids(self.session_id, self.job_id, count, at_least)
 
+    def leading(self) -> bool:
+        return self.fence.leading()
+
     def clean(self) -> None:
         """The job ended: no later leader resumes it, so its entries and its data go."""
         self.services.remove_job(self.session_id, self.job_id)
         if self.data_dir:
-            storage.remove(self.data_dir)
+            with fenced_by(self.fence):
+                storage.remove(self.data_dir)
 
     @property
     def data_dir(self) -> str | None:
@@ -177,6 +194,12 @@ class NoHaServices(HaServices):
 
     def leader(self) -> LeaderInfo | None:
         return self._me
+
+    def leads(self, session_id: LeaderSessionId) -> bool:
+        return session_id == self.session_id
+
+    def fence(self, session_id: LeaderSessionId, lease: LeaseHolder) -> None:
+        return None  # the only JobManager: nobody can take its place
 
     def announce(self, contender_id: str, address: str, pid: int) -> None:
         self._pid = pid
@@ -204,7 +227,7 @@ class NoHaServices(HaServices):
     def _pointer(self, job_id) -> dict | None:
         return None
 
-    def entries(self, session_id, job_id) -> None:  # type: ignore[override]
+    def entries(self, session_id, job_id, lease) -> None:  # type: ignore[override]
         return None  # nothing to record: no checkpoint coordinator waits on a store
 
 

@@ -125,6 +125,12 @@ class ZooKeeperHaServices(HaServices):
         lease, _ = self._read(self._leader)
         return LeaderInfo(lease["contender_id"], lease["address"], LeaderSessionId(lease["session_id"])) if lease else None
 
+    def leads(self, session_id: LeaderSessionId) -> bool:
+        """The leader znode names ``session_id`` and belongs to this client's current ZooKeeper session
+        (after an expiry the old znode may linger a moment: it no longer counts)."""
+        lease, stat = self._read(self._leader)
+        return lease is not None and lease["session_id"] == session_id and stat.ephemeralOwner == self._session()
+
     # -- membership ---------------------------------------------------------------------------
     def announce(self, contender_id: str, address: str, pid: int) -> None:
         path = f"{self.root}/jobmanagers/{contender_id}"

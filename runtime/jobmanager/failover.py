@@ -30,8 +30,9 @@ CancelTimedOut came first and the rest count as CANCELED. Transition table:
     RESTARTING    RestartDelayPassed            CREATED (new attempts); RequestSlots
     FAILING       attempts stopped              FAILED; JobTerminated
     live          CancelRequested               CANCELLING; StopCheckpointing, CancelSlotRequest, CancelTask
-    live          Suspended (leadership lost)   SUSPENDED; StopCheckpointing, JobSuspended; then every event
-                                                is ignored: the new leader resumes the job
+    live          Suspended (leadership lost)   SUSPENDED; JobSuspended (checkpointing stops without a
+                                                write: what is in flight is the new leader's); then every
+                                                event is ignored: the new leader resumes the job
     CANCELLING    attempts stopped              CANCELED; JobTerminated
     RUNNING       StopRequested                 PauseCheckpointing (stop-with-savepoint in flight)
     RUNNING       CheckpointFailed(that one)    StartCheckpointing (the job keeps running)
@@ -118,7 +119,6 @@ class JobFailover:
         elif isinstance(event, Suspended):
             if not self.status.is_globally_terminal:
                 self._set_status(_J.SUSPENDED, out, event.reason)
-                out.append(StopCheckpointing(event.reason))
                 out.append(JobSuspended())
         elif isinstance(event, RestartDelayPassed):
             if self.status == _J.RESTARTING and event.round == self.round and not self._stopping:
