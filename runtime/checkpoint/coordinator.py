@@ -51,13 +51,15 @@ class CheckpointCoordinator:
     """Triggers, tracks and completes the checkpoints of one job; lives on the JobManager's loop."""
 
     def __init__(self, job: CheckpointContext, conf, bus, on_too_many_failures: Callable[[str], None],
-                 store: CheckpointStore | None = None, working_dir: str = "."):
+                 store: CheckpointStore | None = None, working_dir: str = ".",
+                 on_restore_impossible: Callable[[str], None] = lambda reason: None):
         self.job = job  # only what a checkpoint needs of the job: participants and their gateways
         self.store = store  # the HA store: checkpoint ids, and the retained checkpoints for a new leader
         self.files = CheckpointFiles(store.fence if store is not None else None)  # every write fenced
         self.suspended = False  # this JobManager lost the leadership: the coordinator does nothing more
         self.bus = bus
         self.on_too_many_failures = on_too_many_failures
+        self.on_restore_impossible = on_restore_impossible  # no checkpoint is left to restore: the job fails
         self.interval = conf.get("execution.checkpointing.interval")
         self.timeout = conf.get("execution.checkpointing.timeout")
         self.min_pause = conf.get("execution.checkpointing.min-pause")
@@ -191,6 +193,11 @@ class CheckpointCoordinator:
             self._failed(action)
         elif isinstance(action, ev.TooManyFailures):
             self.on_too_many_failures(action.reason)
+        elif isinstance(action, ev.FellBack):
+            log.warning("job %s: %s; the next restart restores checkpoint %d (%s)", self.job.job_id, action.reason,
+                        action.to.checkpoint_id, action.to.directory)
+        elif isinstance(action, ev.RestoreImpossible):
+            self.on_restore_impossible(action.reason)
 
     def _started(self, action: ev.Started) -> None:
         loop = asyncio.get_running_loop()
@@ -298,6 +305,12 @@ class CheckpointCoordinator:
         """A new leader resumes the job: its latest completed checkpoint (from the HA store) becomes the
         one the first deployment restores, and is retained and dropped like any checkpoint of ours."""
         self.lifecycle.start_from(checkpoint, retained=True)
+
+    def restore_failed(self, round: int, error: str) -> None:
+        """A subtask of restart round ``round`` could not read its part of the checkpoint it was deployed
+        with: after a few rounds the job falls back to an older retained one, or fails naming it."""
+        if self.restored is not None:
+            self._handle(ev.RestoreFailed(self.restored.checkpoint_id, round, error))
 
     def restore_from(self, checkpoint: CompletedCheckpoint) -> None:
         """Subtasks are being deployed with this checkpoint's state (first start or failover)."""

@@ -25,12 +25,17 @@ so every transition is tested without processes (tests/unit/checkpoint/test_life
     (none)        IdsWanted, or a trigger that used or lacked an id
                                         ReserveIds when few ids are reserved (runtime.checkpoint.checkpoint_ids)
     (none)        IdsReserved / ReserveFailed   the reserved ids, or why there are none
+    (none)        RestoreFailed (of the latest, in RESTORE_ATTEMPTS restart rounds)
+                                        FellBack to the next older retained checkpoint (and PublishPointer of
+                                        it), or RestoreImpossible when none is left: never a restore loop
 
 Checkpoint ids: with an HA store every id comes from the job's counter there, reserved by this leader
 alone, so a checkpoint's directory is never one another leader uses; a trigger that finds no reserved
 id is skipped (periodic) or refused (a user's) while ReserveIds asks for more. Retention: a completed
 checkpoint is dropped only when a newer one is complete *and* its pointer is published (the store never
-names a dropped checkpoint).
+names a dropped checkpoint), so a job always has a restore point once it completed one. A restore point
+whose files are missing or damaged is given up after RESTORE_ATTEMPTS rounds (its files are kept for a
+look); the job falls back to the next older retained one, or fails naming it.
 
 Incremental checkpoints: every acknowledgement registers the shared files the subtask's state is in
 with a reference registry (runtime.checkpoint.shared_registry); one that refers to a file already
@@ -48,13 +53,15 @@ from dataclasses import dataclass, field
 from runtime.checkpoint.checkpoint_ids import CheckpointIds
 from runtime.checkpoint.lifecycle_events import (AbortAll, Acknowledged, Action, Completed, CompletedCheckpoint,
                                                  Declined, DiscardCheckpoint, DiscardShared, DiscardState, DropCheckpoint,
-                                                 Event, Failed, IdsReserved, IdsWanted, MetadataFailed, MetadataWritten,
-                                                 NotifyAborted, NotifyComplete, Participants, PointerPublished,
-                                                 PublishFailed, PublishPointer, Refused, ReserveFailed, SendTrigger,
-                                                 Started, SubtaskSnapshot, TimedOut, TooManyFailures, TriggerRequested,
-                                                 WriteMetadata)
+                                                 Event, Failed, FellBack, IdsReserved, IdsWanted, MetadataFailed,
+                                                 MetadataWritten, NotifyAborted, NotifyComplete, Participants,
+                                                 PointerPublished, PublishFailed, PublishPointer, Refused, ReserveFailed,
+                                                 RestoreFailed, RestoreImpossible, SendTrigger, Started, SubtaskSnapshot,
+                                                 TimedOut, TooManyFailures, TriggerRequested, WriteMetadata)
 from runtime.checkpoint.shared_registry import SharedStateRegistry
 from runtime.ids import ExecutionAttemptId
+
+RESTORE_ATTEMPTS = 2  # restart rounds a restore point may fail in before the job falls back from it
 
 
 class Phase(str, enum.Enum):
@@ -105,6 +112,7 @@ class CheckpointLifecycle:
         self.consecutive_failures = 0
         self.last_end = float("-inf")
         self.shared = SharedStateRegistry()  # who refers to each shared file of incremental checkpoints
+        self.restore_failures: dict[int, set[int]] = {}  # checkpoint id -> restart rounds its restore failed in
 
     def handle(self, event: Event, now: float) -> list[Action]:
         """Apply ``event`` at wall-clock time ``now`` (seconds) and return the actions, in order."""
@@ -131,6 +139,8 @@ class CheckpointLifecycle:
                 self._fail(checkpoint_id, event.reason, now, out, count=False)
         elif isinstance(event, (IdsWanted, IdsReserved, ReserveFailed)):
             self._ids(event, out)
+        elif isinstance(event, RestoreFailed):
+            self._restore_failed(event, out)
         else:
             self._fail(event.checkpoint_id, _reason(event, self.settings.timeout_s), now, out)
         return out
@@ -150,6 +160,32 @@ class CheckpointLifecycle:
         else:
             self.initial = checkpoint
         self.ids.raise_floor(checkpoint.checkpoint_id + 1)
+
+    def _restore_failed(self, event: RestoreFailed, out: list[Action]) -> None:
+        """The latest restore point failed in one more round; after RESTORE_ATTEMPTS, fall back from it."""
+        failed = self.latest()
+        if failed is None or failed.checkpoint_id != event.checkpoint_id:
+            return  # given up already (a report from a later subtask of that round)
+        rounds = self.restore_failures.setdefault(failed.checkpoint_id, set())
+        rounds.add(event.round)
+        if len(rounds) < RESTORE_ATTEMPTS:
+            return
+        if self.completed and self.completed[-1] is failed:
+            self.completed.pop()
+        else:
+            self.initial = None
+        what = "savepoint" if failed.is_savepoint else "checkpoint"
+        reason = (f"cannot restore {what} {failed.checkpoint_id} ({failed.directory}) in {len(rounds)} attempts: "
+                  f"{event.error}")
+        fallback = self.latest()
+        if fallback is None:
+            out.append(RestoreImpossible(f"{reason}; no older retained checkpoint to fall back to "
+                                         f"(state.checkpoints.num-retained: {self.settings.retained})"))
+            return
+        out.append(FellBack(failed, fallback, reason))
+        if self.settings.publishes and not fallback.is_savepoint:
+            out.append(PublishPointer(fallback.checkpoint_id, fallback.directory,
+                                      tuple(c.directory for c in self.completed)))
 
     # -- transitions -------------------------------------------------------------------------------
     def _trigger(self, event: TriggerRequested, now: float, out: list[Action]) -> None:

@@ -140,8 +140,17 @@ class ReserveFailed:
     error: str
 
 
+@dataclass(frozen=True)
+class RestoreFailed:
+    """A subtask of restart round ``round`` could not read its part of checkpoint ``checkpoint_id``
+    (missing or damaged files)."""
+    checkpoint_id: int
+    round: int
+    error: str
+
+
 Event = (TriggerRequested | Acknowledged | Declined | TimedOut | AbortAll | MetadataWritten | MetadataFailed
-         | PointerPublished | PublishFailed | IdsWanted | IdsReserved | ReserveFailed)
+         | PointerPublished | PublishFailed | IdsWanted | IdsReserved | ReserveFailed | RestoreFailed)
 
 
 # -- actions -----------------------------------------------------------------------------------
@@ -252,5 +261,20 @@ class TooManyFailures:
     reason: str
 
 
+@dataclass(frozen=True)
+class FellBack:
+    """``failed`` could not be restored in RESTORE_ATTEMPTS rounds: the next deployment restores ``to``."""
+    failed: CompletedCheckpoint
+    to: CompletedCheckpoint
+    reason: str
+
+
+@dataclass(frozen=True)
+class RestoreImpossible:
+    """No checkpoint is left to restore: the job fails with ``reason`` (it names the checkpoint)."""
+    reason: str
+
+
 Action = (Refused | Started | SendTrigger | DiscardState | DiscardShared | WriteMetadata | PublishPointer | Completed
-          | NotifyComplete | DropCheckpoint | Failed | NotifyAborted | DiscardCheckpoint | TooManyFailures | ReserveIds)
+          | NotifyComplete | DropCheckpoint | Failed | NotifyAborted | DiscardCheckpoint | TooManyFailures | ReserveIds
+          | FellBack | RestoreImpossible)

@@ -14,6 +14,7 @@ import logging
 from runtime import events
 from runtime.checkpoint import storage
 from runtime.checkpoint.checkpoint_files import load_checkpoint
+from runtime.checkpoint.lifecycle_events import CompletedCheckpoint
 from runtime.codec import WireError, from_plain
 from runtime.config import ConfigError, Configuration
 from runtime.connectors.base import ConnectorError
@@ -73,20 +74,36 @@ class Dispatcher:
 
     def recover_jobs(self) -> None:
         """This JobManager just became the leader: resume every job the HA store still holds, each from
-        its latest completed checkpoint (restored as a failover restart would)."""
+        its latest completed checkpoint (restored as a failover restart would), with the older retained
+        ones to fall back to."""
         for job_id, payload in self.ha.job_graphs().items():
             if job_id in self.jobs:
                 continue
             try:
                 master = self._job_master(job_id, payload)
                 self._digests[job_id] = _digest(payload)
-                pointer = self.ha.checkpoint_pointer(job_id)
-                if pointer:
-                    master.resume_from(load_checkpoint(pointer))
-            except (SubmissionError, CheckpointError) as err:
+                retained = self._retained(job_id)
+            except (SubmissionError, CheckpointError, OSError) as err:  # it stays in the store for a later try
                 log.error("cannot recover job %s: %s", job_id, err)
                 continue
-            self._start(master, f"recovered from checkpoint {pointer}" if pointer else "recovered")
+            for checkpoint in retained:
+                master.resume_from(checkpoint)
+            self._start(master, f"recovered from checkpoint {retained[-1].directory}" if retained else "recovered")
+
+    def _retained(self, job_id: JobId) -> list[CompletedCheckpoint]:
+        """The job's retained checkpoints the HA store names, oldest first, less those whose metadata
+        cannot be read (logged: the job falls back to an older one). CheckpointError when it names some and
+        none can be read (the job is not started over from nothing), OSError if the store does not answer."""
+        found, named = [], self.ha.retained_checkpoints(job_id)
+        for directory in named:
+            try:
+                found.append(load_checkpoint(directory))
+            except CheckpointError as err:
+                log.error("job %s: retained checkpoint %s cannot be read, so it is not restored: %s",
+                          job_id, directory, err)
+        if named and not found:
+            raise CheckpointError(f"none of its retained checkpoints can be read: {', '.join(named)}")
+        return found
 
     def suspend_jobs(self, reason: str) -> None:
         """Leadership lost: every unfinished JobMaster stops acting and is forgotten here; the HA store

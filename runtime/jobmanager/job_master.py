@@ -25,7 +25,8 @@ from runtime.jobgraph import JobGraph
 from runtime.jobmanager.collect import CollectBuffer
 from runtime.jobmanager import failover_events as ev
 from runtime.jobmanager.execution_graph import ExecutionGraph
-from runtime.jobmanager.failover import JobFailover
+from runtime.errors import last_line
+from runtime.jobmanager.failover import JobFailover, exception_name
 from runtime.jobmanager.operations import OperationCache
 from runtime.jobmanager.push import PushLogs
 from runtime.gateways import TaskExecutorGateway, TaskManagerGone
@@ -72,7 +73,8 @@ class JobMaster:
         self._handling = False
         self._tasks: set[asyncio.Task] = set()  # slot requests in flight
         self._timers: list[asyncio.TimerHandle] = []
-        self.checkpoints = CheckpointCoordinator(self, conf, bus, self._checkpoints_failing, ha, working_dir)
+        self.checkpoints = CheckpointCoordinator(self, conf, bus, self._checkpoints_failing, ha, working_dir,
+                                                 lambda cause: self._handle(ev.Unrecoverable(cause)))
         self.savepoint_operations = OperationCache()
         self.checkpoint_operations = OperationCache()
         if restore is not None:
@@ -217,7 +219,11 @@ class JobMaster:
 
     # -- reports from TaskManagers (the JobMasterGateway) -------------------------------------
     def update_task_execution_state(self, msg: TaskStateChanged) -> None:
-        """A TaskManager reports an attempt's new state."""
+        """A TaskManager reports an attempt's new state; one of this round that could not read the
+        checkpoint it restores counts against that checkpoint (runtime.checkpoint.task_state.RestoreFailed)."""
+        if (msg.state == ExecutionState.FAILED and exception_name(msg.error or "").endswith("RestoreFailed")
+                and self.eg.find(msg.attempt_id)[1] is not None):
+            self.checkpoints.restore_failed(self.eg.attempt, last_line(msg.error))
         self._handle(ev.TaskReported(msg.attempt_id, msg.state, msg.error))
 
     def report_task_metrics(self, msg: TaskMetrics) -> None:
