@@ -46,6 +46,16 @@ class CheckpointError(FlinkbenchError):
     """A checkpoint or savepoint that did not complete, or checkpoint storage that fails."""
 
 
+class StorageError(CheckpointError, OSError):
+    """Checkpoint storage that cannot be read or written; the message names the URL."""
+
+
+class RestoreFailed(CheckpointError):
+    """A subtask could not read its part of the checkpoint it was deployed to restore (files missing or
+    damaged). The JobMaster tells it by this name: a restore point that fails this way in a few restart
+    rounds is given up for an older retained one."""
+
+
 class ConnectorError(FlinkbenchError, ValueError):
     """A connector that is unknown, misconfigured, or cannot read or write its data."""
 

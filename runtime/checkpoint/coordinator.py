@@ -1,7 +1,8 @@
 """The checkpoint coordinator: one per JobMaster, it triggers, tracks and completes checkpoints.
 
 A checkpoint starts at the source subtasks (TriggerCheckpoint); barriers carry it through the job;
-every subtask acknowledges with a pointer to its snapshot. When all have, the coordinator writes
+every subtask acknowledges with a pointer to its snapshot. Checkpoint ids come from the job's counter in
+the HA store, reserved a few ahead. When all have acknowledged, the coordinator writes
 ``_metadata`` (the checkpoint is then complete and restorable), records it in the HA store, tells
 every subtask so (sinks publish what they staged), and drops checkpoints beyond
 ``state.checkpoints.num-retained``. A checkpoint that times out or is declined fails on its own; only
@@ -22,7 +23,8 @@ from collections.abc import Callable
 from runtime import events
 from runtime.checkpoint import lifecycle_events as ev
 from runtime.checkpoint import storage
-from runtime.checkpoint.context import CheckpointContext
+from runtime.checkpoint.checkpoint_files import CheckpointFiles, load_checkpoint
+from runtime.checkpoint.context import CheckpointContext, CheckpointStore
 from runtime.checkpoint.lifecycle import CheckpointLifecycle, CheckpointSettings, PendingCheckpoint
 from runtime.checkpoint.lifecycle_events import CompletedCheckpoint, SubtaskSnapshot
 from runtime.errors import CheckpointError
@@ -45,29 +47,19 @@ class CheckpointFailure(CheckpointError):
     """A checkpoint or savepoint that did not complete; the message says why."""
 
 
-def load_checkpoint(path: str) -> CompletedCheckpoint:
-    """A completed checkpoint or savepoint from its directory (the one holding ``_metadata``).
-
-    Raises StorageError when it cannot be read, CheckpointError when its metadata is malformed."""
-    directory = storage.normalise(path)
-    meta = storage.read_json(storage.join(directory, storage.METADATA))
-    try:
-        subtasks = [SubtaskSnapshot(**s) for s in meta["subtasks"]]
-        return CompletedCheckpoint(meta["checkpoint_id"], meta["timestamp"], meta["is_savepoint"], directory,
-                                   subtasks, 0.0, sum(s.size for s in subtasks))
-    except (KeyError, TypeError) as err:
-        raise CheckpointError(f"{directory} has malformed checkpoint metadata ({err!r})") from None
-
-
 class CheckpointCoordinator:
     """Triggers, tracks and completes the checkpoints of one job; lives on the JobManager's loop."""
 
     def __init__(self, job: CheckpointContext, conf, bus, on_too_many_failures: Callable[[str], None],
-                 publish_pointer: Callable[[str], None] | None = None, working_dir: str = "."):
+                 store: CheckpointStore | None = None, working_dir: str = ".",
+                 on_restore_impossible: Callable[[str], None] = lambda reason: None):
         self.job = job  # only what a checkpoint needs of the job: participants and their gateways
-        self.publish_pointer = publish_pointer  # records the latest completed checkpoint for a new leader
+        self.store = store  # the HA store: checkpoint ids, and the retained checkpoints for a new leader
+        self.files = CheckpointFiles(store.fence if store is not None else None)  # every write fenced
+        self.suspended = False  # this JobManager lost the leadership: the coordinator does nothing more
         self.bus = bus
         self.on_too_many_failures = on_too_many_failures
+        self.on_restore_impossible = on_restore_impossible  # no checkpoint is left to restore: the job fails
         self.interval = conf.get("execution.checkpointing.interval")
         self.timeout = conf.get("execution.checkpointing.timeout")
         self.min_pause = conf.get("execution.checkpointing.min-pause")
@@ -79,7 +71,7 @@ class CheckpointCoordinator:
         self.savepoint_base = storage.normalise(conf.get("state.savepoints.dir") or storage.join(self.base, "savepoints"))
         self.lifecycle = CheckpointLifecycle(
             CheckpointSettings(self.timeout, self.min_pause, self.max_concurrent, self.tolerable, self.retained,
-                               publish_pointer is not None), self._directory_for)
+                               store is not None, store is not None), self._directory_for)
         self.last_triggered = 0  # the id of the checkpoint trigger() started last
         self.restored: CompletedCheckpoint | None = None  # the last one restored (start or failover)
         self.restored_at: float | None = None
@@ -105,6 +97,7 @@ class CheckpointCoordinator:
 
     # -- triggering ---------------------------------------------------------------------------
     def start(self) -> None:
+        self._handle(ev.IdsWanted())
         if self.periodic and self._loop_task is None:
             self._loop_task = asyncio.get_running_loop().create_task(self._periodic())
 
@@ -113,10 +106,23 @@ class CheckpointCoordinator:
             self._loop_task.cancel()
             self._loop_task = None
 
+    def suspend(self) -> None:
+        """This JobManager lost the leadership: stop at once, write and delete nothing more (what is in
+        flight is the new leader's to restore or sweep), and fail whoever waits on a checkpoint."""
+        self.stop()
+        self.suspended = True
+        for timer in self._timers.values():
+            timer.cancel()
+        for future in self._futures.values():
+            if not future.done():
+                future.set_exception(CheckpointFailure("this JobManager lost the leadership"))
+                future.exception()
+
     async def _periodic(self) -> None:
         while True:
             await asyncio.sleep(self.interval)
-            self._handle(self._trigger_request(periodic=True))
+            if self.store is None or self.store.leading():  # after a pause longer than the lease: no trigger
+                self._handle(self._trigger_request(periodic=True))
 
     def trigger(self, is_savepoint: bool = False, target: str | None = None, stop: bool = False,
                 drain: bool = False, full: bool = False) -> asyncio.Future:
@@ -150,6 +156,8 @@ class CheckpointCoordinator:
 
     # -- the lifecycle decides, this class executes -------------------------------------------
     def _handle(self, event: ev.Event) -> list[ev.Action]:
+        if self.suspended:
+            return []
         actions = self.lifecycle.handle(event, time.time())
         for action in actions:
             self._execute(action)
@@ -170,19 +178,26 @@ class CheckpointCoordinator:
             self._send(action.attempt_id, NotifyCheckpointAborted(self.job.job_id, action.attempt_id,
                                                                   action.checkpoint_id))
         elif isinstance(action, ev.DiscardState):
-            loop.run_in_executor(None, _discard_state, action.pointer, action.ended)
+            self.files.discard_state(action.pointer, action.ended)
         elif isinstance(action, (ev.DropCheckpoint, ev.DiscardCheckpoint)):
-            loop.run_in_executor(None, _remove_quietly, action.directory)
+            self.files.remove(action.directory)
         elif isinstance(action, ev.DiscardShared):
-            loop.run_in_executor(None, _remove_all_quietly, action.files)
+            self.files.remove_all(action.files)
         elif isinstance(action, (ev.WriteMetadata, ev.PublishPointer)):
             loop.create_task(self._write(action))
+        elif isinstance(action, ev.ReserveIds):
+            loop.create_task(self._reserve(action))
         elif isinstance(action, ev.Completed):
             self._completed(action.checkpoint)
         elif isinstance(action, ev.Failed):
             self._failed(action)
         elif isinstance(action, ev.TooManyFailures):
             self.on_too_many_failures(action.reason)
+        elif isinstance(action, ev.FellBack):
+            log.warning("job %s: %s; the next restart restores checkpoint %d (%s)", self.job.job_id, action.reason,
+                        action.to.checkpoint_id, action.to.directory)
+        elif isinstance(action, ev.RestoreImpossible):
+            self.on_restore_impossible(action.reason)
 
     def _started(self, action: ev.Started) -> None:
         loop = asyncio.get_running_loop()
@@ -199,20 +214,31 @@ class CheckpointCoordinator:
         if isinstance(action, ev.WriteMetadata):
             done = action.checkpoint
             try:
-                await loop.run_in_executor(None, storage.write_json, storage.join(done.directory, storage.METADATA),
-                                           done.metadata(self.job.job_id, self.job.max_parallelism))
+                await self.files.write_metadata(done, self.job.job_id, self.job.max_parallelism)
             except storage.StorageError as err:
                 self._handle(ev.MetadataFailed(done.checkpoint_id, str(err)))
                 return
             self._handle(ev.MetadataWritten(done.checkpoint_id))
             return
-        assert self.publish_pointer is not None
+        assert self.store is not None
         try:
-            await loop.run_in_executor(None, self.publish_pointer, action.directory)
+            await loop.run_in_executor(None, self.store.publish_checkpoint, action.directory, action.retained)
         except Exception as err:  # noqa: BLE001 - fenced off (LeadershipLost) or the store is unreachable
             self._handle(ev.PublishFailed(action.checkpoint_id, str(err)))
             return
         self._handle(ev.PointerPublished(action.checkpoint_id))
+
+    async def _reserve(self, action: ev.ReserveIds) -> None:
+        """Advance the HA store's checkpoint-id counter in a thread; the lifecycle keeps what it got."""
+        assert self.store is not None
+        try:
+            first = await asyncio.get_running_loop().run_in_executor(None, self.store.reserve_checkpoint_ids,
+                                                                     action.count, action.at_least)
+        except Exception as err:  # noqa: BLE001 - fenced off (LeadershipLost) or the store is unreachable
+            log.warning("job %s: cannot reserve checkpoint ids: %s", self.job.job_id, err)
+            self._handle(ev.ReserveFailed(str(err)))
+            return
+        self._handle(ev.IdsReserved(first, action.count))
 
     def _completed(self, done: CompletedCheckpoint) -> None:
         self._end(done.checkpoint_id)
@@ -264,14 +290,8 @@ class CheckpointCoordinator:
         """The job ended: remove every checkpoint directory of this job but the retained ones, and every
         shared file the retained ones do not refer to (uploads of checkpoints that never completed)."""
         keep = {c.directory for c in self.completed} | self.lifecycle.shared.live()
-        job_dir = storage.join(self.base, self.job.job_id)
-        shared_dir = storage.job_shared_dir(self.base, self.job.job_id)
-
-        def remove_stale() -> None:
-            stale = [storage.join(job_dir, name) for name in _listing(job_dir) if name.startswith("chk-")]
-            stale += [storage.join(shared_dir, name) for name in _listing(shared_dir)]
-            _remove_all_quietly([url for url in stale if url not in keep])
-        asyncio.get_running_loop().run_in_executor(None, remove_stale)
+        self.files.sweep(storage.join(self.base, self.job.job_id), storage.job_shared_dir(self.base, self.job.job_id),
+                         keep)
 
     # -- restore ------------------------------------------------------------------------------
     def latest(self) -> CompletedCheckpoint | None:
@@ -286,11 +306,17 @@ class CheckpointCoordinator:
         one the first deployment restores, and is retained and dropped like any checkpoint of ours."""
         self.lifecycle.start_from(checkpoint, retained=True)
 
+    def restore_failed(self, round: int, error: str) -> None:
+        """A subtask of restart round ``round`` could not read its part of the checkpoint it was deployed
+        with: after a few rounds the job falls back to an older retained one, or fails naming it."""
+        if self.restored is not None:
+            self._handle(ev.RestoreFailed(self.restored.checkpoint_id, round, error))
+
     def restore_from(self, checkpoint: CompletedCheckpoint) -> None:
         """Subtasks are being deployed with this checkpoint's state (first start or failover)."""
         self.restored = checkpoint
         self.restored_at = time.time()
-        self.lifecycle.next_id = max(self.lifecycle.next_id, checkpoint.checkpoint_id + 1)
+        self.lifecycle.ids.raise_floor(checkpoint.checkpoint_id + 1)
         self.counts["restored"] += 1
         self.bus.publish(events.CheckpointRestored(self.job.job_id, checkpoint.checkpoint_id, checkpoint.directory))
 
@@ -319,31 +345,3 @@ class CheckpointCoordinator:
         """The checkpointing settings, for /jobs/<id>/checkpoints/config."""
         return CheckpointConfigSnapshot(self.interval if self.periodic else 0.0, self.timeout, self.min_pause,
                                         self.max_concurrent, self.tolerable, self.base, self.savepoint_base)
-
-
-def _remove_quietly(directory: str, remove: Callable[[str], None] = storage.remove) -> None:
-    try:
-        remove(directory)
-    except storage.StorageError as err:
-        log.warning("could not remove %s: %s", directory, err)
-
-
-def _discard_state(pointer: str, checkpoint_ended: bool) -> None:
-    """A late or stray subtask snapshot; the directory of a checkpoint that ended goes with its last one."""
-    _remove_quietly(pointer)
-    if checkpoint_ended:
-        _remove_quietly(storage.parent(pointer), storage.remove_if_empty)
-
-
-def _remove_all_quietly(urls) -> None:
-    for url in urls:
-        _remove_quietly(url)
-
-
-def _listing(directory: str) -> list[str]:
-    """The names under ``directory``; none when the store cannot be listed (it keeps its debris)."""
-    try:
-        return storage.list_dirs(directory)
-    except Exception as err:  # noqa: BLE001 - an unreachable store leaves its debris
-        log.warning("cannot list %s: %s", directory, err)
-        return []

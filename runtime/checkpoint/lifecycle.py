@@ -22,6 +22,20 @@ so every transition is tested without processes (tests/unit/checkpoint/test_life
                                         once PUBLISHING: the store may point at it already), and
                                         TooManyFailures past execution.checkpointing.tolerable-failed-checkpoints
     (none)        Acknowledged          DiscardState: debris of a checkpoint that ended or of a stranger
+    (none)        IdsWanted, or a trigger that used or lacked an id
+                                        ReserveIds when few ids are reserved (runtime.checkpoint.checkpoint_ids)
+    (none)        IdsReserved / ReserveFailed   the reserved ids, or why there are none
+    (none)        RestoreFailed (of the latest, in RESTORE_ATTEMPTS restart rounds)
+                                        FellBack to the next older retained checkpoint (and PublishPointer of
+                                        it), or RestoreImpossible when none is left: never a restore loop
+
+Checkpoint ids: with an HA store every id comes from the job's counter there, reserved by this leader
+alone, so a checkpoint's directory is never one another leader uses; a trigger that finds no reserved
+id is skipped (periodic) or refused (a user's) while ReserveIds asks for more. Retention: a completed
+checkpoint is dropped only when a newer one is complete *and* its pointer is published (the store never
+names a dropped checkpoint), so a job always has a restore point once it completed one. A restore point
+whose files are missing or damaged is given up after RESTORE_ATTEMPTS rounds (its files are kept for a
+look); the job falls back to the next older retained one, or fails naming it.
 
 Incremental checkpoints: every acknowledgement registers the shared files the subtask's state is in
 with a reference registry (runtime.checkpoint.shared_registry); one that refers to a file already
@@ -36,14 +50,18 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from runtime.checkpoint.checkpoint_ids import CheckpointIds
 from runtime.checkpoint.lifecycle_events import (AbortAll, Acknowledged, Action, Completed, CompletedCheckpoint,
                                                  Declined, DiscardCheckpoint, DiscardShared, DiscardState, DropCheckpoint,
-                                                 Event, Failed, MetadataFailed, MetadataWritten, NotifyAborted,
-                                                 NotifyComplete, Participants, PointerPublished, PublishFailed,
-                                                 PublishPointer, Refused, SendTrigger, Started, SubtaskSnapshot,
+                                                 Event, Failed, FellBack, IdsReserved, IdsWanted, MetadataFailed,
+                                                 MetadataWritten, NotifyAborted, NotifyComplete, Participants,
+                                                 PointerPublished, PublishFailed, PublishPointer, Refused, ReserveFailed,
+                                                 RestoreFailed, RestoreImpossible, SendTrigger, Started, SubtaskSnapshot,
                                                  TimedOut, TooManyFailures, TriggerRequested, WriteMetadata)
 from runtime.checkpoint.shared_registry import SharedStateRegistry
 from runtime.ids import ExecutionAttemptId
+
+RESTORE_ATTEMPTS = 2  # restart rounds a restore point may fail in before the job falls back from it
 
 
 class Phase(str, enum.Enum):
@@ -62,6 +80,7 @@ class CheckpointSettings:
     tolerable_failures: int = 2**31 - 1
     retained: int = 1
     publishes: bool = False  # completed checkpoints are recorded in an HA store before sinks commit
+    ids_from_store: bool = False  # checkpoint ids are reserved in the HA store's counter
 
 
 @dataclass
@@ -86,13 +105,14 @@ class CheckpointLifecycle:
     def __init__(self, settings: CheckpointSettings, directory_for: Callable[[int, bool, str | None], str]):
         self.settings = settings
         self.directory_for = directory_for
-        self.next_id = 1
+        self.ids = CheckpointIds(settings.ids_from_store)
         self.pending: dict[int, PendingCheckpoint] = {}
         self.completed: list[CompletedCheckpoint] = []  # retained restore points, oldest first
         self.initial: CompletedCheckpoint | None = None  # what the job was started from (the user's)
         self.consecutive_failures = 0
         self.last_end = float("-inf")
         self.shared = SharedStateRegistry()  # who refers to each shared file of incremental checkpoints
+        self.restore_failures: dict[int, set[int]] = {}  # checkpoint id -> restart rounds its restore failed in
 
     def handle(self, event: Event, now: float) -> list[Action]:
         """Apply ``event`` at wall-clock time ``now`` (seconds) and return the actions, in order."""
@@ -107,7 +127,9 @@ class CheckpointLifecycle:
                 self._complete(pending, now, out)
             elif pending is not None:
                 pending.phase = Phase.PUBLISHING
-                out.append(PublishPointer(pending.checkpoint_id, pending.directory))
+                kept = [c.directory for c in self.completed] + [pending.directory]
+                out.append(PublishPointer(pending.checkpoint_id, pending.directory,
+                                          tuple(kept[-self.settings.retained:])))
         elif isinstance(event, PointerPublished):
             pending = self._at(event.checkpoint_id, Phase.PUBLISHING)
             if pending is not None:
@@ -115,6 +137,10 @@ class CheckpointLifecycle:
         elif isinstance(event, AbortAll):
             for checkpoint_id in list(self.pending):
                 self._fail(checkpoint_id, event.reason, now, out, count=False)
+        elif isinstance(event, (IdsWanted, IdsReserved, ReserveFailed)):
+            self._ids(event, out)
+        elif isinstance(event, RestoreFailed):
+            self._restore_failed(event, out)
         else:
             self._fail(event.checkpoint_id, _reason(event, self.settings.timeout_s), now, out)
         return out
@@ -133,7 +159,33 @@ class CheckpointLifecycle:
                 self.shared.register(checkpoint.checkpoint_id, subtask.shared, ())
         else:
             self.initial = checkpoint
-        self.next_id = max(self.next_id, checkpoint.checkpoint_id + 1)
+        self.ids.raise_floor(checkpoint.checkpoint_id + 1)
+
+    def _restore_failed(self, event: RestoreFailed, out: list[Action]) -> None:
+        """The latest restore point failed in one more round; after RESTORE_ATTEMPTS, fall back from it."""
+        failed = self.latest()
+        if failed is None or failed.checkpoint_id != event.checkpoint_id:
+            return  # given up already (a report from a later subtask of that round)
+        rounds = self.restore_failures.setdefault(failed.checkpoint_id, set())
+        rounds.add(event.round)
+        if len(rounds) < RESTORE_ATTEMPTS:
+            return
+        if self.completed and self.completed[-1] is failed:
+            self.completed.pop()
+        else:
+            self.initial = None
+        what = "savepoint" if failed.is_savepoint else "checkpoint"
+        reason = (f"cannot restore {what} {failed.checkpoint_id} ({failed.directory}) in {len(rounds)} attempts: "
+                  f"{event.error}")
+        fallback = self.latest()
+        if fallback is None:
+            out.append(RestoreImpossible(f"{reason}; no older retained checkpoint to fall back to "
+                                         f"(state.checkpoints.num-retained: {self.settings.retained})"))
+            return
+        out.append(FellBack(failed, fallback, reason))
+        if self.settings.publishes and not fallback.is_savepoint:
+            out.append(PublishPointer(fallback.checkpoint_id, fallback.directory,
+                                      tuple(c.directory for c in self.completed)))
 
     # -- transitions -------------------------------------------------------------------------------
     def _trigger(self, event: TriggerRequested, now: float, out: list[Action]) -> None:
@@ -143,8 +195,12 @@ class CheckpointLifecycle:
         if not event.tasks_running:
             out.append(Refused("not all tasks are RUNNING, so no checkpoint can be taken now"))
             return
-        checkpoint_id = self.next_id
-        self.next_id += 1
+        checkpoint_id = self.ids.take()
+        self._ids(IdsWanted(), out)
+        if checkpoint_id is None:
+            if not event.periodic:
+                out.append(Refused(self.ids.missing_reason()))
+            return
         directory = self.directory_for(checkpoint_id, event.is_savepoint, event.target)
         self.pending[checkpoint_id] = PendingCheckpoint(checkpoint_id, now, event.is_savepoint, directory, event.stop,
                                                         dict(event.participants))
@@ -211,6 +267,15 @@ class CheckpointLifecycle:
                 self.consecutive_failures = 0
                 out.append(TooManyFailures(f"exceeded checkpoint tolerable failure threshold "
                                            f"({self.settings.tolerable_failures}); last: {reason}"))
+
+    def _ids(self, event: IdsWanted | IdsReserved | ReserveFailed, out: list[Action]) -> None:
+        if isinstance(event, IdsReserved):
+            self.ids.reserved_ids(event.first, event.count)
+        elif isinstance(event, ReserveFailed):
+            self.ids.reservation_failed(event.error)
+        wanted = self.ids.wanted()
+        if wanted is not None:
+            out.append(wanted)
 
     def _release(self, checkpoint_id: int, out: list[Action]) -> None:
         unused = self.shared.release(checkpoint_id)

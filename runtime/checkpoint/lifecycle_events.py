@@ -122,8 +122,35 @@ class PublishFailed:
     error: str
 
 
+@dataclass(frozen=True)
+class IdsWanted:
+    """Checkpointing starts: have ids reserved before the first trigger needs one."""
+
+
+@dataclass(frozen=True)
+class IdsReserved:
+    """The HA store's checkpoint-id counter gave this leader ``first`` .. ``first + count - 1``."""
+    first: int
+    count: int
+
+
+@dataclass(frozen=True)
+class ReserveFailed:
+    """The counter could not be advanced (fenced off, or the store is unreachable)."""
+    error: str
+
+
+@dataclass(frozen=True)
+class RestoreFailed:
+    """A subtask of restart round ``round`` could not read its part of checkpoint ``checkpoint_id``
+    (missing or damaged files)."""
+    checkpoint_id: int
+    round: int
+    error: str
+
+
 Event = (TriggerRequested | Acknowledged | Declined | TimedOut | AbortAll | MetadataWritten | MetadataFailed
-         | PointerPublished | PublishFailed)
+         | PointerPublished | PublishFailed | IdsWanted | IdsReserved | ReserveFailed | RestoreFailed)
 
 
 # -- actions -----------------------------------------------------------------------------------
@@ -176,9 +203,18 @@ class WriteMetadata:
 
 @dataclass(frozen=True)
 class PublishPointer:
-    """Record the checkpoint in the HA store before any sink commits it."""
+    """Record the checkpoint in the HA store before any sink commits it, with every checkpoint retained
+    once it completes (oldest first, itself last)."""
     checkpoint_id: int
     directory: str
+    retained: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReserveIds:
+    """Advance the HA store's checkpoint-id counter by ``count``, never handing out ids below ``at_least``."""
+    count: int
+    at_least: int
 
 
 @dataclass(frozen=True)
@@ -225,5 +261,20 @@ class TooManyFailures:
     reason: str
 
 
+@dataclass(frozen=True)
+class FellBack:
+    """``failed`` could not be restored in RESTORE_ATTEMPTS rounds: the next deployment restores ``to``."""
+    failed: CompletedCheckpoint
+    to: CompletedCheckpoint
+    reason: str
+
+
+@dataclass(frozen=True)
+class RestoreImpossible:
+    """No checkpoint is left to restore: the job fails with ``reason`` (it names the checkpoint)."""
+    reason: str
+
+
 Action = (Refused | Started | SendTrigger | DiscardState | DiscardShared | WriteMetadata | PublishPointer | Completed
-          | NotifyComplete | DropCheckpoint | Failed | NotifyAborted | DiscardCheckpoint | TooManyFailures)
+          | NotifyComplete | DropCheckpoint | Failed | NotifyAborted | DiscardCheckpoint | TooManyFailures | ReserveIds
+          | FellBack | RestoreImpossible)

@@ -23,15 +23,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from runtime.errors import CheckpointError
 from runtime.arrow_ipc import table_from_ipc, table_to_ipc
+from runtime.checkpoint.fencing import guard
+from runtime.errors import StorageError
 from runtime.keygroups import KEY_GROUP_COLUMN
 
+__all__ = ["StorageError", "METADATA"]  # StorageError is raised here for every store
+
 METADATA = "_metadata"
-
-
-class StorageError(CheckpointError, OSError):
-    """Checkpoint storage that cannot be read or written; the message names the URL."""
 
 
 def _fs(url: str):
@@ -64,7 +63,9 @@ def normalise(url: str) -> str:
 
 
 def write_bytes(url: str, data: bytes) -> None:
-    """Write ``data`` at ``url`` (its directory made as needed); StorageError names the URL."""
+    """Write ``data`` at ``url`` (its directory made as needed); StorageError names the URL, FencedOut
+    when the writer's fence refuses (runtime.checkpoint.fencing)."""
+    guard("write", url)
     fs, path = _fs(url)
     try:
         fs.makedirs(parent(path), exist_ok=True)
@@ -98,7 +99,8 @@ def exists(url: str) -> bool:
 
 
 def remove(url: str) -> None:
-    """Delete a checkpoint directory; a missing one is fine."""
+    """Delete a checkpoint directory; a missing one is fine. FencedOut when the fence refuses."""
+    guard("delete", url)
     fs, path = _fs(url)
     try:
         if fs.exists(path):
@@ -111,7 +113,8 @@ def remove(url: str) -> None:
 
 def remove_if_empty(url: str) -> None:
     """Delete the directory at ``url`` if nothing is in it (a missing one, or one that is not empty, stays
-    as it is: a writer may be filling it)."""
+    as it is: a writer may be filling it). FencedOut when the fence refuses."""
+    guard("delete-if-empty", url)
     fs, path = _fs(url)
     try:
         if fs.isdir(path) and not fs.ls(path, detail=False):

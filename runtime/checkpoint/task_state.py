@@ -12,6 +12,7 @@ import pyarrow as pa
 from runtime.arrow_ipc import table_to_ipc
 from runtime.checkpoint import storage
 from runtime.checkpoint.incremental import OperatorRefs, SliceRef, SnapshotRefs, plan_operator, splittable
+from runtime.errors import RestoreFailed
 from runtime.messages import TaskDeploymentDescriptor
 
 SINK_STAGING = "__sink_staging__"  # the snapshot table of what a sink staged (not an operator id)
@@ -97,13 +98,18 @@ def _files(refs: OperatorRefs) -> dict[str, list[int]]:
 
 def read_restored(tdd: TaskDeploymentDescriptor, with_source: bool, with_sink: bool):
     """Blocking: this task's share of the checkpoint it restores, from every old subtask that ran one
-    of its operators: source positions, sinks' (subtask, metadata, staged rows), keyed state tables."""
+    of its operators: source positions, sinks' (subtask, metadata, staged rows), keyed state tables.
+    RestoreFailed names the checkpoint and the snapshot whose files are missing or damaged."""
     op_ids = {op.id for op in tdd.operators}
     sources: list = []
     sinks: list = []
     keyed: dict[str, list[pa.Table]] = collections.defaultdict(list)
     for pointer in tdd.restore:
-        meta, tables = storage.read_subtask_state(pointer)
+        try:
+            meta, tables = storage.read_subtask_state(pointer)
+        except Exception as err:  # noqa: BLE001 - missing, unreadable or damaged: the JobMaster falls back
+            raise RestoreFailed(f"checkpoint {tdd.restore_checkpoint_id}: cannot read the snapshot {pointer}: "
+                                f"{type(err).__name__}: {err}") from err
         if meta.get("source") is not None and with_source and meta.get("source_op") in op_ids:
             sources.append(meta["source"])
         if meta.get("sink") is not None and with_sink and meta.get("sink_op") in op_ids:

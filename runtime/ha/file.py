@@ -6,7 +6,8 @@ Layout under ``<high-availability.storageDir>/<cluster-id>/``::
     lease.lock            flock'd around every read-modify-write of the lease and every fenced write
     jobmanagers/<id>.json each JobManager's announcement (address, pid, last seen)
     jobgraphs/<job>.json  submissions of jobs that have not ended
-    checkpoints/<job>.json pointer to each job's latest completed checkpoint
+    checkpoints/<job>.json pointer to each job's latest completed checkpoint and its retained ones
+    counters/<job>.json   each job's checkpoint-id counter: the next id no leader has reserved
     jobs/<job>/           push logs and collected rows of each job (runtime.ha.storage)
 
 Every file is written to a temporary name and renamed, so a reader sees it whole or not at all. The
@@ -57,7 +58,7 @@ class FileHaServices(HaServices):
         self.lease_duration = lease_duration
         self.storage_url = storage.normalise(root)
         self.clock = clock
-        for sub in ("jobmanagers", "jobgraphs", "checkpoints"):
+        for sub in ("jobmanagers", "jobgraphs", "checkpoints", "counters"):
             os.makedirs(os.path.join(root, sub), exist_ok=True)
         self._lease = os.path.join(root, "lease.json")
         self._lock = os.path.join(root, "lease.lock")
@@ -96,6 +97,10 @@ class FileHaServices(HaServices):
         lease = self._valid_lease()
         return LeaderInfo(lease["contender_id"], lease["address"], LeaderSessionId(lease["session_id"])) if lease else None
 
+    def leads(self, session_id: LeaderSessionId) -> bool:
+        lease = self._valid_lease()
+        return lease is not None and lease["session_id"] == session_id
+
     # -- membership ---------------------------------------------------------------------------
     def announce(self, contender_id: str, address: str, pid: int) -> None:
         write_atomically(self._path("jobmanagers", contender_id),
@@ -121,22 +126,31 @@ class FileHaServices(HaServices):
         with self._fenced(session_id):
             write_atomically(self._path("jobgraphs", job_id), submission)
 
-    def put_checkpoint_pointer(self, session_id: LeaderSessionId, job_id: JobId, directory: str) -> None:
+    def put_checkpoint_pointer(self, session_id: LeaderSessionId, job_id: JobId, directory: str,
+                               retained: tuple[str, ...] = ()) -> None:
         with self._fenced(session_id):
-            write_atomically(self._path("checkpoints", job_id), {"directory": directory})
+            write_atomically(self._path("checkpoints", job_id),
+                             {"directory": directory, "retained": list(retained or (directory,))})
+
+    def reserve_checkpoint_ids(self, session_id: LeaderSessionId, job_id: JobId, count: int, at_least: int) -> int:
+        """Under the lease lock, after checking the lease: nobody else can read the counter in between."""
+        with self._fenced(session_id):
+            counter = read_json(self._path("counters", job_id)) or {"next": 1}
+            first = max(int(counter["next"]), at_least)
+            write_atomically(self._path("counters", job_id), {"next": first + count})
+            return first
 
     def remove_job(self, session_id: LeaderSessionId, job_id: JobId) -> None:
         with self._fenced(session_id):
-            remove_quietly(self._path("jobgraphs", job_id))
-            remove_quietly(self._path("checkpoints", job_id))
+            for kind in ("jobgraphs", "checkpoints", "counters"):
+                remove_quietly(self._path(kind, job_id))
 
     def job_graphs(self) -> dict[JobId, dict]:
         graphs = {JobId(os.path.basename(p)[:-len(".json")]): read_json(p) for p in self._files("jobgraphs")}
         return {job_id: g for job_id, g in graphs.items() if g is not None}
 
-    def checkpoint_pointer(self, job_id: JobId) -> str | None:
-        pointer = read_json(self._path("checkpoints", job_id))
-        return pointer["directory"] if pointer else None
+    def _pointer(self, job_id: JobId) -> dict | None:
+        return read_json(self._path("checkpoints", job_id))
 
     # -- paths --------------------------------------------------------------------------------
     def _path(self, kind: str, name: str) -> str:

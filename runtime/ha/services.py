@@ -3,8 +3,10 @@
 A JobManager contends for leadership through :meth:`HaServices.try_lead`; winning gives it a
 :class:`LeaderSessionId`, the fencing token every write to the HA store carries, so a leader that has
 lost its lease (paused, partitioned) cannot overwrite what the new leader wrote. TaskManagers and
-clients find the leader with :meth:`HaServices.leader`. The store keeps each running job's graph and a
-pointer to its latest completed checkpoint; a new leader resumes every job found there.
+clients find the leader with :meth:`HaServices.leader`. The store keeps each running job's graph, its
+retained checkpoints (the latest last) and its checkpoint-id counter (as Flink's CheckpointIDCounter):
+a new leader resumes every job found there and numbers its checkpoints after every id any earlier
+leader reserved, so no two leaders ever write the same ``chk-<n>`` directory.
 
 ``high-availability.type`` picks the implementation: ``none`` (:class:`NoHaServices`, one JobManager,
 nothing stored), ``file`` (runtime.ha.file) or ``zookeeper`` (runtime.ha.zookeeper).
@@ -17,9 +19,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from runtime.checkpoint.fencing import fenced_by
 from runtime.errors import ClusterError
 from runtime.config import ConfigError, Configuration
 from runtime.ha import storage
+from runtime.ha.fence import LeaderFence, LeaseHolder
 from runtime.ha.leadership import ConnectionSuspended, Reconnected, SessionLost
 from runtime.ids import JobId, LeaderSessionId
 
@@ -63,6 +67,15 @@ class HaServices(ABC):
     def leader(self) -> LeaderInfo | None:
         """The contender holding a valid lease, or None while nobody does."""
 
+    @abstractmethod
+    def leads(self, session_id: LeaderSessionId) -> bool:
+        """Whether ``session_id`` holds the leadership now, as this process's connection to the store sees
+        it (ZooKeeper: the leader znode is owned by this client's live session). OSError if unreachable."""
+
+    def fence(self, session_id: LeaderSessionId, lease: LeaseHolder) -> LeaderFence | None:
+        """The fence of what this JobManager writes while it leads under ``session_id`` (runtime.ha.fence)."""
+        return LeaderFence(self, lease, session_id)
+
     # -- membership (for ``GET /jobmanagers``) -------------------------------------------------
     @abstractmethod
     def announce(self, contender_id: str, address: str, pid: int) -> None:
@@ -78,8 +91,17 @@ class HaServices(ABC):
         """Keep a submitted job (the REST submission body) until it ends. LeadershipLost if fenced off."""
 
     @abstractmethod
-    def put_checkpoint_pointer(self, session_id: LeaderSessionId, job_id: JobId, directory: str) -> None:
-        """Record the job's latest completed checkpoint. LeadershipLost if fenced off."""
+    def put_checkpoint_pointer(self, session_id: LeaderSessionId, job_id: JobId, directory: str,
+                               retained: tuple[str, ...] = ()) -> None:
+        """Record the job's latest completed checkpoint and, oldest first, every one it retains (the
+        latest among them): a new leader can fall back to an older one. LeadershipLost if fenced off."""
+
+    @abstractmethod
+    def reserve_checkpoint_ids(self, session_id: LeaderSessionId, job_id: JobId, count: int, at_least: int) -> int:
+        """Advance the job's checkpoint-id counter by ``count`` in one fenced, conditional update and return
+        the first id reserved: ``first .. first + count - 1`` belong to this leader alone, and the counter
+        never hands out an id below ``at_least`` (a checkpoint restored from before the counter existed).
+        LeadershipLost if fenced off."""
 
     @abstractmethod
     def remove_job(self, session_id: LeaderSessionId, job_id: JobId) -> None:
@@ -89,9 +111,22 @@ class HaServices(ABC):
     def job_graphs(self) -> dict[JobId, dict]:
         """Every stored submission by job id: the jobs a new leader resumes."""
 
-    @abstractmethod
     def checkpoint_pointer(self, job_id: JobId) -> str | None:
         """Directory of the job's latest completed checkpoint, if it completed one."""
+        pointer = self._pointer(job_id)
+        return pointer["directory"] if pointer else None
+
+    def retained_checkpoints(self, job_id: JobId) -> list[str]:
+        """The directories of the job's retained checkpoints, oldest first (the latest last); just the
+        latest for a pointer written before retained ones were recorded."""
+        pointer = self._pointer(job_id)
+        if not pointer:
+            return []
+        return list(pointer.get("retained") or [pointer["directory"]])
+
+    @abstractmethod
+    def _pointer(self, job_id: JobId) -> dict | None:
+        """The job's checkpoint record as stored: ``directory`` and, since retained ones are kept, ``retained``."""
 
     def job_data_dir(self, job_id: JobId) -> str | None:
         """Where the leader keeps a job's push logs and collected rows for its successor (runtime.ha.storage);
@@ -107,25 +142,34 @@ class HaServices(ABC):
         """Release connections; the default has none."""
         return None
 
-    def entries(self, session_id: LeaderSessionId, job_id: JobId) -> JobEntries:
-        return JobEntries(self, session_id, job_id)
+    def entries(self, session_id: LeaderSessionId, job_id: JobId, lease: LeaseHolder) -> JobEntries:
+        return JobEntries(self, session_id, job_id, LeaderFence(self, lease, session_id))
 
 
 @dataclass
 class JobEntries:
-    """One job's HA entries as its leader writes them: each write carries the leader's session id."""
+    """One job's HA entries as its leader writes them: each write carries the leader's session id, and
+    ``fence`` guards what the leader writes and deletes for the job in checkpoint and HA storage."""
     services: HaServices
     session_id: LeaderSessionId
     job_id: JobId
+    fence: LeaderFence
 
-    def publish_checkpoint(self, directory: str) -> None:
-        self.services.put_checkpoint_pointer(self.session_id, self.job_id, directory)
+    def publish_checkpoint(self, directory: str, retained: tuple[str, ...] = ()) -> None:
+        self.services.put_checkpoint_pointer(self.session_id, self.job_id, directory, retained)
+
+    def reserve_checkpoint_ids(self, count: int, at_least: int) -> int:
+        return self.services.reserve_checkpoint_ids(self.session_id, self.job_id, count, at_least)
+
+    def leading(self) -> bool:
+        return self.fence.leading()
 
     def clean(self) -> None:
         """The job ended: no later leader resumes it, so its entries and its data go."""
         self.services.remove_job(self.session_id, self.job_id)
         if self.data_dir:
-            storage.remove(self.data_dir)
+            with fenced_by(self.fence):
+                storage.remove(self.data_dir)
 
     @property
     def data_dir(self) -> str | None:
@@ -139,6 +183,7 @@ class NoHaServices(HaServices):
         self.session_id = LeaderSessionId.new()
         self._me: LeaderInfo | None = None
         self._pid = os.getpid()
+        self._next_ids: dict[JobId, int] = {}
 
     def try_lead(self, contender_id: str, address: str) -> LeaderSessionId:
         self._me = LeaderInfo(contender_id, address, self.session_id)
@@ -150,6 +195,12 @@ class NoHaServices(HaServices):
     def leader(self) -> LeaderInfo | None:
         return self._me
 
+    def leads(self, session_id: LeaderSessionId) -> bool:
+        return session_id == self.session_id
+
+    def fence(self, session_id: LeaderSessionId, lease: LeaseHolder) -> None:
+        return None  # the only JobManager: nobody can take its place
+
     def announce(self, contender_id: str, address: str, pid: int) -> None:
         self._pid = pid
 
@@ -159,8 +210,13 @@ class NoHaServices(HaServices):
     def put_job_graph(self, session_id, job_id, submission) -> None:
         pass
 
-    def put_checkpoint_pointer(self, session_id, job_id, directory) -> None:
+    def put_checkpoint_pointer(self, session_id, job_id, directory, retained=()) -> None:
         pass
+
+    def reserve_checkpoint_ids(self, session_id, job_id, count, at_least) -> int:
+        first = max(self._next_ids.get(job_id, 1), at_least)
+        self._next_ids[job_id] = first + count
+        return first
 
     def remove_job(self, session_id, job_id) -> None:
         pass
@@ -168,10 +224,10 @@ class NoHaServices(HaServices):
     def job_graphs(self) -> dict[JobId, dict]:
         return {}
 
-    def checkpoint_pointer(self, job_id) -> str | None:
+    def _pointer(self, job_id) -> dict | None:
         return None
 
-    def entries(self, session_id, job_id) -> None:  # type: ignore[override]
+    def entries(self, session_id, job_id, lease) -> None:  # type: ignore[override]
         return None  # nothing to record: no checkpoint coordinator waits on a store
 
 

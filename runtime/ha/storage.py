@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 
 from runtime.checkpoint import storage
+from runtime.checkpoint.fencing import guard
 from runtime.fileio import write_atomically
 
 join = storage.join
@@ -24,9 +25,11 @@ normalise = storage.normalise
 
 
 def write(url: str, data: bytes) -> None:
-    """Write ``data`` at ``url`` whole or not at all. StorageError (an OSError) names the URL."""
+    """Write ``data`` at ``url`` whole or not at all. StorageError (an OSError) names the URL; FencedOut (one
+    too) when the writer's fence refuses (runtime.checkpoint.fencing)."""
     url = normalise(url)
     if url.startswith("file://"):
+        guard("write", url)
         path = url[len("file://"):]
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)

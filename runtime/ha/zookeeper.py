@@ -6,10 +6,12 @@ Under ``<high-availability.zookeeper.path.root>/<cluster-id>``::
                       ZooKeeper session ends (``high-availability.lease-duration`` is the session timeout)
     jobmanagers/<id>  ephemeral announcements
     jobgraphs/<job>   submissions of jobs that have not ended
-    checkpoints/<job> pointer to each job's latest completed checkpoint
+    checkpoints/<job> pointer to each job's latest completed checkpoint and its retained ones
+    checkpoint-counters/<job>  the job's checkpoint-id counter: the next id no leader has reserved
 
 Fenced writes run in a transaction that also checks the leader znode's version, after reading that it
-holds the writer's session id: a deposed leader's write fails as a whole. Job data too large for znodes
+holds the writer's session id: a deposed leader's write fails as a whole. The checkpoint-id counter is
+also updated conditionally on its own version, as Flink's ZooKeeperCheckpointIDCounter does. Job data too large for znodes
 (push logs, collected rows) goes to ``high-availability.storageDir`` (runtime.ha.storage), which a
 JobManager needs with ZooKeeper HA as Flink's does.
 
@@ -27,7 +29,7 @@ import logging
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import (ConnectionLoss, NodeExistsError, NoNodeError, OperationTimeoutError,
-                              SessionExpiredError)
+                              RolledBackError, SessionExpiredError)
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
@@ -38,6 +40,7 @@ from runtime.ids import JobId, LeaderSessionId
 log = logging.getLogger(__name__)
 
 _UNAVAILABLE = (ConnectionLoss, SessionExpiredError, OperationTimeoutError, KazooTimeoutError)
+COUNTER_ATTEMPTS = 5  # conditional updates of a checkpoint-id counter before giving up on a busy one
 
 
 @contextlib.contextmanager
@@ -61,7 +64,7 @@ class ZooKeeperHaServices(HaServices):
         self.zk = KazooClient(hosts=quorum, timeout=max(lease_duration, 2.0),
                               connection_retry=KazooRetry(max_tries=-1, delay=0.1, backoff=2, max_delay=1.0))
         self.zk.start(timeout=15)
-        for sub in ("jobmanagers", "jobgraphs", "checkpoints"):
+        for sub in ("jobmanagers", "jobgraphs", "checkpoints", "checkpoint-counters"):
             self.zk.ensure_path(f"{root}/{sub}")
         self._leader = f"{root}/leader"
 
@@ -122,6 +125,12 @@ class ZooKeeperHaServices(HaServices):
         lease, _ = self._read(self._leader)
         return LeaderInfo(lease["contender_id"], lease["address"], LeaderSessionId(lease["session_id"])) if lease else None
 
+    def leads(self, session_id: LeaderSessionId) -> bool:
+        """The leader znode names ``session_id`` and belongs to this client's current ZooKeeper session
+        (after an expiry the old znode may linger a moment: it no longer counts)."""
+        lease, stat = self._read(self._leader)
+        return lease is not None and lease["session_id"] == session_id and stat.ephemeralOwner == self._session()
+
     # -- membership ---------------------------------------------------------------------------
     def announce(self, contender_id: str, address: str, pid: int) -> None:
         path = f"{self.root}/jobmanagers/{contender_id}"
@@ -141,15 +150,30 @@ class ZooKeeperHaServices(HaServices):
         return self._wait(f"children of {path}", self.zk.get_children_async(path))
 
     # -- job store and pointers ---------------------------------------------------------------
-    def _fenced_put(self, session_id: LeaderSessionId, path: str, data: dict | None) -> None:
-        """Write (or with ``data`` None delete) ``path`` only while ``session_id`` holds the leader znode."""
+    def _leader_version(self, session_id: LeaderSessionId) -> int:
+        """The leader znode's version while it holds ``session_id``; LeadershipLost otherwise."""
         lease, stat = self._read(self._leader)
         if not lease or lease["session_id"] != session_id:
             raise LeadershipLost(f"leader session {session_id} no longer leads "
                                  f"(the leader is {lease['address'] if lease else 'nobody'})")
+        return stat.version
+
+    def _commit(self, session_id: LeaderSessionId, path: str, tx) -> bool:
+        """Commit ``tx`` (its first operation checks the leader znode). False when only a later operation
+        failed (a conditional update lost a race); LeadershipLost when the leader check did."""
+        results = self._wait(f"fenced write to {path}", tx.commit_async())
+        if not any(isinstance(r, Exception) for r in results):
+            return True
+        if not isinstance(results[0], RolledBackError):
+            raise LeadershipLost(f"leader session {session_id}: fenced write to {path} refused: {results}")
+        return False
+
+    def _fenced_put(self, session_id: LeaderSessionId, path: str, data: dict | None) -> None:
+        """Write (or with ``data`` None delete) ``path`` only while ``session_id`` holds the leader znode."""
+        version = self._leader_version(session_id)
         exists = self._wait(f"exists {path}", self.zk.exists_async(path)) is not None
         tx = self.zk.transaction()
-        tx.check(self._leader, stat.version)
+        tx.check(self._leader, version)
         if data is None:
             if exists:
                 tx.delete(path)
@@ -157,28 +181,46 @@ class ZooKeeperHaServices(HaServices):
             tx.set_data(path, _json(data))
         else:
             tx.create(path, _json(data))
-        results = self._wait(f"fenced write to {path}", tx.commit_async())
-        if any(isinstance(r, Exception) for r in results):
-            raise LeadershipLost(f"leader session {session_id}: fenced write to {path} refused: {results}")
+        if not self._commit(session_id, path, tx):
+            raise HaStoreUnavailable(f"fenced write to {path} failed: the node changed while it was written")
 
     def put_job_graph(self, session_id: LeaderSessionId, job_id: JobId, submission: dict) -> None:
         self._fenced_put(session_id, f"{self.root}/jobgraphs/{job_id}", submission)
 
-    def put_checkpoint_pointer(self, session_id: LeaderSessionId, job_id: JobId, directory: str) -> None:
-        self._fenced_put(session_id, f"{self.root}/checkpoints/{job_id}", {"directory": directory})
+    def put_checkpoint_pointer(self, session_id: LeaderSessionId, job_id: JobId, directory: str,
+                               retained: tuple[str, ...] = ()) -> None:
+        self._fenced_put(session_id, f"{self.root}/checkpoints/{job_id}",
+                         {"directory": directory, "retained": list(retained or (directory,))})
+
+    def reserve_checkpoint_ids(self, session_id: LeaderSessionId, job_id: JobId, count: int, at_least: int) -> int:
+        """One transaction checks the leader znode and sets the counter at the version just read: a deposed
+        leader's reservation fails whole, and one that raced another update reads the counter again."""
+        path = f"{self.root}/checkpoint-counters/{job_id}"
+        for _ in range(COUNTER_ATTEMPTS):
+            version = self._leader_version(session_id)
+            counter, stat = self._read(path)
+            first = max(int(counter["next"]) if counter else 1, at_least)
+            tx = self.zk.transaction()
+            tx.check(self._leader, version)
+            if stat is None:
+                tx.create(path, _json({"next": first + count}))
+            else:
+                tx.set_data(path, _json({"next": first + count}), version=stat.version)
+            if self._commit(session_id, path, tx):
+                return first
+        raise HaStoreUnavailable(f"the checkpoint-id counter {path} changed under {COUNTER_ATTEMPTS} reservations")
 
     def remove_job(self, session_id: LeaderSessionId, job_id: JobId) -> None:
-        self._fenced_put(session_id, f"{self.root}/jobgraphs/{job_id}", None)
-        self._fenced_put(session_id, f"{self.root}/checkpoints/{job_id}", None)
+        for kind in ("jobgraphs", "checkpoints", "checkpoint-counters"):
+            self._fenced_put(session_id, f"{self.root}/{kind}/{job_id}", None)
 
     def job_graphs(self) -> dict[JobId, dict]:
         names = self._children(f"{self.root}/jobgraphs")
         graphs = {JobId(n): self._read(f"{self.root}/jobgraphs/{n}")[0] for n in names}
         return {job_id: g for job_id, g in graphs.items() if g is not None}
 
-    def checkpoint_pointer(self, job_id: JobId) -> str | None:
-        pointer, _ = self._read(f"{self.root}/checkpoints/{job_id}")
-        return pointer["directory"] if pointer else None
+    def _pointer(self, job_id: JobId) -> dict | None:
+        return self._read(f"{self.root}/checkpoints/{job_id}")[0]
 
 
 def _json(data: dict) -> bytes:

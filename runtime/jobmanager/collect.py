@@ -20,6 +20,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from runtime.arrow_ipc import table_from_b64, table_from_ipc, table_to_ipc
+from runtime.checkpoint.fencing import FencedOut
 from runtime.checkpoint.storage import StorageError
 from runtime.ha import storage as blobs
 from runtime.messages import CollectResult
@@ -54,6 +55,8 @@ class CollectBuffer:
         if table.num_rows and self.persist_dir:
             try:
                 self._persist(self.total_rows, msg, table)
+            except FencedOut:  # this JobManager lost the leadership: the sink re-sends it to the new leader
+                return
             except StorageError as err:  # refused, not marked delivered: the restored sink re-sends it
                 if self.on_unkept is None:
                     raise

@@ -13,11 +13,14 @@ import logging
 
 from runtime import events
 from runtime.checkpoint import storage
-from runtime.checkpoint.coordinator import load_checkpoint
+from runtime.checkpoint.checkpoint_files import load_checkpoint
+from runtime.checkpoint.lifecycle_events import CompletedCheckpoint
 from runtime.codec import WireError, from_plain
 from runtime.config import ConfigError, Configuration
 from runtime.connectors.base import ConnectorError
 from runtime.errors import CheckpointError, SubmissionError
+from runtime.checkpoint.fencing import run_fenced
+from runtime.ha.fence import LeaseHolder
 from runtime.ha.services import HaServices, LeadershipLost, NoHaServices
 from runtime.ids import JobId, LeaderSessionId, TriggerId
 from runtime.jobgraph import JobGraph, JobGraphError
@@ -37,12 +40,13 @@ log = logging.getLogger(__name__)
 class Dispatcher:
     """Accepts jobs, gives each its own JobMaster and answers for the cluster as a whole; on the JobManager's loop."""
     def __init__(self, conf: Configuration, rm: ResourceManager, bus, working_dir: str = ".",
-                 ha: HaServices | None = None):
+                 ha: HaServices | None = None, lease: LeaseHolder | None = None):
         self.working_dir = working_dir
         self.conf = conf
         self.rm = rm
         self.bus = bus
         self.ha = ha or NoHaServices()
+        self.lease = lease  # the leader election: what fences ask before this JobManager writes for a job
         self.leader_session_id: LeaderSessionId | None = None  # set by the JobManager while it leads
         self.jobs: dict[JobId, JobMaster] = {}
         self._digests: dict[JobId, str] = {}  # what each job id was submitted with, to tell retries apart
@@ -70,20 +74,36 @@ class Dispatcher:
 
     def recover_jobs(self) -> None:
         """This JobManager just became the leader: resume every job the HA store still holds, each from
-        its latest completed checkpoint (restored as a failover restart would)."""
+        its latest completed checkpoint (restored as a failover restart would), with the older retained
+        ones to fall back to."""
         for job_id, payload in self.ha.job_graphs().items():
             if job_id in self.jobs:
                 continue
             try:
                 master = self._job_master(job_id, payload)
                 self._digests[job_id] = _digest(payload)
-                pointer = self.ha.checkpoint_pointer(job_id)
-                if pointer:
-                    master.resume_from(load_checkpoint(pointer))
-            except (SubmissionError, CheckpointError) as err:
+                retained = self._retained(job_id)
+            except (SubmissionError, CheckpointError, OSError) as err:  # it stays in the store for a later try
                 log.error("cannot recover job %s: %s", job_id, err)
                 continue
-            self._start(master, f"recovered from checkpoint {pointer}" if pointer else "recovered")
+            for checkpoint in retained:
+                master.resume_from(checkpoint)
+            self._start(master, f"recovered from checkpoint {retained[-1].directory}" if retained else "recovered")
+
+    def _retained(self, job_id: JobId) -> list[CompletedCheckpoint]:
+        """The job's retained checkpoints the HA store names, oldest first, less those whose metadata
+        cannot be read (logged: the job falls back to an older one). CheckpointError when it names some and
+        none can be read (the job is not started over from nothing), OSError if the store does not answer."""
+        found, named = [], self.ha.retained_checkpoints(job_id)
+        for directory in named:
+            try:
+                found.append(load_checkpoint(directory))
+            except CheckpointError as err:
+                log.error("job %s: retained checkpoint %s cannot be read, so it is not restored: %s",
+                          job_id, directory, err)
+        if named and not found:
+            raise CheckpointError(f"none of its retained checkpoints can be read: {', '.join(named)}")
+        return found
 
     def suspend_jobs(self, reason: str) -> None:
         """Leadership lost: every unfinished JobMaster stops acting and is forgotten here; the HA store
@@ -117,7 +137,7 @@ class Dispatcher:
                 raise SubmissionError(f"cannot restore from {graph.restore_from!r}: {err}") from None
         try:
             return JobMaster(job_id, graph, job_conf, self.rm, self.bus, self.working_dir, restore,
-                             self.ha.entries(self.leader_session_id, job_id))
+                             self.ha.entries(self.leader_session_id, job_id, self.lease))
         except ConnectorError as err:  # a push source's schema that does not parse
             raise SubmissionError(f"invalid job graph: {err}") from None
 
@@ -222,7 +242,9 @@ class Dispatcher:
         def dispose() -> None:
             load_checkpoint(path)  # raises unless the directory holds _metadata
             storage.remove(storage.normalise(path))
-        return self.disposals.track(asyncio.get_running_loop().run_in_executor(None, dispose), lambda _: None)
+        fence = self.ha.fence(self.leader_session_id, self.lease) if self.lease and self.leader_session_id else None
+        return self.disposals.track(asyncio.get_running_loop().run_in_executor(None, run_fenced, fence, dispose),
+                                    lambda _: None)
 
     def disposal_status(self, trigger_id: str) -> OperationStatus | None:
         return self.disposals.status(trigger_id)
@@ -246,14 +268,17 @@ class Dispatcher:
         if master.status.is_globally_terminal:
             raise OperationRefused(f"job {job_id} is {master.status.value}: its sources take no more rows")
         try:
-            first, end = log.append(rows, push_id)
+            with master.fenced():
+                first, end = log.append(rows, push_id)
         except SourceRefused as err:
             raise OperationRefused(str(err)) from None
         return PushAccepted(log.snapshot(), first, end)
 
     def close_push_source(self, job_id: str, source: str) -> PushSourceSnapshot:
-        log = self.job(job_id).push_sources.find(source)
-        log.close()
+        master = self.job(job_id)
+        log = master.push_sources.find(source)
+        with master.fenced():
+            log.close()
         return log.snapshot()
 
     def subscribe_events(self):

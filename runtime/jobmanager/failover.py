@@ -26,12 +26,16 @@ CancelTimedOut came first and the rest count as CANCELED. Transition table:
     RUNNING       TaskReported(FAILED) / TaskManagerLost / CheckpointsFailing
                                                 failover: StopCheckpointing, RecordFailure, then
                                                 RESTARTING (JobRestarting) or FAILING; CancelTask each
+    CREATED, RUNNING, RESTARTING  Unrecoverable (no checkpoint left to restore)
+                                                FAILING, whatever the restart strategy; RecordFailure,
+                                                StopCheckpointing, CancelTask each; then FAILED
     RESTARTING    attempts stopped              FreeSlots, ScheduleRestart
     RESTARTING    RestartDelayPassed            CREATED (new attempts); RequestSlots
     FAILING       attempts stopped              FAILED; JobTerminated
     live          CancelRequested               CANCELLING; StopCheckpointing, CancelSlotRequest, CancelTask
-    live          Suspended (leadership lost)   SUSPENDED; StopCheckpointing, JobSuspended; then every event
-                                                is ignored: the new leader resumes the job
+    live          Suspended (leadership lost)   SUSPENDED; JobSuspended (checkpointing stops without a
+                                                write: what is in flight is the new leader's); then every
+                                                event is ignored: the new leader resumes the job
     CANCELLING    attempts stopped              CANCELED; JobTerminated
     RUNNING       StopRequested                 PauseCheckpointing (stop-with-savepoint in flight)
     RUNNING       CheckpointFailed(that one)    StartCheckpointing (the job keeps running)
@@ -51,8 +55,7 @@ from runtime.jobmanager.failover_events import (Action, AssignTasks, CancelReque
                                                 RecordFailure, RequestSlots, RestartDelayPassed, ScheduleCancelTimeout,
                                                 ScheduleRestart, SlotsGranted, SlotsUnavailable, StartCheckpointing,
                                                 StopCheckpointing, StopRequested, Suspended, TaskManagerLost,
-                                                TaskReported,
-                                                TaskStateChanged)
+                                                TaskReported, TaskStateChanged, Unrecoverable)
 from runtime.jobmanager.restart import RestartStrategy
 from runtime.states import EXECUTION_TRANSITIONS, ExecutionState, JobStatus, advance
 
@@ -107,6 +110,12 @@ class JobFailover:
             if self.status == _J.RUNNING:
                 out.append(RecordFailure(event.cause, "CheckpointException", None))
                 self._failover(event.cause, now, out)
+        elif isinstance(event, Unrecoverable):
+            if self.status in (_J.CREATED, _J.RUNNING, _J.RESTARTING):
+                out.append(RecordFailure(event.cause, "RestoreFailed", None))
+                out.append(StopCheckpointing(f"job failed: {last_line(event.cause)}"))
+                self._set_status(_J.FAILING, out, event.cause)
+                self._stop_round(out)
         else:
             self._control(event, out)
         return out
@@ -118,7 +127,6 @@ class JobFailover:
         elif isinstance(event, Suspended):
             if not self.status.is_globally_terminal:
                 self._set_status(_J.SUSPENDED, out, event.reason)
-                out.append(StopCheckpointing(event.reason))
                 out.append(JobSuspended())
         elif isinstance(event, RestartDelayPassed):
             if self.status == _J.RESTARTING and event.round == self.round and not self._stopping:

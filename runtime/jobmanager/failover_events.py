@@ -51,6 +51,12 @@ class CheckpointsFailing:
 
 
 @dataclass(frozen=True)
+class Unrecoverable:
+    """The job cannot go on from any checkpoint (none left to restore): it fails without a restart."""
+    cause: str
+
+
+@dataclass(frozen=True)
 class StopRequested:
     checkpoint_id: int
 
@@ -87,8 +93,8 @@ class CancelTimedOut:
 
 
 Event = (JobStarted | SlotsGranted | SlotsUnavailable | TaskReported | TaskManagerLost | CheckpointsFailing
-         | StopRequested | CheckpointCompleted | CheckpointFailed | CancelRequested | Suspended | RestartDelayPassed
-         | CancelTimedOut)
+         | Unrecoverable | StopRequested | CheckpointCompleted | CheckpointFailed | CancelRequested | Suspended
+         | RestartDelayPassed | CancelTimedOut)
 
 
 # -- actions -----------------------------------------------------------------------------------

@@ -131,6 +131,9 @@ class LeaderRetriever(Protocol):
 
     def leadership_view(self) -> dict: ...
 
+    def hold_election(self, seconds: float) -> None:
+        """Fault injection: hold the leader election back for ``seconds``."""
+        ...
 
 
 

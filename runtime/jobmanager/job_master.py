@@ -14,6 +14,8 @@ import logging
 import time
 
 from runtime import events
+from runtime.checkpoint import trace
+from runtime.checkpoint.fencing import fenced_by
 from runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointFailure, CompletedCheckpoint
 from runtime.checkpoint.stats import CheckpointConfigSnapshot, CheckpointStatsSnapshot
 from runtime.config import Configuration
@@ -23,7 +25,8 @@ from runtime.jobgraph import JobGraph
 from runtime.jobmanager.collect import CollectBuffer
 from runtime.jobmanager import failover_events as ev
 from runtime.jobmanager.execution_graph import ExecutionGraph
-from runtime.jobmanager.failover import JobFailover
+from runtime.errors import last_line
+from runtime.jobmanager.failover import JobFailover, exception_name
 from runtime.jobmanager.operations import OperationCache
 from runtime.jobmanager.push import PushLogs
 from runtime.gateways import TaskExecutorGateway, TaskManagerGone
@@ -38,6 +41,8 @@ from runtime.states import ExecutionState, JobStatus
 
 log = logging.getLogger(__name__)
 MAX_EXCEPTIONS = 100
+# Statuses that end the current attempts: whatever they write from then on is stale (runtime.checkpoint.trace).
+SUPERSEDING = (JobStatus.RESTARTING, JobStatus.FAILING, JobStatus.CANCELLING, JobStatus.SUSPENDED)
 
 
 class JobMaster:
@@ -58,15 +63,18 @@ class JobMaster:
         self.eg = ExecutionGraph(graph)
         self.failover = JobFailover(self.eg, restart_strategy(conf))
         self.exceptions: list[FailureRecord] = []  # newest first
+        # What it writes on the loop (collected and pushed rows) asks the lease; the rest, in threads, the store too.
+        self._loop_fence = ha.fence.lease_only() if ha is not None else None
         self.results = CollectBuffer(data_dir=ha.data_dir if ha else None, on_unkept=self._checkpoints_failing)
-        self.push_sources = PushLogs(graph, ha.data_dir if ha else None, lambda: self.checkpoints.completed)
+        self.push_sources = PushLogs(graph, ha.data_dir if ha else None, lambda: self.checkpoints.completed,
+                                     ha.fence if ha is not None else None)
         self._terminal = asyncio.get_running_loop().create_future()
         self._events: collections.deque[ev.Event] = collections.deque()
         self._handling = False
         self._tasks: set[asyncio.Task] = set()  # slot requests in flight
         self._timers: list[asyncio.TimerHandle] = []
-        self.checkpoints = CheckpointCoordinator(self, conf, bus, self._checkpoints_failing,
-                                                 ha.publish_checkpoint if ha is not None else None, working_dir)
+        self.checkpoints = CheckpointCoordinator(self, conf, bus, self._checkpoints_failing, ha, working_dir,
+                                                 lambda cause: self._handle(ev.Unrecoverable(cause)))
         self.savepoint_operations = OperationCache()
         self.checkpoint_operations = OperationCache()
         if restore is not None:
@@ -120,6 +128,8 @@ class JobMaster:
         if isinstance(action, ev.TaskStateChanged):
             self._publish_task_state(action)
         elif isinstance(action, ev.JobStatusChanged):
+            if action.status in SUPERSEDING:
+                trace.record("superseded", job=self.job_id, attempts=self.all_attempts(), status=action.status.value)
             self.status_times[action.status.value] = time.time()
             self.bus.publish(events.JobStatusChanged(self.job_id, self.name, action.status.value,
                                                      action.previous.value, self.eg.attempt, action.cause))
@@ -209,7 +219,11 @@ class JobMaster:
 
     # -- reports from TaskManagers (the JobMasterGateway) -------------------------------------
     def update_task_execution_state(self, msg: TaskStateChanged) -> None:
-        """A TaskManager reports an attempt's new state."""
+        """A TaskManager reports an attempt's new state; one of this round that could not read the
+        checkpoint it restores counts against that checkpoint (runtime.checkpoint.task_state.RestoreFailed)."""
+        if (msg.state == ExecutionState.FAILED and exception_name(msg.error or "").endswith("RestoreFailed")
+                and self.eg.find(msg.attempt_id)[1] is not None):
+            self.checkpoints.restore_failed(self.eg.attempt, last_line(msg.error))
         self._handle(ev.TaskReported(msg.attempt_id, msg.state, msg.error))
 
     def report_task_metrics(self, msg: TaskMetrics) -> None:
@@ -223,7 +237,13 @@ class JobMaster:
     def deliver_results(self, msg: CollectResult) -> None:
         """Rows from a collect sink, kept for the client."""
         if self.eg.find(msg.attempt_id)[1] is not None:
-            self.results.add(msg)
+            with self.fenced():
+                self.results.add(msg)
+
+    def fenced(self):
+        """A context in which what this JobMaster writes on the loop (collected rows, pushed rows) asks its
+        lease first: a JobManager woken from a pause longer than its lease writes nothing."""
+        return fenced_by(self._loop_fence)
 
     def disconnect_task_manager(self, tm_id: TaskManagerId, reason: str) -> None:
         """The ResourceManager lost ``tm_id``: every attempt there failed."""
@@ -312,7 +332,9 @@ class JobMaster:
         self._handle(ev.CheckpointsFailing(cause))
 
     def _stand_down(self) -> None:
-        """Suspended: no timer fires and no slot request completes for this JobMaster any more."""
+        """Suspended: no timer fires, no slot request completes and no checkpoint file is written or
+        deleted for this JobMaster any more."""
+        self.checkpoints.suspend()
         for timer in self._timers:
             timer.cancel()
         for task in self._tasks:

@@ -72,10 +72,11 @@ class JobManager:
             raise ConfigError("high-availability.storageDir: with several JobManagers the leader keeps job data "
                               "(push logs, collected rows) there for its successor, as Flink requires; set a "
                               "directory or fsspec URL (file://, s3://) that every JobManager reaches")
-        self.dispatcher = Dispatcher(conf, self.rm, self.bus, working_dir(conf), self.ha)
-        self.provider = resource_provider(conf, self.rm, self.bus, working_dir(conf), lambda: self.is_leader)
         self.contender_id = f"jm-{secrets.token_hex(4)}"
         self.election = LeaderElection(self.ha, self.contender_id, self)
+        self.rm.leading = lambda: self.is_leader  # a JobManager that does not serve declares no TaskManager lost
+        self.dispatcher = Dispatcher(conf, self.rm, self.bus, working_dir(conf), self.ha, self.election)
+        self.provider = resource_provider(conf, self.rm, self.bus, working_dir(conf), lambda: self.is_leader)
         self.started_at = time.time()
         self.server: tornado.httpserver.HTTPServer | None = None
         self.port: int | None = None
@@ -180,6 +181,9 @@ class JobManager:
         if self.is_leader:
             return "leader"
         return "suspended" if self.election.state.session is not None else "standby"
+
+    def hold_election(self, seconds: float) -> None:
+        self.election.hold(seconds)
 
     def leader_address(self) -> str | None:
         leader = self.known_leader()

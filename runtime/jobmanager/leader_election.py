@@ -6,7 +6,13 @@ a lost session) whether this JobManager leads, and refreshes the leader and the 
 answers from, so no request handler waits on the store. The loop never ends on an error: whatever a
 call raises counts as an unreachable store (the connection is suspended) and the next round asks again.
 A lease not confirmed within one lease duration also suspends serving, so a paused process that wakes
-up never acts on a lease it may have lost. Runs on the JobManager's loop; store calls go to threads.
+up never acts on a lease it may have lost: :meth:`holds_lease` (what the fences of its writes and its
+acting timers ask first) is false from the moment the lease ran out on this process's monotonic clock,
+whichever callback runs first after the pause. Runs on the JobManager's loop; store calls go to threads.
+
+Fault injection (``cluster.fault-injection.enabled``) can :meth:`hold` the election for a while: rounds
+and the store's connection events wait, as in a JobManager woken from a pause whose timers run before
+its election notices the lost lease. What it writes meanwhile is refused by its fences.
 """
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ import os
 import time
 from typing import Protocol
 
+from runtime.checkpoint import trace
 from runtime.ha import leadership as lead
 from runtime.ha.services import HaServices, LeaderInfo
 from runtime.ids import LeaderSessionId
@@ -46,6 +53,9 @@ class LeaderElection:
         self.members: list[dict] = []
         self._loop_task: asyncio.Task | None = None
         self._wake = asyncio.Event()
+        self._held_until = 0.0  # monotonic: fault injection holds rounds and events back until then
+        self._held: list[lead.Event] = []
+        self._round_started = time.time()  # wall clock: the trace says a session led from the round that won it
 
     @property
     def serving(self) -> bool:
@@ -54,6 +64,10 @@ class LeaderElection:
     @property
     def session(self) -> LeaderSessionId | None:
         return self.state.session
+
+    def holds_lease(self, session: LeaderSessionId) -> bool:
+        """True while this JobManager serves under ``session`` (the fences' lease check; any thread)."""
+        return self.state.session == session and self.serving
 
     @property
     def known_leader(self) -> LeaderInfo | None:
@@ -90,8 +104,23 @@ class LeaderElection:
             except OSError as err:
                 log.warning("cannot resign the leadership: %s", err)
 
+    def hold(self, seconds: float) -> None:
+        """Fault injection: hold rounds and connection events back for ``seconds`` (then handle them)."""
+        self._held_until = time.monotonic() + seconds
+        log.warning("fault injection: leader election of %s held for %g s", self.contender_id, seconds)
+        asyncio.get_running_loop().call_later(seconds, self._release)
+
+    def _release(self) -> None:
+        held, self._held = self._held, []
+        for event in held:
+            self.handle(event)
+        self._wake.set()
+
     # -- the state machine and its actions ---------------------------------------------------
     def handle(self, event: lead.Event) -> None:
+        if time.monotonic() < self._held_until:
+            self._held.append(event)
+            return
         before = self.state
         self.state, actions = lead.advance(self.state, event)
         if self.state != before:
@@ -103,6 +132,8 @@ class LeaderElection:
     def _execute(self, action: lead.Action) -> None:
         if isinstance(action, lead.StartServing):
             self.known_leader = LeaderInfo(self.contender_id, self.address, action.session)
+            if action.new:
+                trace.record("leading", session=action.session, contender=self.contender_id, t=self._round_started)
             self.target.leadership_granted(action.session, action.new)
         elif isinstance(action, lead.StopServing):
             self.lease_until = 0.0
@@ -138,9 +169,13 @@ class LeaderElection:
                 pass
 
     async def _round(self) -> None:
+        if time.monotonic() < self._held_until:
+            return
         if self.state.serving and time.monotonic() >= self.lease_until:
+            log.warning("lease of leader session %s not confirmed for %.1f s past its end (a pause?): serving stops "
+                        "until the HA store confirms it", self.state.session, time.monotonic() - self.lease_until)
             self.handle(lead.ConnectionSuspended())  # not confirmed in time: stop before it may be lost
-        asked_at = time.monotonic()
+        asked_at, self._round_started = time.monotonic(), time.time()
         session, self.known_leader, self.members = await asyncio.get_running_loop().run_in_executor(None, self._ask)
         self._confirmed(session, asked_at + self.ha.lease_duration)
 

@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from runtime.arrow_ipc import table_from_ipc, table_to_b64, table_to_ipc
 from runtime.checkpoint import storage as checkpoint_storage
+from runtime.checkpoint.fencing import WriteFence, run_fenced
 from runtime.checkpoint.storage import StorageError
 from runtime.errors import ClusterError
 from runtime.ha import storage as blobs
@@ -197,11 +198,12 @@ class PushLogs:
     """
 
     def __init__(self, graph: JobGraph, data_dir: str | None = None,
-                 retained: Callable[[], list[CompletedCheckpoint]] = list):
+                 retained: Callable[[], list[CompletedCheckpoint]] = list, fence: WriteFence | None = None):
         self.logs = {op.id: PushLog(op.id, op.name, op.params.get("schema"),
                                     blobs.join(data_dir, "push", op.id) if data_dir else None, self.after_push)
                      for op in graph.operators if op.kind == "source" and op.params.get("connector") == "push"}
         self._retained = retained
+        self.fence = fence  # guards the trimming deletions (in threads)
         self._trimmed_for: int | None = None  # the oldest retained checkpoint at the last trim
         self._trimming = False
         self._positions: dict[str, tuple[str, int]] = {}  # state pointer -> (epoch, position)
@@ -221,7 +223,7 @@ class PushLogs:
             gone = [url for source_id, point in points.items() for url in self.logs[source_id].trim(point)]
             self._trimmed_for = retained[0].checkpoint_id
             for url in gone:
-                await loop.run_in_executor(None, blobs.remove, url)
+                await loop.run_in_executor(None, run_fenced, self.fence, blobs.remove, url)
         except Exception as err:  # noqa: BLE001 - unreadable snapshots or storage: trim next time
             log.warning("cannot trim the push logs: %s", err)
         finally:

@@ -101,6 +101,7 @@ class ResourceManager:
         self._loss_listeners: list[Callable[[TaskManagerId, str], None]] = []
         self._change_listeners: list[Callable[[], None]] = []
         self.shortage_note: Callable[[int], str | None] | None = None  # the resource provider's word on a timeout
+        self.leading: Callable[[], bool] = lambda: True  # only a serving leader declares TaskManagers lost
         self._monitor: asyncio.Task | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -167,8 +168,18 @@ class ResourceManager:
                      tm_id, self.rpc_failure_threshold)
 
     async def _watch_heartbeats(self) -> None:
+        """Every quarter interval, drop the TaskManagers silent too long. Time this JobManager did not serve,
+        or was itself stopped (a loop that woke up far later than asked), is nobody's silence but its own."""
+        tick = min(self.heartbeat_interval, self.heartbeat_timeout) / 4
+        last = time.monotonic()
         while True:
-            await asyncio.sleep(min(self.heartbeat_interval, self.heartbeat_timeout) / 4)
+            await asyncio.sleep(tick)
+            now, before = time.monotonic(), last
+            last = now
+            if not self.leading() or now - before - tick > self.heartbeat_timeout / 2:
+                for record in self.task_managers.values():
+                    record.last_heartbeat = min(now, record.last_heartbeat + now - before)
+                continue
             for tm_id, record in list(self.task_managers.items()):
                 reason = self._loss_reason(tm_id, record, time.monotonic())
                 if reason:

@@ -31,6 +31,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from runtime.checkpoint import storage
+from runtime.checkpoint.fencing import UploadFence, run_fenced
 from runtime.checkpoint.incremental import IncrementalBase, SnapshotRefs
 from runtime.connectors.base import ConnectorContext, ConnectorError, source_reader, sink_writer
 from runtime.errors import format_traceback
@@ -297,10 +298,11 @@ class Task:
     async def _upload(self, barrier: CheckpointBarrier, meta: dict, tables: dict, base: SnapshotRefs | None) -> None:
         """Write the snapshot (only what changed since ``base``, when not None) and acknowledge it."""
         checkpoint_id, target = barrier.checkpoint_id, barrier.target
-        name = f"{self.tdd.vertex_id}-{self.tdd.subtask_index}"
+        name = f"{self.tdd.vertex_id}-{self.tdd.subtask_index}-{self.attempt_id}"  # its own: a stale one lands aside
+        fence = UploadFence.of(self.attempt_id, checkpoint_id, self.tm, lambda: self._cancelled)  # asked before each file
         try:
             written = await asyncio.get_running_loop().run_in_executor(
-                self.tm.io_executor, write_snapshot, target, name, meta, tables, base)
+                self.tm.io_executor, run_fenced, fence, write_snapshot, target, name, meta, tables, base)
         except Exception as err:  # noqa: BLE001 - a snapshot that cannot be written declines its checkpoint alone
             reason = str(err) if isinstance(err, storage.StorageError) else f"{type(err).__name__}: {err}"
             self.tm.send(DeclineCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, reason))

@@ -41,7 +41,7 @@ from runtime.metrics.endpoint import PrometheusEndpoint, start_endpoint
 from runtime.metrics.families import taskmanager_families
 from runtime.process_info import LogTail, rss_bytes
 from runtime.states import ExecutionState
-from runtime.taskmanager import allocators, lean_pyspark
+from runtime.taskmanager import allocators, heartbeat_lease, lean_pyspark
 from runtime.taskmanager.network import DataServer
 from runtime.taskmanager.slots import SlotError, TaskSlotTable
 from runtime.taskmanager.spark import SparkRunner
@@ -86,6 +86,7 @@ class TaskManager:
         tls.warn_if_plain(conf, conf.taskmanager_bind_host(), "this TaskManager's data port", tls.INTERNAL)
         self.tasks: dict[ExecutionAttemptId, Task] = {}
         self.leader_session_id: LeaderSessionId | None = None
+        self.heartbeats = heartbeat_lease.HeartbeatLease()  # how long the leader has not heard us (uploads ask)
         self._ws: tornado.websocket.WebSocketClientConnection | None = None
         self._pending: collections.deque = collections.deque(maxlen=PENDING_LIMIT)
         self._stopping = asyncio.Event()
@@ -171,9 +172,8 @@ class TaskManager:
                                                  connect_timeout=5, request_timeout=5, ssl_options=self.control_ssl)
         self._ws = await tornado.websocket.websocket_connect(
             request, max_message_size=self.conf.get("rest.server.max-content-length"))
-        self._write(RegisterTaskManager(self.tm_id, self.conf.get("taskmanager.host"), self.data_server.port,
-                                        self.num_slots, os.getpid(), self.spark.master, self.slots.report(),
-                                        self.ready))
+        self._write(RegisterTaskManager(self.tm_id, self.conf.get("taskmanager.host"), self.data_server.port, self.num_slots,
+                                        os.getpid(), self.spark.master, self.slots.report(), self.ready))
         loop = asyncio.get_running_loop()
         reader, heartbeat = loop.create_task(self._read_messages(self._ws)), loop.create_task(self._heartbeat())
         ends = {reader} | ({loop.create_task(self._watch_leader())} if self.ha else set())
@@ -187,8 +187,7 @@ class TaskManager:
         finally:
             for task in ends | {heartbeat}:
                 task.cancel()
-            self._ws = None
-            self.leader_session_id = None
+            self._ws, self.leader_session_id = None, None
 
     async def _read_messages(self, ws) -> None:
         """Handle the JobManager's messages until it closes the connection."""
@@ -234,8 +233,7 @@ class TaskManager:
             except OSError:
                 continue
             if leader and self.leader_session_id is not None and leader.session_id != self.leader_session_id:
-                log.warning("JobManager %s no longer leads (the leader is %s); reconnecting",
-                            self.jobmanager_url, leader.address)
+                log.warning("JobManager %s no longer leads (the leader is %s); reconnecting", self.jobmanager_url, leader.address)
                 if self._ws:
                     self._ws.close()
                 return
@@ -245,6 +243,7 @@ class TaskManager:
             return False
         try:
             self._ws.write_message(encode(Envelope(None, to_plain(message))))
+            self.heartbeats.wrote(message)
             return True
         except tornado.websocket.WebSocketClosedError:
             return False
@@ -299,6 +298,7 @@ class TaskManager:
         except WireError as err:
             log.warning("bad control message from the JobManager: %s", err)
             return
+        self.heartbeats.received(message)
         if isinstance(message, RegistrationAccepted):
             self.leader_session_id = envelope.leader_session_id
             log.info("registered as %s with JobManager %s", self.tm_id, self.jobmanager_url)

@@ -76,6 +76,27 @@ def test_a_closed_leader_session_hands_over_and_fences_its_writes(zookeeper):
         b.close()
 
 
+def test_the_checkpoint_id_counter_gives_each_id_to_one_leader_and_refuses_a_deposed_one(zookeeper):
+    a = ZooKeeperHaServices(zookeeper.quorum, "/t2", 2.0)
+    b = ZooKeeperHaServices(zookeeper.quorum, "/t2", 2.0)
+    try:
+        job = JobId.new()
+        old = a.try_lead("jm-a", "a")
+        assert [a.reserve_checkpoint_ids(old, job, 2, 1) for _ in range(2)] == [1, 3]
+        a.put_checkpoint_pointer(old, job, "/chk-2", ("/chk-1", "/chk-2"))
+        a.zk.stop()  # the old leader's session ends while ids 3 and 4 are still its own
+        new = b.try_lead("jm-b", "b")
+        with pytest.raises(LeadershipLost):
+            b.reserve_checkpoint_ids(old, job, 2, 1)
+        assert b.retained_checkpoints(job) == ["/chk-1", "/chk-2"]
+        assert b.reserve_checkpoint_ids(new, job, 2, 3) == 5, "after every id the old leader reserved"
+        b.remove_job(new, job)
+        assert b.zk.exists(f"/t2/checkpoint-counters/{job}") is None
+    finally:
+        a.close()
+        b.close()
+
+
 def leader_session(cluster, leader: str) -> str:
     """The leader session id as the leader itself reports it."""
     return raw_call(leader, cluster.token, "GET", "/jobmanagers")[1]["leader"]["session-id"]

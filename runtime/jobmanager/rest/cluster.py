@@ -5,9 +5,11 @@ import asyncio
 import os
 import signal
 
+import tornado.web
+
 from runtime.jobmanager.rest import convert
 from runtime.jobmanager.rest import messages as m
-from runtime.jobmanager.rest.base import ApiHandler, HTTPError, operation
+from runtime.jobmanager.rest.base import ApiHandler, HTTPError, Query, operation
 
 
 class OverviewHandler(ApiHandler):
@@ -86,6 +88,24 @@ class KillJobManagerHandler(FaultInjectionHandler):
     def post(self):
         asyncio.get_running_loop().call_later(0.1, kill, os.getpid())
         return m.KillResponse(killed="jobmanager", pid=os.getpid())
+
+
+class HoldElectionHandler(FaultInjectionHandler):
+    standby_serves = True
+
+    @operation("Hold this JobManager's leader election for `seconds` (cluster.fault-injection.enabled only): "
+               "rounds and the HA store's connection events wait, as in a leader woken from a pause whose timers "
+               "act before its election notices the lost lease. Its fences refuse what it writes meanwhile.",
+               m.HoldResponse, status=202, query=(Query("seconds", "how long, at most 600", float),))
+    def post(self):
+        try:
+            seconds = float(self.get_query_argument("seconds"))
+        except (tornado.web.MissingArgumentError, ValueError):
+            raise HTTPError(400, "query parameter 'seconds' must be a number of seconds") from None
+        if not 0 < seconds <= 600:
+            raise HTTPError(400, f"query parameter 'seconds' must be in (0, 600], got {seconds:g}")
+        self.ctx.leader.hold_election(seconds)
+        return m.HoldResponse(held_s=seconds, pid=os.getpid())
 
 
 def kill(pid: int) -> None:

@@ -51,6 +51,7 @@ ROUTES: tuple[Route, ...] = (
     Route("/config", cluster.ConfigHandler),
     Route("/jobmanager/config", cluster.JobManagerConfigHandler),
     Route("/jobmanager/kill", cluster.KillJobManagerHandler),
+    Route("/jobmanager/hold-election", cluster.HoldElectionHandler),
     Route("/taskmanagers", cluster.TaskManagersHandler),
     Route("/taskmanagers/:taskmanagerid", cluster.TaskManagerHandler),
     Route("/taskmanagers/:taskmanagerid/kill", cluster.KillTaskManagerHandler),

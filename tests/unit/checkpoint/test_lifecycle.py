@@ -58,7 +58,7 @@ def test_with_an_ha_store_the_pointer_is_published_before_the_sinks_commit():
     m = machine(publishes=True)
     trigger(m)
     acknowledge_all(m, 1)
-    assert m.handle(ev.MetadataWritten(1), 102.0) == [ev.PublishPointer(1, "mem://ck/chk-1")]
+    assert m.handle(ev.MetadataWritten(1), 102.0) == [ev.PublishPointer(1, "mem://ck/chk-1", ("mem://ck/chk-1",))]
     assert m.latest() is None and m.pending[1].phase == Phase.PUBLISHING
     assert kinds(m.handle(ev.PointerPublished(1), 103.0)) == ["Completed", "NotifyComplete", "NotifyComplete"]
 
@@ -77,7 +77,7 @@ def test_checkpoints_beyond_the_retained_are_dropped_but_never_the_users_startin
     m = machine(retained=1)
     start = complete_checkpoint(5, "mem://user/savepoint-5")
     m.start_from(start)
-    assert m.latest() is start and m.next_id == 6
+    assert m.latest() is start and m.ids.floor == 6
     trigger(m)
     assert "DropCheckpoint" not in kinds(complete(m, 6))
     trigger(m)
@@ -251,3 +251,53 @@ def test_a_recovered_checkpoint_keeps_its_shared_files_until_it_is_dropped():
     trigger(m)
     acknowledge_shared(m, 4, (("s/b",), ()))  # the first checkpoint after a restore is full
     assert ev.DiscardShared(("s/a",)) in finish(m, 4)
+
+
+def test_the_only_restore_point_stays_until_a_newer_one_is_published():
+    m = machine(publishes=True, retained=1)
+    trigger(m)
+    complete(m, 1)
+    trigger(m, now=110.0)
+    out = acknowledge_all(m, 2) + m.handle(ev.MetadataWritten(2), 112.0)
+    out += m.handle(ev.PublishFailed(2, "ZooKeeper did not answer"), 113.0)
+    out += m.handle(ev.AbortAll("job failover"), 114.0)
+    assert "DropCheckpoint" not in kinds(out) and m.latest().checkpoint_id == 1
+    trigger(m, now=120.0)
+    assert ev.DropCheckpoint("mem://ck/chk-1") in complete(m, 3), "dropped once 3 is published"
+
+
+def retained_two():
+    m = machine(publishes=True, retained=2)
+    for cid in (1, 2):
+        trigger(m, now=100.0 * cid)
+        complete(m, cid)
+    return m
+
+
+def test_a_restore_point_that_fails_in_two_rounds_gives_way_to_the_older_retained_one():
+    m = retained_two()
+    assert m.handle(ev.RestoreFailed(2, 1, "no such checkpoint file: chk-2/v-0/state.json"), 300.0) == []
+    assert m.handle(ev.RestoreFailed(2, 1, "the same round, another subtask"), 300.0) == [], "one round counts once"
+    fell, publish = m.handle(ev.RestoreFailed(2, 2, "no such checkpoint file: chk-2/v-0/state.json"), 301.0)
+    assert (fell.failed.checkpoint_id, fell.to.checkpoint_id) == (2, 1) and "mem://ck/chk-2" in fell.reason
+    assert publish == ev.PublishPointer(1, "mem://ck/chk-1", ("mem://ck/chk-1",)), "a new leader starts there too"
+    assert m.latest().checkpoint_id == 1
+    assert m.handle(ev.RestoreFailed(2, 3, "a late report of the given-up one"), 302.0) == []
+
+
+def test_with_nothing_older_to_fall_back_to_the_restore_is_impossible_naming_the_checkpoint():
+    m = machine(retained=1)
+    trigger(m)
+    complete(m, 1)
+    m.handle(ev.RestoreFailed(1, 1, "ArrowInvalid: not an Arrow file"), 200.0)
+    (impossible,) = m.handle(ev.RestoreFailed(1, 2, "ArrowInvalid: not an Arrow file"), 201.0)
+    assert isinstance(impossible, ev.RestoreImpossible) and "checkpoint 1 (mem://ck/chk-1)" in impossible.reason
+    assert "no older retained checkpoint" in impossible.reason and m.latest() is None
+
+
+def test_a_damaged_starting_savepoint_fails_the_job_rather_than_starting_from_nothing():
+    m = machine()
+    m.start_from(ev.CompletedCheckpoint(5, 1.0, True, "mem://sp/savepoint-5", [], 0.0, 0))
+    m.handle(ev.RestoreFailed(5, 0, "missing"), 100.0)
+    (impossible,) = m.handle(ev.RestoreFailed(5, 1, "missing"), 101.0)
+    assert "savepoint 5 (mem://sp/savepoint-5)" in impossible.reason

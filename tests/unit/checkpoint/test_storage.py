@@ -1,5 +1,12 @@
-"""Checkpoint storage on the local filesystem: what deleting leaves behind."""
+"""Checkpoint storage on the local filesystem: what deleting leaves behind, and what restoring missing or
+damaged files says."""
+from types import SimpleNamespace
+
+import pytest
+
 from runtime.checkpoint import storage
+from runtime.checkpoint.task_state import read_restored
+from runtime.errors import RestoreFailed
 
 
 def test_remove_if_empty_deletes_an_empty_directory_and_leaves_one_being_filled(tmp_path):
@@ -14,3 +21,14 @@ def test_remove_if_empty_deletes_an_empty_directory_and_leaves_one_being_filled(
 
 def test_the_parent_of_a_subtask_snapshot_is_its_checkpoint_directory():
     assert storage.parent("file:///c/job/chk-3/v-1") == storage.parent("file:///c/job/chk-3/v-1/") == "file:///c/job/chk-3"
+
+
+def test_a_restore_of_missing_or_damaged_files_names_the_checkpoint_and_the_snapshot(tmp_path):
+    pointer = storage.normalise(str(tmp_path / "chk-4" / "v-0-a"))
+    tdd = SimpleNamespace(operators=[SimpleNamespace(id="op")], restore=[pointer], restore_checkpoint_id=4)
+    with pytest.raises(RestoreFailed, match=r"checkpoint 4: cannot read the snapshot .*v-0-a: StorageError: no such"):
+        read_restored(tdd, True, True)
+    storage.write_json(storage.join(pointer, "state.json"), {"tables": {"op": "op.arrow"}})
+    storage.write_bytes(storage.join(pointer, "op.arrow"), b"not arrow at all")
+    with pytest.raises(RestoreFailed, match="checkpoint 4: .*ArrowInvalid"):
+        read_restored(tdd, True, True)

@@ -123,3 +123,29 @@ def test_no_ha_always_leads_with_one_session():
     session = services.try_lead("jm", "http://x")
     assert services.try_lead("jm", "http://x") == session
     assert services.leader().address == "http://x"
+
+
+def test_checkpoint_ids_are_reserved_once_across_leaders_and_never_below_a_restored_one(pair, clock):
+    a, b = pair
+    job = JobId.new()
+    old = a.try_lead("jm-a", "a")
+    assert a.reserve_checkpoint_ids(old, job, 2, at_least=1) == 1
+    assert a.reserve_checkpoint_ids(old, job, 2, at_least=1) == 3, "ids 1 and 2 are the old leader's"
+    clock.now += LEASE + 1
+    new = b.try_lead("jm-b", "b")
+    with pytest.raises(LeadershipLost):
+        a.reserve_checkpoint_ids(old, job, 2, at_least=1)
+    assert b.reserve_checkpoint_ids(new, job, 2, at_least=2) == 5, "after every id its predecessor reserved"
+    assert b.reserve_checkpoint_ids(new, job, 1, at_least=40) == 40, "a checkpoint from before the counter"
+    b.remove_job(new, job)
+    assert b.reserve_checkpoint_ids(new, job, 1, at_least=1) == 1, "the counter goes with the job"
+
+
+def test_the_pointer_names_the_retained_checkpoints_and_an_old_one_is_read_as_its_own(pair, tmp_path):
+    a, b = pair
+    job = JobId.new()
+    session = a.try_lead("jm-a", "a")
+    a.put_checkpoint_pointer(session, job, "/chk-4", ("/chk-3", "/chk-4"))
+    assert b.retained_checkpoints(job) == ["/chk-3", "/chk-4"] and b.checkpoint_pointer(job) == "/chk-4"
+    (tmp_path / "checkpoints" / f"{job}.json").write_text('{"directory": "/chk-2"}')  # written before retained lists
+    assert b.retained_checkpoints(job) == ["/chk-2"] and b.checkpoint_pointer(job) == "/chk-2"

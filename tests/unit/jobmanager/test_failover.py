@@ -262,9 +262,27 @@ def test_a_job_suspended_by_a_lost_leadership_stops_acting_even_mid_restart():
     m = running()
     m.handle(ev.TaskReported(attempts(m)[0].attempt_id, E.FAILED, "x"))
     out = m.handle(ev.Suspended("leadership lost"))
-    assert out == [ev.JobStatusChanged(J.RESTARTING, J.SUSPENDED, "leadership lost"),
-                   ev.StopCheckpointing("leadership lost"), ev.JobSuspended()]
+    assert out == [ev.JobStatusChanged(J.RESTARTING, J.SUSPENDED, "leadership lost"), ev.JobSuspended()], \
+        "no StopCheckpointing: aborting would delete files that are now the new leader's to restore or sweep"
     for event in (ev.RestartDelayPassed(0), ev.CancelRequested(), ev.CancelTimedOut(0),
                   ev.TaskReported(attempts(m)[1].attempt_id, E.CANCELED), ev.Suspended("again")):
         assert m.handle(event) == []
     assert m.status == J.SUSPENDED
+
+
+def test_with_no_checkpoint_left_to_restore_the_job_fails_whatever_restarts_remain():
+    m = running(FixedDelay(2**31 - 1, 0.2))
+    out = m.handle(ev.Unrecoverable("cannot restore checkpoint 7 (file:///ck/chk-7) in 2 attempts: missing"))
+    assert kinds(out)[:3] == ["RecordFailure", "StopCheckpointing", "JobStatusChanged"] and m.status == J.FAILING
+    assert "CancelTask" in kinds(out) and "JobRestarting" not in kinds(out)
+    out = confirm_cancels(m)
+    assert out[-1] == ev.JobTerminated(J.FAILED) and "chk-7" in m.cause
+
+
+def test_a_job_waiting_out_its_restart_delay_fails_at_once_when_nothing_is_left_to_restore():
+    m = running(FixedDelay(5, 0.2))
+    m.handle(ev.TaskReported(attempts(m)[0].attempt_id, E.FAILED, "RestoreFailed: checkpoint 7"))
+    confirm_cancels(m)
+    assert m.status == J.RESTARTING
+    out = m.handle(ev.Unrecoverable("no older retained checkpoint"))
+    assert out[-1] == ev.JobTerminated(J.FAILED) and m.handle(ev.RestartDelayPassed(0)) == []

@@ -168,3 +168,27 @@ def test_a_declined_checkpoint_is_aborted_everywhere_and_its_future_fails(tmp_pa
         assert len(sent(rm, "abort")) == 3 and all(isinstance(m, NotifyCheckpointAborted) for m in sent(rm, "abort"))
         assert master.checkpoint_stats().failed == 1 and master.status == J.RUNNING
     asyncio.run(body())
+
+
+def test_a_restore_point_whose_files_are_gone_fails_the_job_within_two_rounds_naming_it(tmp_path):
+    from runtime.checkpoint.lifecycle_events import CompletedCheckpoint
+
+    async def body():
+        master, rm, _ = job_master(tmp_path, **{"restart-strategy.type": "fixed-delay",
+                                                 "restart-strategy.fixed-delay.delay": "0 s"})
+        master.checkpoints.recover(CompletedCheckpoint(7, 1.0, False, "file:///ck/chk-7", [], 0.0, 0))
+        master.start()
+        for _ in range(10):  # restarts are unlimited; the restore attempts are not
+            await settle()
+            deployed = [d for d in sent(rm, "submit") if master.eg.find(d.attempt_id)[1] is not None]
+            if master.status.is_globally_terminal or not deployed:
+                break
+            assert all(d.restore_checkpoint_id == 7 for d in deployed)
+            report(master, deployed[0].attempt_id, E.FAILED,
+                   "Traceback...\nruntime.errors.RestoreFailed: checkpoint 7: cannot read the snapshot x: missing")
+            for d in deployed[1:]:
+                report(master, d.attempt_id, E.CANCELED)
+        assert master.status == J.FAILED and master.restarts == 1
+        assert "cannot restore checkpoint 7 (file:///ck/chk-7) in 2 attempts" in master.failover.cause
+        assert "no older retained checkpoint" in master.failover.cause
+    asyncio.run(body())

@@ -125,3 +125,29 @@ def test_a_standby_answers_with_the_leader_it_read_and_never_serves():
         assert target.calls == []
         election.stop()
     asyncio.run(body())
+
+
+def test_the_lease_is_held_only_by_the_serving_session_and_lapses_unconfirmed():
+    async def body():
+        election, _ = await election_with([S1])
+        await until(lambda: election.serving)
+        assert election.holds_lease(S1) and not election.holds_lease(S2)
+        election._loop_task.cancel()  # no more rounds, as in a process stopped with SIGSTOP
+        await asyncio.sleep(LEASE_S * 1.5)
+        assert not election.holds_lease(S1), "a fence asked after the pause refuses, whichever timer asks first"
+    asyncio.run(body())
+
+
+def test_a_held_election_keeps_the_lost_session_unnoticed_until_the_hold_ends():
+    async def body():
+        election, target = await election_with([S1])
+        await until(lambda: election.serving)
+        election.hold(LEASE_S * 4)
+        await asyncio.get_running_loop().run_in_executor(None, election.ha.listener, SessionLost())
+        await asyncio.sleep(LEASE_S * 2)
+        assert ("revoke", S1) not in target.calls and election.state.session == S1, "held back"
+        assert not election.holds_lease(S1), "yet its lease lapsed: its fences refuse"
+        election.ha.script = [S2]
+        await until(lambda: ("revoke", S1) in target.calls)
+        election.stop()
+    asyncio.run(body())

@@ -158,3 +158,25 @@ def test_a_request_past_its_timeout_fails_once_the_starting_task_managers_it_wai
         with pytest.raises(NoResourceAvailable, match="needs 2 slots"):  # nothing starting: fails at the timeout
             await rm.request_slots(JobId.new(), "k", 2, 0.05)
     run(body())
+
+
+def test_a_jobmanager_that_does_not_serve_or_was_itself_paused_declares_no_taskmanager_lost():
+    async def body():
+        rm = ResourceManager(EventBus(), 0.05, 0.2)
+        lost = []
+        rm.on_task_manager_lost(lambda tm, reason: lost.append(tm))
+        register(rm, "tm-a", 1)
+        serving = False
+        rm.leading = lambda: serving
+        rm.start()
+        await asyncio.sleep(0.5)  # silent for more than the timeout, while this JobManager does not serve
+        assert not lost and rm.total_slots == 1
+        serving = True
+        time_before = asyncio.get_running_loop().time()
+        await asyncio.sleep(0.1)
+        assert not lost, "the time it did not serve is not the TaskManager's silence"
+        while not lost and asyncio.get_running_loop().time() - time_before < 2.0:
+            await asyncio.sleep(0.02)
+        rm.stop()
+        assert lost == ["tm-a"], "silent while this JobManager serves: lost after the timeout"
+    run(body())

@@ -187,3 +187,8 @@ def test_status_cancel_and_submit(server):
     status, _, raw = server.call("POST", "/jobs", b'{"job_graph": {"name": "g"}}')
     assert status == 202 and body_of(raw) == {"jobUrl": f"/jobs/{JOB}", "jobid": JOB}
     assert server.call("POST", "/jobs", b'{"job_graph": []}')[0] == 400
+
+
+def test_holding_the_leader_election_is_fault_injection_and_refused_when_that_is_off(server):
+    status, _, raw = server.call("POST", "/jobmanager/hold-election?seconds=5")
+    assert status == 403 and "fault injection is disabled" in body_of(raw)["errors"][0]

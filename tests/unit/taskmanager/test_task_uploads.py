@@ -1,14 +1,16 @@
 """A task that ends while its last snapshot is still being written reports FINISHED only after the
-acknowledgement: an upload that outlived its job would leave files that no sweep deletes."""
+acknowledgement: an upload that outlived its job would leave files that no sweep deletes. An upload its
+fence refuses (a TaskManager unheard for longer than the heartbeat timeout) writes nothing and declines."""
 import asyncio
 import threading
 from types import SimpleNamespace
 
 from runtime.checkpoint.task_state import WrittenSnapshot
 from runtime.ids import ExecutionAttemptId, JobId
-from runtime.messages import AcknowledgeCheckpoint, CheckpointBarrier, TaskStateChanged
+from runtime.messages import AcknowledgeCheckpoint, CheckpointBarrier, DeclineCheckpoint, TaskStateChanged
 from runtime.states import ExecutionState
 from runtime.taskmanager import task as task_module
+from runtime.taskmanager.heartbeat_lease import HeartbeatLease
 from runtime.taskmanager.task import Task
 
 
@@ -16,6 +18,8 @@ class RecordingTaskManager:
     def __init__(self):
         self.sent = []
         self.io_executor = None  # the loop's default pool
+        self.leader_session_id = "s1"
+        self.heartbeats = HeartbeatLease()
 
     def send(self, message):
         self.sent.append(message)
@@ -56,3 +60,22 @@ def test_a_task_reports_finished_only_after_its_pending_snapshot_is_acknowledged
     kinds = [(type(m).__name__, getattr(m, "state", None)) for m in tm.sent
              if isinstance(m, (AcknowledgeCheckpoint, TaskStateChanged))]
     assert kinds[-2:] == [("AcknowledgeCheckpoint", None), ("TaskStateChanged", ExecutionState.FINISHED)]
+
+
+def test_an_upload_of_a_taskmanager_unheard_past_the_heartbeat_timeout_writes_nothing_and_declines(monkeypatch, tmp_path):
+    monkeypatch.setattr(task_module, "take_snapshot", lambda *args: ({"subtask": 0}, {}))
+    tdd = SimpleNamespace(job_id=JobId("j"), attempt_id=ExecutionAttemptId("a"), vertex_id="v", subtask_index=0,
+                          task_name="t", operators=[SimpleNamespace(kind="map")], incremental_checkpoints=False)
+    tm = RecordingTaskManager()
+    tm.heartbeats.timeout_s = 3.0
+    tm.heartbeats.silence = lambda: 9.0  # woken from a pause: the JobManager may have superseded the attempt
+    task = Task(tdd, tm)
+    task.chain = SimpleNamespace(stateful=[], late_records=0, state_rows=0)
+
+    async def scenario():
+        await task.checkpoint(CheckpointBarrier(5, 0.0, target=f"file://{tmp_path}/chk-5"))
+        await asyncio.gather(*task._uploads)
+    asyncio.run(scenario())
+    (decline,) = [m for m in tm.sent if isinstance(m, DeclineCheckpoint)]
+    assert "fenced write refused" in decline.reason and "heartbeat" in decline.reason
+    assert not (tmp_path / "chk-5").exists()

@@ -115,5 +115,11 @@ class KillResponse:
 
 
 @message
+class HoldResponse:
+    held_s: float = F("held-s")
+    pid: int = F("pid")
+
+
+@message
 class HealthStatus:
     status: str = F("status")
