@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 import yaml
 
 from runtime.errors import ConfigurationError
+from runtime.timezones import parse_zone
 
 
 class ConfigError(ConfigurationError):
@@ -199,6 +200,7 @@ OPTIONS: dict[str, Option] = _options(
     Option("parallelism.default", I, 1, "Parallelism of operators that set none.", minimum=1),
     Option("pipeline.max-parallelism", I, 128, "Number of key groups; the upper bound for rescaling keyed state.", minimum=1),
     Option("execution.runtime-mode", S, "streaming", "streaming (unbounded) or batch (bounded sources run to FINISHED).", choices=("streaming", "batch")),
+    Option("table.local-time-zone", parse_zone, "default", "The SQL session's time zone: TIMESTAMP_LTZ values are instants shown in it (a zone id, an offset such as GMT+08:00, or default: the client machine's)."),
     Option("jobmanager.execution.failover-strategy", S, "full", "Which tasks restart on failure (full restarts the job).", choices=("full",)),
     # Checkpoints
     Option("execution.checkpointing.interval", D, 0.0, "Checkpoint interval; 0 disables periodic checkpoints."),

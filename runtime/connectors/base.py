@@ -181,5 +181,8 @@ def source_reader(ctx: ConnectorContext) -> SourceReader:
 
 
 def sink_writer(ctx: ConnectorContext) -> SinkWriter:
-    """The SinkWriter an operator names (registered, or shipped with the job)."""
-    return _connector_class(_SINKS, ctx, "sink")(ctx)
+    """The SinkWriter an operator names (registered, or shipped with the job); a SQL sink's result time columns
+    are conformed to their types first (runtime.connectors.result_times)."""
+    from runtime.connectors.result_times import with_result_times
+
+    return with_result_times(_connector_class(_SINKS, ctx, "sink")(ctx))

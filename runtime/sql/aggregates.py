@@ -91,7 +91,7 @@ def _pre_projection(converter, source: Scope, group_exprs, calls, windowed: bool
         specs.append(spec)
     if windowed:
         rowtime = source.node.rowtime
-        add(rowtime, quoted(rowtime), "TIMESTAMP")
+        add(rowtime, quoted(rowtime), source.node.type_of(rowtime))
     return Calc(fields, source.node, exprs, keeps_rowtime=source.node.rowtime if windowed else None), keys, specs
 
 

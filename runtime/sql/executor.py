@@ -47,6 +47,13 @@ class SqlExecutor:
         return self.overrides.get("execution.runtime-mode", self.env.config.get("execution.runtime-mode", "streaming"))
 
     @property
+    def local_time_zone(self) -> str:
+        """The session time zone (``table.local-time-zone``, ``default`` resolved): TIMESTAMP_LTZ values show in it."""
+        from runtime.timezones import resolve
+
+        return resolve(self.overrides.get("table.local-time-zone", self.env.config.get("table.local-time-zone")))
+
+    @property
     def result_mode(self) -> str:
         """The SQL client's result mode (table, changelog or tableau) that SET chose."""
         return self.client_settings.get("sql-client.execution.result-mode", "table")

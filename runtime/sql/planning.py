@@ -3,11 +3,14 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from runtime.connectors.collect import collect_params
+from runtime.connectors.result_times import RESULT_TIMES
 from runtime.sql import connectors
 from runtime.sql.catalog import TableDef
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 from runtime.sql.logical import Calc, Field, Node, Scan, Sink
 from runtime.sql.scope import quoted
+from runtime.sql.types import TIME_TYPES
 
 
 def plan_statement(executor, stmt) -> Sink:
@@ -16,7 +19,8 @@ def plan_statement(executor, stmt) -> Sink:
     if stmt.kind == "query":
         plan = converter.query(stmt.ast.copy())
         _check_bounded(executor, stmt, plan)
-        return Sink(list(plan.fields), _visible(plan), "collect")
+        visible = _visible(plan)
+        return Sink(list(plan.fields), visible, "collect", _with_times(executor, visible, collect_params()))
     if stmt.kind != "insert":
         raise stmt.error(UnsupportedSqlError, f"{stmt.kind} is not a query or INSERT")
     target_node = stmt.ast.this
@@ -34,7 +38,16 @@ def plan_statement(executor, stmt) -> Sink:
     if plan.updating and params["connector"] == "files":
         raise stmt.error(UnsupportedSqlError, f"table sink {name!r} (filesystem) does not support consuming the update "
                                               f"and delete changes produced by {_updating_node(plan).describe()}")
-    return Sink(list(plan.fields), _cast_to(stmt, plan, target), name, params)
+    cast = _cast_to(stmt, plan, target)
+    return Sink(list(plan.fields), cast, name, _with_times(executor, cast, params))
+
+
+def _with_times(executor, plan: Node, params: dict) -> dict:
+    """A sink's params plus its time columns' zones: TIMESTAMP leaves plain, TIMESTAMP_LTZ in the session's zone
+    (runtime.connectors.result_times)."""
+    zone = executor.local_time_zone
+    times = {f.name: zone if f.type == "TIMESTAMP_LTZ" else None for f in plan.fields if f.type in TIME_TYPES}
+    return {**params, RESULT_TIMES: times} if times else params
 
 
 def _visible(plan: Node) -> Node:

@@ -7,7 +7,7 @@ from runtime.sql import connectors
 from runtime.sql.catalog import Column, TableDef, ViewDef, Watermark
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 from runtime.sql.functions import to_spark
-from runtime.sql.types import spark_type
+from runtime.sql.types import TIME_TYPES, spark_type
 
 UNIT_MICROS = {"MICROSECOND": 1, "MILLISECOND": 1_000, "SECOND": 1_000_000, "MINUTE": 60_000_000,
                "HOUR": 3_600_000_000, "DAY": 86_400_000_000}
@@ -74,7 +74,7 @@ def watermark(table: TableDef, node: exp.WatermarkColumnConstraint) -> Watermark
     target = table.column(column)
     if target is None:
         raise SqlValidationError(f"table {table.name!r}: the watermark is for {column!r}, which is not a column")
-    if target.type != "TIMESTAMP":
+    if target.type not in TIME_TYPES:
         raise SqlValidationError(f"table {table.name!r}: the watermark column {column!r} must be a TIMESTAMP(3) or "
                                  f"TIMESTAMP_LTZ(3), it is {target.type}")
     expr = node.expression

@@ -1,9 +1,11 @@
 """SQL types: Flink's names as written in DDL, the Spark type the runtime carries, and back.
 
 Columns are typed by Spark DDL strings (``BIGINT``, ``DECIMAL(10,2)``, ``ARRAY<INT>``) because every
-plan runs in Spark and runtime.ddl reads them into Arrow. Flink's TIMESTAMP(p) and TIMESTAMP_LTZ(p)
-both become Spark's TIMESTAMP (the session time zone is UTC, so they show the same wall time);
-CHAR/VARCHAR become STRING, BYTES/VARBINARY BINARY.
+plan runs in Spark and runtime.ddl reads them into Arrow. Flink's TIMESTAMP(p) (without time zone) is
+``TIMESTAMP`` and TIMESTAMP_LTZ(p) is ``TIMESTAMP_LTZ``: Spark carries both as instants in its UTC
+session, so a TIMESTAMP's instant in UTC is its wall-clock value; the two part at the result's edge
+(runtime.sql.results), where a TIMESTAMP becomes a plain datetime and a TIMESTAMP_LTZ an instant shown
+in the session time zone, as PyFlink gives them. CHAR/VARCHAR become STRING, BYTES/VARBINARY BINARY.
 """
 from __future__ import annotations
 
@@ -16,9 +18,12 @@ _SIMPLE = {
     D.BOOLEAN: "BOOLEAN", D.TINYINT: "TINYINT", D.SMALLINT: "SMALLINT", D.INT: "INT", D.BIGINT: "BIGINT",
     D.FLOAT: "FLOAT", D.DOUBLE: "DOUBLE", D.TEXT: "STRING", D.VARCHAR: "STRING", D.CHAR: "STRING",
     D.NCHAR: "STRING", D.NVARCHAR: "STRING", D.VARBINARY: "BINARY", D.BINARY: "BINARY", D.DATE: "DATE",
-    D.TIMESTAMP: "TIMESTAMP", D.TIMESTAMPTZ: "TIMESTAMP", D.TIMESTAMPLTZ: "TIMESTAMP", D.TIMESTAMPNTZ: "TIMESTAMP",
+    # sqlglot reads Flink's (and Spark's) TIMESTAMP as TIMESTAMPTZ, TIMESTAMP_LTZ as TIMESTAMPLTZ
+    D.TIMESTAMP: "TIMESTAMP", D.TIMESTAMPTZ: "TIMESTAMP", D.TIMESTAMPNTZ: "TIMESTAMP", D.TIMESTAMPLTZ: "TIMESTAMP_LTZ",
 }
-_FLINK_NAMES = {"STRING": "STRING", "TIMESTAMP": "TIMESTAMP(3)", "BINARY": "BYTES", "INT": "INT"}
+TIME_TYPES = ("TIMESTAMP", "TIMESTAMP_LTZ")  # the types a time attribute may have
+_FLINK_NAMES = {"STRING": "STRING", "TIMESTAMP": "TIMESTAMP(3)", "TIMESTAMP_LTZ": "TIMESTAMP_LTZ(3)", "BINARY": "BYTES",
+                "INT": "INT"}
 
 
 def spark_type(dtype: exp.DataType) -> str:

@@ -34,7 +34,9 @@ def table_function(converter, node: exp.Table, alias: str | None) -> Scope:
     inner = converter.relation(exp.Table(this=data.this, db=data.args.get("db")))
     time_column = _descriptor(converter, call, args[1], inner)
     window = _window_params(converter, kind, args[2:], call)
-    tvf_fields = list(inner.node.fields) + [Field(n, "TIMESTAMP") for n in WINDOW_FIELDS]
+    # window_time keeps the time attribute's type (TIMESTAMP or TIMESTAMP_LTZ); the bounds are TIMESTAMPs, as in Flink
+    tvf_fields = list(inner.node.fields) + [Field(n, "TIMESTAMP") for n in WINDOW_FIELDS[:2]]
+    tvf_fields.append(Field("window_time", inner.node.type_of(time_column)))
     tvf = WindowTVF(tvf_fields, inner.node, window, time_column, [inner.resolve(exp.column(p)) for p in partition])
     entries = [Entry(alias or e.qualifier, e.name, e.field) for e in inner.entries]
     entries += [Entry(alias, n, n) for n in WINDOW_FIELDS]

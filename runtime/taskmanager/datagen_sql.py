@@ -63,7 +63,7 @@ def datagen_column(name: str, type_name: str, opts: dict, seed: int, params: dic
     unit = f"({h} / {float(HASH_MODULUS)}D)"  # doubles throughout: a plain 2147483647.0 is a DECIMAL in Spark SQL
     kind = opts.get("kind", "sequence" if type_name in ("bigint", "int") and name in ("id", "seq") else "random")
     base = type_name.split("(")[0]
-    if base == "timestamp" or base == "timestamp_ntz":
+    if base in ("timestamp", "timestamp_ntz", "timestamp_ltz"):
         start = float(params.get("timestamp_start", 1_700_000_000))
         rate = float(params.get("event_rate") or params.get("rows_per_second") or 1000.0)
         lateness = float(opts.get("max_out_of_orderness", params.get("max_out_of_orderness", 0.0)))
