@@ -54,6 +54,15 @@ class RegisterTaskManager:
 
 @wire
 @dataclass
+class DeregisterTaskManager:
+    """The TaskManager leaves on purpose (it is being stopped): not a loss, so it is not replaced; the jobs
+    with tasks on it restart elsewhere, as after a loss (Flink: ResourceManagerGateway.disconnectTaskManager)."""
+    tm_id: TaskManagerId
+    reason: str
+
+
+@wire
+@dataclass
 class RegistrationAccepted:
     tm_id: TaskManagerId
     leader_session_id: LeaderSessionId
