@@ -54,15 +54,6 @@ class RegisterTaskManager:
 
 @wire
 @dataclass
-class DeregisterTaskManager:
-    """The TaskManager leaves on purpose (it is being stopped): not a loss, so it is not replaced; the jobs
-    with tasks on it restart elsewhere, as after a loss (Flink: ResourceManagerGateway.disconnectTaskManager)."""
-    tm_id: TaskManagerId
-    reason: str
-
-
-@wire
-@dataclass
 class RegistrationAccepted:
     tm_id: TaskManagerId
     leader_session_id: LeaderSessionId
@@ -94,7 +85,8 @@ class HeartbeatAck:
 @wire
 @dataclass
 class Disconnect:
-    """The JobManager drops this TaskManager (lost by heartbeat, shutting down, or fenced)."""
+    """The JobManager drops this TaskManager (lost by heartbeat, shutting down, or fenced), or the TaskManager
+    leaves on purpose (it is stopping: not a loss, so not replaced; Flink's disconnectTaskManager)."""
     reason: str
 
 

@@ -14,8 +14,8 @@ import tornado.websocket
 
 from runtime import events, tls
 from runtime.codec import WireError, decode, encode, from_plain, to_plain
-from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, DeregisterTaskManager, Disconnect,
-                              Envelope, FetchPushedRows, Heartbeat, HeartbeatAck, PushedRows, RegisterTaskManager,
+from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, Disconnect, Envelope,
+                              FetchPushedRows, Heartbeat, HeartbeatAck, PushedRows, RegisterTaskManager,
                               RegistrationAccepted, RegistrationRejected, SlotOffer, TaskManagerStatus, TaskMetrics,
                               TaskStateChanged)
 from runtime.security import bearer, tokens_match
@@ -95,7 +95,7 @@ class ControlSocket(tornado.websocket.WebSocketHandler):
             self._to_job_master(message)
         elif isinstance(message, FetchPushedRows):
             self.send(self._pushed_rows(message))
-        elif isinstance(message, DeregisterTaskManager):
+        elif isinstance(message, Disconnect):  # the TaskManager leaves on purpose
             rm.deregister(self.tm_id, self, message.reason)
         elif isinstance(message, TaskManagerStatus):
             self.jm.bus.publish(events.TaskManagerStatusReported(self.tm_id, message))

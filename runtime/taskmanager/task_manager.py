@@ -33,10 +33,10 @@ from runtime.config import ConfigError, Configuration
 from runtime.fileio import working_dir
 from runtime.ha.services import HaServices, ha_services
 from runtime.ids import ExecutionAttemptId, LeaderSessionId, TaskManagerId
-from runtime.messages import (CancelTask, DeployTask, DeregisterTaskManager, Disconnect, Envelope, FreeSlot, Heartbeat,
-                              HeartbeatAck, NotifyCheckpointAborted, NotifyCheckpointComplete, PushedRows,
-                              RegisterTaskManager, RegistrationAccepted, RegistrationRejected, RequestSlot, SlotOffer,
-                              TaskManagerStatus, TaskStateChanged, TriggerCheckpoint)
+from runtime.messages import (CancelTask, DeployTask, Disconnect, Envelope, FreeSlot, Heartbeat, HeartbeatAck,
+                              NotifyCheckpointAborted, NotifyCheckpointComplete, PushedRows, RegisterTaskManager,
+                              RegistrationAccepted, RegistrationRejected, RequestSlot, SlotOffer, TaskManagerStatus,
+                              TaskStateChanged, TriggerCheckpoint)
 from runtime.metrics.endpoint import PrometheusEndpoint, start_endpoint
 from runtime.metrics.families import taskmanager_families
 from runtime.process_info import LogTail, rss_bytes
@@ -121,7 +121,7 @@ class TaskManager:
 
     async def stop(self) -> None:
         self._stopping.set()
-        self._write(DeregisterTaskManager(self.tm_id, f"stopped (pid {os.getpid()})"))  # on purpose: not a loss
+        self._write(Disconnect(f"stopped (pid {os.getpid()})"))  # leaving on purpose: not a loss
         for task in list(self.tasks.values()):
             task.cancel()
         if self._ws:

@@ -114,7 +114,7 @@ def matches(synopsis: str, argv: list[str]) -> bool:
     it: ``[...]`` optional, ``a | b`` alternatives, ``...`` repeats, capitalised words and ``job.py``, ``args``,
     ``conf.yaml``, ``key=value`` stand for a value; the job commands' target flags may come anywhere."""
     argv = _without_target(argv)
-    return any(_match(list(alternative), argv) for alternative in _alternatives(_tokens(synopsis)))
+    return any(_match(list(alternative), argv) for alternative in _alternatives(_without_target(_tokens(synopsis))))
 
 
 def _without_target(argv: list[str]) -> list[str]:

@@ -32,6 +32,7 @@ class NotRun:
 NOTEBOOK = "tests/notebooks/test_readme_notebook.py"
 CLI = "tests/integration/test_cli.py"
 WHEEL = "tests/install/test_wheel_install.py"
+CERTIFICATES = "tests/helpers/certificates.py"  # every TLS test makes its certificates with them
 PYTHON = "Python shown as an example of the API, not a command: "
 ANOTHER_MACHINE = ("names hosts of another deployment ({}); no test may reach out of this machine, and {} plays the "
                    "same set-up here")
@@ -130,14 +131,14 @@ INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
                     "stop -m 127.0.0.1:8081 --savepointPath /tmp/sp JOB_ID", "cancel -m 127.0.0.1:8081 JOB_ID")},
     # TLS
     'openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 365 -subj "/CN=flinkbench CA" '
-    "-keyout ca.key -out ca.pem": Run("tests/integration/test_tls.py"),
+    "-keyout ca.key -out ca.pem": Run(CERTIFICATES),
     'openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=flinkbench" -keyout node.key '
-    "-out node.csr": Run("tests/integration/test_tls.py"),
+    "-out node.csr": Run(CERTIFICATES),
     'printf "subjectAltName=IP:127.0.0.1,DNS:localhost\\nextendedKeyUsage=serverAuth,clientAuth\\n" > node.ext':
-        Run("tests/integration/test_tls.py"),
+        Run(CERTIFICATES),
     "openssl x509 -req -in node.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 365 -extfile node.ext "
-    "-out node.pem": Run("tests/integration/test_tls.py"),
-    "chmod 600 ca.key node.key": Run("tests/integration/test_tls.py"),
+    "-out node.pem": Run(CERTIFICATES),
+    "chmod 600 ca.key node.key": Run(CERTIFICATES),
     # In a notebook
     "%flink connect http://127.0.0.1:8081 --token-file ~/.flinkbench/token": Elsewhere(
         "tests/notebooks/test_sql_cells.py", "connects to a cluster of its own, on a free port, with its token file"),
