@@ -25,11 +25,13 @@ from runtime import tls
 from runtime.child_process import ChildProcess, dynamic_properties, read_ready_file, spawn_runtime
 from runtime.client import ClusterError, RestClient
 from runtime.config import Configuration
+from runtime.fileio import tidy_working_dir
 from runtime.java import check_java
 from runtime.security import ensure_token_file
 
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 15.0
+CLEAN_EXITS = (0, -signal.SIGTERM)  # a child that ended by itself with either did not fail
 
 
 class LocalCluster:
@@ -59,6 +61,8 @@ class LocalCluster:
         rest_tls = tls.tls_files(Configuration(tls_keys), tls.REST)  # a bad TLS key stops here, naming it
         self.trust_cert: str | None = (rest_tls.trust_cert or None) if rest_tls else None
         self._tm_counter = 0
+        self._killed: set[int] = set()  # pids of children killed on purpose (fault injection)
+        self.kept: str | None = None  # what stop() kept of the working directory, and why
 
     # -- lifecycle ----------------------------------------------------------------------------
     def __enter__(self) -> LocalCluster:
@@ -137,23 +141,43 @@ class LocalCluster:
         self._wait_for(lambda: len(self._registered()) >= count, self.jobmanager,
                        f"{count} TaskManagers to register", timeout)
 
-    def stop(self) -> None:
-        """Stop every child: SIGTERM, then SIGKILL for any still alive after a grace period."""
-        children = self.taskmanagers + self.jobmanager_processes
-        for child in children:
-            if child.alive():
-                child.signal_group(signal.SIGTERM)
+    def stop(self) -> str | None:
+        """Stop every child, the JobManagers first: they cancel their jobs and end the TaskManagers their
+        provider started before the other TaskManagers go, so that nobody sees a TaskManager leave a running
+        job. SIGTERM, then SIGKILL for any still alive after a grace period.
+
+        A working directory this cluster made (logs, token, default checkpoints) is removed when every child
+        stopped cleanly, savepoints taken into it excepted; otherwise it is kept for its logs. Returns what
+        was kept and why (also in ``self.kept``), None when nothing was."""
+        problems = self._stop_all(self.jobmanager_processes) + self._stop_all(self.taskmanagers)
+        self.kept = tidy_working_dir(self.working_dir, self._savepoints_dir(), problems) if self._own_dir else None
+        self._own_dir = False  # stopped: a second stop() has nothing left to tidy
+        return self.kept
+
+    def _stop_all(self, children: list[ChildProcess]) -> list[str]:
+        """SIGTERM ``children`` together, wait, SIGKILL the ones still alive; what went wrong, one line each."""
+        problems = [f"{c.name} had exited with code {c.popen.returncode}" for c in children
+                    if not c.alive() and c.pid not in self._killed and c.popen.returncode not in CLEAN_EXITS]
+        stopping = [c for c in children if c.alive()]
+        for child in stopping:
+            child.signal_group(signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT_S
-        for child in children:
+        for child in stopping:
             try:
                 child.popen.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                pass
-            child.signal_group(signal.SIGKILL)
+                problems.append(f"{child.name} did not stop within {STOP_TIMEOUT_S:g} s")
+            child.signal_group(signal.SIGKILL)  # its Spark JVM too, should it outlive it
             try:
                 child.popen.wait(5)
             except subprocess.TimeoutExpired:
                 pass
+        return problems
+
+    def _savepoints_dir(self) -> str:
+        """Where savepoints without a target go: state.savepoints.dir, else <state.checkpoints.dir>/savepoints."""
+        checkpoints = self.config.get("state.checkpoints.dir") or os.path.join(self.working_dir, "checkpoints")
+        return self.config.get("state.savepoints.dir") or os.path.join(checkpoints, "savepoints")
 
     # -- fault injection ----------------------------------------------------------------------
     def taskmanager_by_id(self, tm_id: str) -> ChildProcess:
@@ -165,6 +189,7 @@ class LocalCluster:
 
     def kill_taskmanager(self, which: int | str = 0) -> ChildProcess:
         child = self.taskmanager_by_id(which) if isinstance(which, str) else [c for c in self.taskmanagers if c.alive()][which]
+        self._killed.add(child.pid)  # on purpose: not a failure that keeps the working directory
         child.kill()
         return child
 
@@ -182,6 +207,7 @@ class LocalCluster:
     def kill_jobmanager(self, which: str | None = None) -> ChildProcess:
         """SIGKILL a JobManager (its address; the leader by default), as a crash would end it."""
         child = self.jobmanager_at(which or self.leader_url() or "")
+        self._killed.add(child.pid)
         child.kill()
         return child
 

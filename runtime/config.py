@@ -8,6 +8,7 @@ wrong type raises :class:`ConfigError` naming the key and what was expected.
 """
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from dataclasses import dataclass
@@ -198,6 +199,7 @@ OPTIONS: dict[str, Option] = _options(
     Option("resourcemanager.standby-taskmanagers", I, 0, "Idle TaskManagers the local provider keeps ready (Spark started) beyond what jobs use, so that recovery does not wait for a new JVM.", minimum=0),
     # Jobs
     Option("parallelism.default", I, 1, "Parallelism of operators that set none.", minimum=1),
+    Option("pipeline.name", S, "", "The job's name when the program gives none: a SQL job's instead of Flink's insert-into_<sink tables> or collect."),
     Option("pipeline.max-parallelism", I, 128, "Number of key groups; the upper bound for rescaling keyed state.", minimum=1),
     Option("execution.runtime-mode", S, "streaming", "streaming (unbounded) or batch (bounded sources run to FINISHED).", choices=("streaming", "batch")),
     Option("table.local-time-zone", parse_zone, "default", "The SQL session's time zone: TIMESTAMP_LTZ values are instants shown in it (a zone id, an offset such as GMT+08:00, or default: the client machine's)."),
@@ -319,9 +321,24 @@ def option(key: str) -> Option:
             scope = key.split(".")[2]
             raise ConfigError(f"config key '{key}': Flinkbench reads PEM files, not Java keystores: set "
                               f"security.ssl.{scope}.cert, .key and .trust-cert (see the README's TLS section)") from None
-        close = [k for k in OPTIONS if k.split(".")[-1] == key.split(".")[-1] or k.startswith(key.rsplit(".", 1)[0] + ".")]
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        close = suggestion(key)
+        hint = f"; did you mean {close!r}?" if close else ""
         raise ConfigError(f"unknown config key '{key}'{hint}") from None
+
+
+SUGGESTION_CUTOFF = 0.8  # difflib's similarity ratio: a typo or two in a key, not a key that merely shares a word
+
+
+def suggestion(key: str) -> str | None:
+    """The declared key ``key`` was most likely meant as: one a typo or two away (case aside), or the one key
+    it is the beginning of (``parallelism`` for ``parallelism.default``); None when no key is close, since
+    a key that only shares its last word (``no.such.key``, ``security.ssl.rest.key``) misleads."""
+    by_lower = {k.lower(): k for k in OPTIONS}
+    close = difflib.get_close_matches(key.lower(), list(by_lower), n=1, cutoff=SUGGESTION_CUTOFF)
+    if close:
+        return by_lower[close[0]]
+    longer = [k for k in OPTIONS if k.lower().startswith(key.lower() + ".")]
+    return longer[0] if len(longer) == 1 else None
 
 
 def render(key: str, value: Any) -> str:

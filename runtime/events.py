@@ -32,6 +32,14 @@ class TaskManagerLost:
 
 @wire
 @dataclass
+class TaskManagerDeregistered:
+    """A TaskManager left on purpose (it was stopped): gone, not lost, and not replaced."""
+    tm_id: TaskManagerId
+    reason: str
+
+
+@wire
+@dataclass
 class ResourceProviderDecision:
     """The local resource provider decided or did something: ``requested`` (a TaskManager to start, and
     why), ``started`` (its process runs), ``registered``, ``idle``, ``stopped``, ``refused`` (slots

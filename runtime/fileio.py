@@ -1,8 +1,10 @@
-"""Writing a local file so that readers see all of it or none of it: one helper for every such file."""
+"""Local files: written so that readers see all of it or none of it, and a cluster's working directory (where it
+is, and tidied away once the cluster stops)."""
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from typing import Any
 
@@ -35,3 +37,35 @@ def write_atomically(path: str, data: bytes | str, durable: bool = False) -> Non
 def write_json_atomically(path: str, value: Any, durable: bool = False) -> None:
     """:func:`write_atomically` for a JSON document."""
     write_atomically(path, json.dumps(value), durable)
+
+
+def tidy_working_dir(path: str, savepoints: str, problems: list[str]) -> str | None:
+    """Remove a stopped cluster's working directory (logs, token, HA data, default checkpoints): one per cluster
+    in the temp dir would otherwise pile up forever. Kept whole when ``problems`` says a process failed (its logs
+    say why); savepoints taken into it stay, since a later cluster may start from them. Returns what was kept and
+    why, None when nothing was."""
+    if problems:
+        return f"its folder {path} is kept for its logs: {'; '.join(problems)}"
+    savepoints = os.path.abspath(savepoints.removeprefix("file://"))
+    if not (savepoints.startswith(os.path.abspath(path) + os.sep) and _holds_files(savepoints)):
+        shutil.rmtree(path, ignore_errors=True)
+        return None
+    _remove_all_but(os.path.abspath(path), savepoints)
+    return f"its savepoints are kept in {savepoints}"
+
+
+def _holds_files(path: str) -> bool:
+    return any(files for _, _, files in os.walk(path))
+
+
+def _remove_all_but(root: str, keep: str) -> None:
+    """Remove everything under ``root`` except ``keep`` and the folders leading to it."""
+    for entry in os.scandir(root):
+        if entry.path == keep:
+            continue
+        if keep.startswith(entry.path + os.sep) and entry.is_dir(follow_symlinks=False):
+            _remove_all_but(entry.path, keep)
+        elif entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            os.remove(entry.path)

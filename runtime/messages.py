@@ -85,7 +85,8 @@ class HeartbeatAck:
 @wire
 @dataclass
 class Disconnect:
-    """The JobManager drops this TaskManager (lost by heartbeat, shutting down, or fenced)."""
+    """The JobManager drops this TaskManager (lost by heartbeat, shutting down, or fenced), or the TaskManager
+    leaves on purpose (it is stopping: not a loss, so not replaced; Flink's disconnectTaskManager)."""
     reason: str
 
 

@@ -50,6 +50,14 @@ export interface TaskManagerLostEvent {
   ts?: number;
 }
 
+export interface TaskManagerDeregisteredEvent {
+  type: 'TaskManagerDeregistered';
+  tm_id: string;
+  reason: string;
+  seq?: number;
+  ts?: number;
+}
+
 export interface ResourceProviderDecisionEvent {
   type: 'ResourceProviderDecision';
   decision: string;
@@ -198,6 +206,7 @@ export interface LeaderChangedEvent {
 export type ClusterEvent =
   | TaskManagerRegisteredEvent
   | TaskManagerLostEvent
+  | TaskManagerDeregisteredEvent
   | ResourceProviderDecisionEvent
   | TaskManagerStatusReportedEvent
   | SlotAllocatedEvent
@@ -220,7 +229,7 @@ export type EventHandlers = {
   [K in ClusterEventType]: (e: Extract<ClusterEvent, { type: K }>) => void;
 };
 
-export const EVENT_TYPES: readonly ClusterEventType[] = ['TaskManagerRegistered', 'TaskManagerLost', 'ResourceProviderDecision', 'TaskManagerStatusReported', 'SlotAllocated', 'SlotFreed', 'JobSubmitted', 'JobStatusChanged', 'TaskStatusChanged', 'TaskMetricsReported', 'JobRestarting', 'CheckpointTriggered', 'CheckpointCompleted', 'CheckpointFailed', 'CheckpointRestored', 'LeaderChanged'];
+export const EVENT_TYPES: readonly ClusterEventType[] = ['TaskManagerRegistered', 'TaskManagerLost', 'TaskManagerDeregistered', 'ResourceProviderDecision', 'TaskManagerStatusReported', 'SlotAllocated', 'SlotFreed', 'JobSubmitted', 'JobStatusChanged', 'TaskStatusChanged', 'TaskMetricsReported', 'JobRestarting', 'CheckpointTriggered', 'CheckpointCompleted', 'CheckpointFailed', 'CheckpointRestored', 'LeaderChanged'];
 
 /** From runtime/states.py. */
 export const TERMINAL_JOB_STATES: ReadonlySet<string> = new Set(['CANCELED', 'FAILED', 'FINISHED']);

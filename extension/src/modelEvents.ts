@@ -68,6 +68,10 @@ export class ClusterEventFolder {
   private readonly handlers: EventHandlers = {
     TaskManagerRegistered: e => this.onTaskManagerRegistered(e),
     TaskManagerLost: e => this.onTaskManagerLost(e),
+    TaskManagerDeregistered: e => {
+      this.m.taskmanagers.delete(e.tm_id); // left on purpose: gone, not lost
+      this.m.log(e, `TaskManager ${short(e.tm_id)} left: ${e.reason}`);
+    },
     // Memory and log lines are for the dashboard's TaskManager page; the panel shows neither.
     TaskManagerStatusReported: () => undefined,
     ResourceProviderDecision: e => {

@@ -122,8 +122,10 @@ def disconnect(session, line: str):
 def stop(session, line: str):
     """Stop the local cluster this kernel started (its jobs end with it)."""
     parse_argstring(stop, line)
+    cluster = session.cluster
     url = session.stop_local()
-    print(f"stopped the local cluster at {url}")
+    kept = getattr(cluster, "kept", None)  # its folder goes with it, unless a process failed or savepoints are in it
+    print(f"stopped the local cluster at {url}" + (f"; {kept}" if kept else ""))
 
 
 @subcommand("status")

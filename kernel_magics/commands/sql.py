@@ -27,7 +27,7 @@ class SqlCellError(FlinkError):
 
 @subcommand("sql")
 @magic_arguments(name="%%flink sql")
-@argument("--name", help="job name (default: the statement)")
+@argument("--name", help="job name (default, as Flink names SQL jobs: insert-into_<sink table> or collect)")
 @job_arguments
 @argument("--wait", action="store_true", help="block until each job ends; interrupting cancels it")
 @argument("--max-rows", type=int, default=100, metavar="N", help="rows the live results keep (default 100)")
@@ -77,7 +77,10 @@ def cell_overrides(args) -> dict[str, str]:
     """The settings the cell's options make, for its statements only (a savepoint is taken in run_statements)."""
     from runtime.api.environment import StreamExecutionEnvironment
 
-    return dict(apply_job_options(StreamExecutionEnvironment(), args, "%%flink sql").config)
+    env = apply_job_options(StreamExecutionEnvironment(), args, "%%flink sql")
+    if args.name:
+        env.set("pipeline.name", args.name)  # Flink's key for a SQL job's name: the cluster's views show it too
+    return dict(env.config)
 
 
 def run_statements(session, executor, args, cell: str) -> None:
@@ -121,7 +124,7 @@ def show_job(session, executor, args, stmt, result) -> None:
     session.shell.user_ns["last_job"] = job
     if args.show_api:
         api_hints.show(session.client.url, session.token_file, "POST", "/jobs", {"job_graph": "<the statement's JobGraph>"})
-    name = args.name or " ".join(stmt.text.split())[:60]
+    name = result.job.name  # the job's own name (--name, else Flink's insert-into_... or collect)
     if result.fields:
         mode = args.result_mode or executor.result_mode
         view = SqlJobView(session, job, name, args.max_rows, args.output, mode, result.columns, stmt.text,

@@ -47,10 +47,7 @@ def run(args) -> int:
     from runtime.api.environment import ProgramContext, program_context
 
     url, token_file, trust_cert = target(args)
-    config = parse_dynamic_properties(args.dynamic)
-    if args.parallelism is not None:
-        config["parallelism.default"] = str(args.parallelism)
-    Configuration(config)  # a bad key or value stops here, naming it
+    config = job_settings(args.dynamic, args.parallelism)
     os.environ["FLINKBENCH_JOBMANAGER_URL"] = url
     if token_file:
         os.environ["FLINKBENCH_TOKEN_FILE"] = token_file
@@ -66,6 +63,17 @@ def run(args) -> int:
     if args.detached:
         return 0
     return 0 if all(_await_end(job) == "FINISHED" for job in context.submitted) else 1
+
+
+def job_settings(dynamic: list[str], parallelism: int | None) -> dict[str, str]:
+    """The program's job settings: every ``-D`` key and value checked as given (a bad one stops here, naming it,
+    also when ``-p`` then sets the same key), then ``-p`` as ``parallelism.default``, as Flink's CLI applies it."""
+    config = parse_dynamic_properties(dynamic)
+    Configuration(config)
+    if parallelism is not None:
+        config["parallelism.default"] = str(parallelism)
+        Configuration(config)
+    return config
 
 
 def _await_end(job: JobClient) -> str:

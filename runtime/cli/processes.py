@@ -142,6 +142,7 @@ def _start(args) -> int:
             _serve_until_stopped(local)
         finally:
             _forget(os.getpid())
+    print(f"cluster stopped{'; ' + local.kept if local.kept else ''}", flush=True)
     return 0
 
 

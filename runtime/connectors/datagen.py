@@ -6,6 +6,12 @@ Options (``params``): ``schema`` (DDL string, required), ``number_of_rows`` (bou
 ``max_out_of_orderness`` in seconds for timestamps), ``timestamp_start`` (epoch seconds of offset 0)
 and ``event_rate`` (offsets per event-time second; defaults to ``rows_per_second``).
 
+Event time near now, as Flink's datagen stamps rows: ``realtime=True``, and a paced stream
+(``rows_per_second``) with a TIMESTAMP column and neither ``timestamp_start`` nor ``event_rate``, start
+event time when the job is built and follow the wall clock (each row released when its time comes). A
+job restored from a snapshot of such a source keeps the start of the run it continues, so its rows are
+the same and due at once rather than a whole earlier run later.
+
 The offsets are cut into ``splits`` (default 12) interleaved splits: split ``j`` holds offsets
 ``j, j+S, j+2S, ...``. Subtask ``i`` of ``p`` reads the splits ``j`` with ``j % p == i`` and its
 snapshot records each split's progress, so a job restored at another parallelism hands the splits
@@ -15,10 +21,12 @@ exactly from any snapshot.
 from __future__ import annotations
 
 import math
+import re
 import time
 
 from runtime.connectors.base import ConnectorError, SourceReader, source
 
+TIMESTAMP_COLUMN = re.compile(r"\bTIMESTAMP", re.I)
 DEFAULT_SPLITS = 12  # divisible by 1, 2, 3, 4 and 6: even shares at the parallelisms people try here
 
 
@@ -33,19 +41,26 @@ def datagen_params(schema: str, number_of_rows: int | None = None, rows_per_seco
     if rows_per_second is not None and rows_per_second <= 0:
         raise ConnectorError(f"datagen rows_per_second must be positive, got {rows_per_second!r}")
     params = {"connector": "datagen", "schema": schema, "seed": int(seed), "fields": dict(fields or {})}
-    if realtime:  # event time is wall-clock time: rows are released when their timestamp comes
-        if rows_per_second is None:
-            raise ConnectorError("datagen realtime=True needs rows_per_second")
-        import time
-
-        params["realtime"] = True
-        timestamp_start = time.time() if timestamp_start is None else timestamp_start
-        event_rate = rows_per_second
+    if realtime and rows_per_second is None:
+        raise ConnectorError("datagen realtime=True needs rows_per_second")
+    paced_event_time = rows_per_second is not None and timestamp_start is None and event_rate is None and \
+        TIMESTAMP_COLUMN.search(schema) is not None
+    if realtime or paced_event_time:  # event time is wall-clock time: rows are released when their timestamp comes
+        params.update(realtime_params(timestamp_start))
+        timestamp_start, event_rate = params["timestamp_start"], rows_per_second
     for key, value in (("number_of_rows", number_of_rows), ("rows_per_second", rows_per_second),
                        ("timestamp_start", timestamp_start), ("event_rate", event_rate)):
         if value is not None:
             params[key] = value
     return params
+
+
+def realtime_params(timestamp_start: float | None = None) -> dict:
+    """Params of a source whose event time follows the wall clock from ``timestamp_start`` (default: now, marked
+    so that a restored run keeps the start of the run it continues)."""
+    if timestamp_start is not None:
+        return {"realtime": True, "timestamp_start": timestamp_start}
+    return {"realtime": True, "timestamp_start": time.time(), "timestamp_start_now": True}
 
 
 @source("datagen")
@@ -104,7 +119,8 @@ class DatagenReader(SourceReader):
         return df, read, finished
 
     def snapshot(self) -> dict:
-        return {"splits": {str(j): n for j, n in self.splits.items()}, "num_splits": self.num_splits}
+        return {"splits": {str(j): n for j, n in self.splits.items()}, "num_splits": self.num_splits,
+                "timestamp_start": self.ctx.params.get("timestamp_start")}
 
     def restore(self, states: list[dict]) -> None:
         """Take the progress of the splits this subtask owns now, from whichever old subtask had them."""
@@ -115,6 +131,8 @@ class DatagenReader(SourceReader):
             for split, rows in state.get("splits", {}).items():
                 if int(split) in self.splits:
                     self.splits[int(split)] = int(rows)
+            if self.ctx.params.get("timestamp_start_now") and state.get("timestamp_start") is not None:
+                self.ctx.params = {**self.ctx.params, "timestamp_start": float(state["timestamp_start"])}
         self._restored_rows = sum(self.splits.values())
 
 

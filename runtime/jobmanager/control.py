@@ -95,6 +95,8 @@ class ControlSocket(tornado.websocket.WebSocketHandler):
             self._to_job_master(message)
         elif isinstance(message, FetchPushedRows):
             self.send(self._pushed_rows(message))
+        elif isinstance(message, Disconnect):  # the TaskManager leaves on purpose
+            rm.deregister(self.tm_id, self, message.reason)
         elif isinstance(message, TaskManagerStatus):
             self.jm.bus.publish(events.TaskManagerStatusReported(self.tm_id, message))
         else:

@@ -112,6 +112,7 @@ class JobManager:
         self.election.start(self.url)
 
     async def stop(self) -> None:
+        self.provider.stop_provisioning()  # TaskManagers leaving now, and jobs they leave, start none
         if self.ha.lease_duration is not None:
             self.election.stop()  # jobs stay in the HA store: a standby resumes them without waiting
         else:

@@ -22,6 +22,9 @@ The rules, in the spirit of Flink's active resource managers:
   hand, or the cluster's initial ones) count as capacity but are never stopped.
 - A started TaskManager that exits or does not register within ``start_timeout`` is given up; starts
   after a failed one back off (1, 2, 4, ... up to 60 s) so that a broken set-up does not spin.
+- Departure: a TaskManager that deregisters (it was stopped on purpose) is not lost and not replaced; the
+  jobs on it ask for slots again, which the demand rule serves.
+- Stopping: once the cluster stops, nothing is started any more, whatever leaves or waits.
 """
 from __future__ import annotations
 
@@ -49,7 +52,20 @@ class ProcessExited:
     now: float
 
 
-Event = Observed | ProcessExited
+@dataclass(frozen=True)
+class Departed:
+    """A TaskManager deregistered: it leaves on purpose (stopped), which is not a loss."""
+    tm_id: str
+    now: float
+
+
+@dataclass(frozen=True)
+class ClusterStopping:
+    """The JobManager is stopping: from now on no TaskManager is started."""
+    now: float
+
+
+Event = Observed | ProcessExited | Departed | ClusterStopping
 
 # -- actions out ------------------------------------------------------------------------------
 
@@ -117,15 +133,22 @@ class Provisioner:
     _refused_at: int | None = None  # the demand last refused, so a refusal is said once
     _failed_starts: int = 0
     _next_start_at: float = 0.0
+    stopping: bool = False
 
     def handle(self, event: Event) -> list[Action]:
         """Apply one event and return what to do now, in order."""
-        if isinstance(event, ProcessExited):
+        if isinstance(event, ClusterStopping):
+            self.stopping = True
+            return []
+        if isinstance(event, Departed):
+            self.taskmanagers.pop(event.tm_id, None)  # gone on purpose: neither lost nor replaced
+            actions: list[Action] = []
+        elif isinstance(event, ProcessExited):
             actions = self._exited(event)
         else:
             self.pending_slots = event.pending_slots
             actions = self._observe(event)
-        return actions + self._evaluate(event.now)
+        return actions if self.stopping else actions + self._evaluate(event.now)
 
     # -- facts --------------------------------------------------------------------------------
     def _observe(self, e: Observed) -> list[Action]:
@@ -238,8 +261,8 @@ class Provisioner:
         return actions
 
     def _start(self, now: float, reason: str) -> list[Action]:
-        if now < self._next_start_at or len(self.taskmanagers) >= self.policy.max_taskmanagers:
-            return []  # backing off after a failed start (the next evaluation tries again), or full
+        if self.stopping or now < self._next_start_at or len(self.taskmanagers) >= self.policy.max_taskmanagers:
+            return []  # stopping, backing off after a failed start (the next evaluation tries again), or full
         tm_id = self.new_id()
         self.taskmanagers[tm_id] = _TaskManager(self.policy.slots_per_taskmanager, own=True, starting=True,
                                                 started_at=now)

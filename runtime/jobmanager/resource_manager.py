@@ -100,6 +100,7 @@ class ResourceManager:
         self._offers: dict[AllocationId, asyncio.Future] = {}
         self._loss_listeners: list[Callable[[TaskManagerId, str], None]] = []
         self._change_listeners: list[Callable[[], None]] = []
+        self._departure_listeners: list[Callable[[TaskManagerId], None]] = []
         self.shortage_note: Callable[[int], str | None] | None = None  # the resource provider's word on a timeout
         self.leading: Callable[[], bool] = lambda: True  # only a serving leader declares TaskManagers lost
         self._monitor: asyncio.Task | None = None
@@ -117,6 +118,10 @@ class ResourceManager:
 
     def on_task_manager_lost(self, listener: Callable[[TaskManagerId, str], None]) -> None:
         self._loss_listeners.append(listener)
+
+    def on_task_manager_departure(self, listener: Callable[[TaskManagerId], None]) -> None:
+        """Call ``listener(tm_id)`` when a TaskManager deregisters (leaves on purpose), before it leaves the table."""
+        self._departure_listeners.append(listener)
 
     def on_change(self, listener: Callable[[], None]) -> None:
         """Call ``listener()`` after TaskManagers come or go, slots are allocated or freed, or requests wait."""
@@ -158,6 +163,17 @@ class ResourceManager:
             self._fulfil_pending()
             self._changed()
         return True
+
+    def deregister(self, tm_id: TaskManagerId, connection: ControlConnection, reason: str) -> None:
+        """The TaskManager leaves on purpose (it is being stopped): out of the table at once, not lost; the jobs
+        on it restart elsewhere as after a loss, but no replacement is started for it."""
+        record = self.task_managers.get(tm_id)
+        if record is None or record.connection is not connection:
+            return  # released already (stopped for idleness), or a stale connection of a re-registered one
+        for listener in list(self._departure_listeners):
+            listener(tm_id)
+        self._drop(tm_id, f"TaskManager {tm_id} left: {reason}", notify=True, lost=False)
+        self._bus.publish(events.TaskManagerDeregistered(tm_id, reason))
 
     def connection_closed(self, tm_id: TaskManagerId, connection: ControlConnection) -> None:
         """A control connection went away: lost unless it comes back within the failure threshold."""
@@ -205,7 +221,7 @@ class ResourceManager:
         if lost:
             self.lost[tm_id] = TaskManagerSnapshot(tm_id, record.host, record.data_port, record.pid, record.spark_master,
                                                    0, 0, (), record.registered_at, None, reason, time.time())
-        log.warning("%s", reason)
+        log.log(logging.WARNING if lost else logging.INFO, "%s", reason)
         record.connection.close(reason)
         for alloc_id, fut in list(self._offers.items()):
             if not fut.done() and any(s.allocation_id == alloc_id for s in record.slots):

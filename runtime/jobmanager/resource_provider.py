@@ -25,8 +25,8 @@ from runtime import events
 from runtime.child_process import ChildProcess, dynamic_properties, spawn_runtime
 from runtime.config import Configuration
 from runtime.ids import TaskManagerId
-from runtime.jobmanager.provisioning import (Action, Announce, Observed, ProcessExited, Provisioner,
-                                             ProvisioningPolicy, ReleaseTaskManager, StartTaskManager,
+from runtime.jobmanager.provisioning import (Action, Announce, ClusterStopping, Departed, Observed, ProcessExited,
+                                             Provisioner, ProvisioningPolicy, ReleaseTaskManager, StartTaskManager,
                                              StopTaskManager)
 
 log = logging.getLogger(__name__)
@@ -47,6 +47,8 @@ class ResourceProvider(Protocol):
 
     def describe(self) -> dict: ...
 
+    def stop_provisioning(self) -> None: ...
+
     async def stop(self) -> None: ...
 
 
@@ -63,6 +65,9 @@ class StandaloneProvider:
 
     def describe(self) -> dict:
         return {"type": self.kind}
+
+    def stop_provisioning(self) -> None:
+        pass
 
     async def stop(self) -> None:
         pass
@@ -94,9 +99,14 @@ class LocalProvider:
     def start(self, jobmanager_url: str, token_file: str) -> None:
         self._url, self._token_file = jobmanager_url, token_file
         self.rm.on_change(self._schedule)
+        self.rm.on_task_manager_departure(self._departed)
         self.rm.shortage_note = self.shortage
         self._poller = asyncio.get_running_loop().create_task(self._poll())
         self._schedule()
+
+    def stop_provisioning(self) -> None:
+        """The cluster is stopping: start nothing from now on (its TaskManagers leaving must not be replaced)."""
+        self._apply(self.machine.handle(ClusterStopping(self.clock())))
 
     async def stop(self) -> None:
         """End every TaskManager this provider started (SIGTERM, then SIGKILL after a grace period)."""
@@ -133,6 +143,12 @@ class LocalProvider:
                 if code is not None:
                     self._exited(tm_id, child, code)
             self._evaluate()
+
+    def _departed(self, tm_id: str) -> None:
+        """A TaskManager deregistered (stopped on purpose): not lost, not replaced; one of ours then exits quietly."""
+        if tm_id in self.processes:
+            self._stopping.setdefault(tm_id, "left on purpose")
+        self._apply(self.machine.handle(Departed(tm_id, self.clock())))
 
     def _exited(self, tm_id: str, child: ChildProcess, code: int) -> None:
         del self.processes[tm_id]

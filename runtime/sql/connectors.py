@@ -1,6 +1,6 @@
 """``WITH (...)`` options of CREATE TABLE, with Flink's option names, into the runtime's connector params.
 
-datagen (rows-per-second, number-of-rows, fields.<f>.kind|start|end|min|max|length, plus this
+datagen (rows-per-second, number-of-rows, fields.<f>.kind|start|end|min|max|length|max-past, plus this
 runtime's seed, timestamp-start, event-rate, fields.<f>.values|cardinality|max-out-of-orderness),
 filesystem (path, format = csv|json|parquet, source.monitor-interval; partition columns from
 PARTITIONED BY), print (print-identifier) and blackhole. Unknown connectors and options are refused
@@ -8,13 +8,16 @@ naming the option, as Flink's factories do.
 """
 from __future__ import annotations
 
+import time
+
 from runtime.config import DURATION_HINT, parse_duration
+from runtime.connectors.datagen import realtime_params
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 
 CONNECTORS = ("datagen", "filesystem", "print", "blackhole")
 DATAGEN_OPTIONS = {"rows-per-second", "number-of-rows", "seed", "timestamp-start", "event-rate"}
 DATAGEN_FIELD_OPTIONS = {"kind", "start", "end", "min", "max", "length", "values", "cardinality",
-                         "max-out-of-orderness", "prefix", "null-rate"}
+                         "max-out-of-orderness", "max-past", "prefix", "null-rate"}
 FILESYSTEM_OPTIONS = {"path", "format", "source.monitor-interval", "partition.default-name",
                       "sink.rolling-policy.file-size", "sink.rolling-policy.rollover-interval"}
 FORMATS = ("csv", "json", "parquet")
@@ -115,7 +118,18 @@ def datagen_params(table, schema: str) -> dict:
     for key, name in (("timestamp-start", "timestamp_start"), ("event-rate", "event_rate")):
         if key in options:
             params[name] = _option(table, key, options[key], float)
-    return params
+    return {**params, **_near_now(params)}
+
+
+def _near_now(params: dict) -> dict:
+    """Flink's datagen stamps rows with the time they are generated: without 'timestamp-start' event time starts
+    now (planning time, kept in the job so that a replay generates the same rows) and, without 'event-rate'
+    either, follows the wall clock (each row released when its time comes), so watermarks lag by seconds."""
+    if "timestamp_start" in params:
+        return {}
+    if "event_rate" in params:
+        return {"timestamp_start": time.time(), "timestamp_start_now": True}
+    return realtime_params()
 
 
 def _field_spec(table, column, spec: dict) -> dict:
@@ -131,8 +145,9 @@ def _field_spec(table, column, spec: dict) -> dict:
         out["values"] = [v.strip() for v in spec["values"].split(",")]
     if "prefix" in spec:
         out["prefix"] = spec["prefix"]
-    if "max-out-of-orderness" in spec:
-        out["max_out_of_orderness"] = _field(table, column, spec, "max-out-of-orderness", parse_duration)
+    for key in ("max-out-of-orderness", "max-past"):  # Flink's max-past: timestamps up to that far back from now
+        if key in spec:
+            out["max_out_of_orderness"] = _field(table, column, spec, key, parse_duration)
     return out
 
 

@@ -14,7 +14,7 @@ from runtime.config import ConfigError
 from runtime.sql import explain, statements, tables
 from runtime.sql.catalog import CATALOG, DATABASE, describe_rows
 from runtime.sql.errors import SqlError, SqlValidationError, UnsupportedSqlError
-from runtime.sql.logical import Field, Node
+from runtime.sql.logical import Field, Node, Sink
 
 RESULT_MODES = ("table", "changelog", "tableau")
 CLIENT_KEYS = {"sql-client.execution.result-mode": RESULT_MODES, "table.dml-sync": ("true", "false")}
@@ -200,16 +200,28 @@ class SqlExecutor:
         return env
 
     def submit(self, sinks: list[Node], text: str):
-        """Translate ``sinks`` into one job and submit it; returns its JobClient (with the statement)."""
+        """Translate ``sinks`` into one job and submit it; returns its JobClient (with the statement, which
+        the job keeps too: the name is short, the statement is shown where there is room)."""
         env = self.job_environment(sinks)
         env.statement = text
-        name = _job_name(text)
+        name = job_name(sinks, env.config.get("pipeline.name"))
         job = env.execute_async(name)
-        job.statement = text
+        job.statement, job.name = text, name
         self.env.last_job = job
         return job
 
 
-def _job_name(text: str) -> str:
-    words = " ".join(text.split())
-    return ("SQL: " + words)[:80]
+def job_name(sinks: list[Node], configured: str | None = None) -> str:
+    """A SQL job's name as Flink gives it: ``pipeline.name`` when set (``%%flink sql --name``, ``SET
+    'pipeline.name' = '...'``), else ``insert-into_`` and the sink tables' full names for INSERTs and
+    statement sets (``insert-into_default_catalog.default_database.counts``), else ``collect`` for a query."""
+    if configured:
+        return configured
+    tables = [_qualified(s.target) for s in sinks if isinstance(s, Sink) and s.target != "collect"]
+    return "insert-into_" + ",".join(tables) if tables else "collect"
+
+
+def _qualified(table: str) -> str:
+    """``counts`` as Flink's summary string of its identifier, ``default_catalog.default_database.counts``."""
+    parts = [p.strip("`") for p in table.split(".")]
+    return ".".join([CATALOG, DATABASE][:3 - len(parts)] + parts) if len(parts) < 3 else ".".join(parts)

@@ -48,3 +48,12 @@ def backpressured_bundle_size(size: int, rows: int, elapsed: float, target: floa
     if elapsed <= 0 or rows <= 0:
         return size
     return max(lo, min(size, int(rows * target / elapsed)))
+
+
+def paced_rows(rate: float, target: float, overhead: float | None) -> int:
+    """Rows a rate-limited source lets fall due before it reads them as one bundle: what its rate brings in
+    ``max(target, 2 * overhead)`` seconds (``overhead``: the quickest bundle so far, one Spark action's fixed
+    cost). Reading rows as soon as any are due would run one action after another to move a trickle: the
+    source busy all the time, its JVM burning a core, for the same rows. Waiting that long keeps the source
+    at most half busy and delays a row by at most that interval."""
+    return max(1, int(rate * max(target, 2 * (overhead or 0.0))))

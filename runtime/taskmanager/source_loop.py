@@ -17,7 +17,8 @@ import pyarrow as pa
 
 from runtime.connectors.base import ConnectorError
 from runtime.messages import CheckpointBarrier, TaskDeploymentDescriptor, TriggerCheckpoint, Watermark
-from runtime.taskmanager.bundles import backpressured_bundle_size, burst_rows, first_bundle_size, next_bundle_size
+from runtime.taskmanager.bundles import (backpressured_bundle_size, burst_rows, first_bundle_size, next_bundle_size,
+                                         paced_rows)
 from runtime.taskmanager.metrics import TaskMetricsTracker
 from runtime.taskmanager.network import ResultPartition
 from runtime.taskmanager.watermarks import to_wire
@@ -79,8 +80,9 @@ class SourceLoop:
                 emitted = max(emitted, allowed - burst_rows(task.reader))
             want = size if allowed is None else min(size, allowed - emitted)
             task.metrics.pending_records = None if allowed is None else max(0, allowed - emitted)
-            if want <= 0:
-                await self._idle(min(target, 0.05))
+            need = None if allowed is None else min(size, paced_rows(task.reader.rate, target, overhead))
+            if need is not None and want < need:  # waiting for its rows to fall due is idle time, as in Flink
+                await self._idle(min(target, max(0.01, (need - want) / task.reader.rate)))
                 continue
             t0, blocked0 = time.monotonic(), self.task.blocked_seconds()
             table, finished, rows_read = await task.run_blocking(self._bundle, want)

@@ -122,6 +122,7 @@ class TaskManager:
 
     async def stop(self) -> None:
         self._stopping.set()
+        self._write(Disconnect(f"stopped (pid {os.getpid()})"))  # leaving on purpose: not a loss
         for task in list(self.tasks.values()):
             task.cancel()
         if self._ws:
@@ -264,8 +265,7 @@ class TaskManager:
                 raise ConnectionError(f"cannot send {type(message).__name__}: not connected to the JobManager")
             return await asyncio.wait_for(reply, timeout)
         except asyncio.TimeoutError:
-            raise ConnectionError(f"the JobManager did not answer {type(message).__name__} "
-                                  f"within {timeout:g} s") from None
+            raise ConnectionError(f"the JobManager did not answer {type(message).__name__} within {timeout:g} s") from None
         finally:
             self._replies.pop(message.request_id, None)
 

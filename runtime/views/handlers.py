@@ -27,6 +27,17 @@ def _tm_lost(m: ClusterModel, e: dict) -> None:
     info.state, info.reason = "LOST", e.get("reason")
 
 
+def _tm_deregistered(m: ClusterModel, e: dict) -> None:
+    """Left on purpose: gone from the cluster, not shown as lost."""
+    _forget_taskmanager(m, e["tm_id"])
+
+
+def _forget_taskmanager(m: ClusterModel, tm_id: str) -> None:
+    m.taskmanagers.pop(tm_id, None)
+    for key in [k for k in m.slots if k[0] == tm_id]:
+        del m.slots[key]
+
+
 def starting(m: ClusterModel, tm_id: str, slots: int, reason: str) -> None:
     if tm_id in m.taskmanagers and m.taskmanagers[tm_id].state != "STARTING":
         return  # registered already (the events of one moment may come in any order)
@@ -44,9 +55,7 @@ def _provider_decision(m: ClusterModel, e: dict) -> None:
     if decision in ("requested", "started"):
         starting(m, tm_id, int(e.get("slots") or 0), e.get("reason") or "")
     elif decision in ("stopped", "given-up"):
-        m.taskmanagers.pop(tm_id, None)
-        for key in [k for k in m.slots if k[0] == tm_id]:
-            del m.slots[key]
+        _forget_taskmanager(m, tm_id)
 
 
 def _tm_status(m: ClusterModel, e: dict) -> None:
@@ -155,6 +164,7 @@ def _leader_changed(m: ClusterModel, e: dict) -> None:
 HANDLERS: dict[str, Callable[[ClusterModel, dict], Any]] = {cls.__name__: handler for cls, handler in (
     (events.TaskManagerRegistered, _tm_registered),
     (events.TaskManagerLost, _tm_lost),
+    (events.TaskManagerDeregistered, _tm_deregistered),
     (events.TaskManagerStatusReported, _tm_status),
     (events.ResourceProviderDecision, _provider_decision),
     (events.SlotAllocated, _slot_allocated),

@@ -1,4 +1,4 @@
-"""Self-signed certificate sets for TLS tests, made with the same openssl commands the README shows."""
+"""Self-signed certificate sets for TLS tests, made by the openssl commands the README shows (read from it)."""
 from __future__ import annotations
 
 import shutil
@@ -6,7 +6,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.helpers.readme import commands
+
 HOSTS = ("127.0.0.1", "127.0.0.2", "127.0.0.3", "localhost")
+README_LINES = commands("TLS on every port")
 
 
 @dataclass(frozen=True)
@@ -25,22 +28,17 @@ class CertificateSet:
         return out
 
 
-def _openssl(*args: str, cwd: Path) -> None:
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        raise RuntimeError("these tests make certificates with the openssl command: install it (apt-get install openssl)")
-    subprocess.run([openssl, *args], cwd=cwd, check=True, capture_output=True)
-
-
 def make_certificates(directory: Path, name: str = "flinkbench", hosts: tuple[str, ...] = HOSTS) -> CertificateSet:
-    """A CA and one certificate it signed for ``hosts`` (server and client use), under ``directory``."""
+    """A CA and one certificate it signed for ``hosts`` (server and client use), under ``directory``: the README's
+    commands as shown, run by bash, with only the names filled in (the CA's and the certificate's, and the hosts
+    in subjectAltName)."""
+    if shutil.which("openssl") is None:
+        raise RuntimeError("these tests make certificates with the openssl command: install it (apt-get install openssl)")
     directory.mkdir(parents=True, exist_ok=True)
-    _openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "30",
-             "-subj", f"/CN={name} CA", "-keyout", "ca.key", "-out", "ca.pem", cwd=directory)
-    _openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-             "-subj", f"/CN={name}", "-keyout", "node.key", "-out", "node.csr", cwd=directory)
     names = ",".join(f"IP:{h}" if h[0].isdigit() else f"DNS:{h}" for h in hosts)
-    (directory / "node.ext").write_text(f"subjectAltName={names}\nextendedKeyUsage=serverAuth,clientAuth\n")
-    _openssl("x509", "-req", "-in", "node.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "30",
-             "-extfile", "node.ext", "-out", "node.pem", cwd=directory)
+    for line in README_LINES:
+        command = (line.replace("IP:127.0.0.1,DNS:localhost", names).replace("/CN=flinkbench CA", f"/CN={name} CA")
+                   .replace('/CN=flinkbench"', f'/CN={name}"'))
+        done = subprocess.run(["bash", "-c", command], cwd=directory, capture_output=True, text=True)
+        assert done.returncode == 0, f"the README's {line!r} failed: {done.stderr}"
     return CertificateSet(directory / "ca.pem", directory / "node.pem", directory / "node.key")

@@ -9,11 +9,15 @@ compiles what it imports on first use, and the installed files are the same.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
+import secrets
+import shlex
 import subprocess
 import sys
 import tarfile
+import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -21,7 +25,10 @@ import nbformat
 import pytest
 
 from runtime.version import version
+from tests.helpers.clusters import wait_until
 from tests.helpers.notebooks import code_notebook, text_of
+from tests.helpers.ports import free_port
+from tests.helpers.readme_inventory import WHEEL, run_by
 
 pytestmark = pytest.mark.slow
 
@@ -103,8 +110,17 @@ def test_runtime_alone_runs_a_job_from_the_command_line_without_jupyterlab(dists
         run(venv, "flinkbench", "cluster", "stop")
 
 
+def readme_install(wheel: Path) -> list[str]:
+    """The README's install line, as shown, with this tree's wheel for the package name (and pip's -q and
+    --no-compile, which change what it prints and when it compiles, not what it installs)."""
+    [line] = [c for c in run_by(WHEEL) if c.startswith("pip install")]
+    pip, install, *requirements = shlex.split(line)
+    return [pip, install, "-q", "--no-compile",
+            *[r.replace("flinkbench", str(wheel), 1) if r.startswith("flinkbench") else r for r in requirements]]
+
+
 def test_workbench_extra_gives_panel_server_extension_and_magics(dists, venv):
-    run(venv, "pip", "install", "-q", "--no-compile", f"{dists['wheel']}[jupyter]")
+    run(venv, *readme_install(dists["wheel"]))
     listed = run(venv, "jupyter", "labextension", "list")
     labext = ANSI.sub("", listed.stdout + listed.stderr)
     prebuilt_dir = str(venv["bin"].parent / "share" / "jupyter" / "labextensions")
@@ -129,3 +145,33 @@ def test_workbench_extra_gives_panel_server_extension_and_magics(dists, venv):
     executed = nbformat.read(str(path), as_version=4)
     assert "local cluster running" in text_of(executed.cells[1])
     assert text_of(executed.cells[3]).strip() == "[0, 2, 4, 6, 8]", [text_of(c) for c in executed.cells]
+    jupyter_lab_serves_the_workbench(venv)
+
+
+def jupyter_lab_serves_the_workbench(venv: dict) -> None:
+    """The README's ``jupyter lab``, as shown, from the installed workbench: it serves JupyterLab with the panel's
+    server extension. Added: a free port, a token, no browser, and --allow-root as root (the README says so)."""
+    [line] = [c for c in run_by(WHEEL) if c.startswith("jupyter")]
+    port, token = free_port(), secrets.token_hex(16)
+    extra = [f"--port={port}", "--ServerApp.ip=127.0.0.1", f"--IdentityProvider.token={token}", "--no-browser"]
+    command = [str(venv["bin"] / "jupyter"), *shlex.split(line)[1:], *extra, *(["--allow-root"] if os.geteuid() == 0 else [])]
+    with open(venv["cwd"] / "lab.log", "wb") as log:
+        lab = subprocess.Popen(command, cwd=venv["cwd"], env=venv["env"], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_until(lambda: answers(f"{base}/api/status?token={token}") or lab.poll() is not None, 120,
+                   "jupyter lab to serve")
+        assert lab.poll() is None, (venv["cwd"] / "lab.log").read_text()[-3000:]
+        assert "JupyterLab" in urllib.request.urlopen(f"{base}/lab?token={token}", timeout=30).read().decode()
+        connection = json.loads(urllib.request.urlopen(f"{base}/flinkbench/connection?token={token}", timeout=30).read())
+        assert isinstance(connection, dict), connection  # the panel's server extension answers
+    finally:
+        lab.terminate()
+        lab.wait(60)
+
+
+def answers(url: str) -> bool:
+    try:
+        return urllib.request.urlopen(url, timeout=5).status == 200
+    except OSError:
+        return False

@@ -1,23 +1,34 @@
-"""The flinkbench command against real processes: a detached local cluster started from a config file
-and stopped again, and Flink's job verbs (run attached and detached, list, checkpoint, savepoint and its
-disposal, cancel, stop --drain) driven against a live cluster."""
+"""The flinkbench command against real processes, run as the README shows it: every invocation here is an instance
+of a command line of the README (tests/helpers/readme.py), and every such line is run. A detached local cluster
+started from a config file and stopped again, one in the foreground stopped with Ctrl-C, a JobManager and a
+TaskManager started by hand, and Flink's job verbs (run attached, detached and from a savepoint, list, checkpoint,
+savepoint and its disposal, cancel, stop --drain, and stop with a savepoint over REST with curl) driven against a
+live cluster."""
 from __future__ import annotations
 
 import json
 import os
 import re
+import shlex
+import signal
 import socket
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
 
 from runtime.client import RestClient
+from tests.helpers import readme
 from tests.helpers.clusters import wait_until
+from tests.helpers.events import EventRecorder
 from tests.helpers.ports import free_port
+from tests.helpers.readme_inventory import CLI, run_by
 
 REPO = Path(__file__).resolve().parents[2]
+SHOWN = [c for c in run_by(CLI) if c.startswith("flinkbench ")]  # the README's flinkbench command lines
+RAN: set[str] = set()  # those run so far
 
 
 @pytest.fixture
@@ -27,11 +38,41 @@ def home(tmp_path) -> Path:
     return tmp_path / "home"
 
 
-def flinkbench(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+def as_shown(args: tuple[str, ...] | list[str]) -> list[str]:
+    """The command ``flinkbench args`` runs as: only as an instance of a command line the README shows."""
+    lines = [line for line in SHOWN if readme.matches(line, ["flinkbench", *args])]
+    assert lines, f"'flinkbench {' '.join(args)}' is not a command the README shows: {SHOWN}"
+    RAN.update(lines)
+    return [sys.executable, "-m", "runtime.cli", *args]
+
+
+def cli_environment(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FLINKBENCH_")}
     env.update(HOME=str(home), PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "runtime.cli", *args], env=env, capture_output=True, text=True,
+    return env
+
+
+def flinkbench(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(as_shown(args), env=cli_environment(home), capture_output=True, text=True,
                           timeout=timeout, cwd=home)
+
+
+def in_background(home: Path, args: list[str], log: Path) -> subprocess.Popen:
+    """A flinkbench process in the foreground of a session of its own (signalled as a terminal would)."""
+    with open(log, "wb") as out:
+        return subprocess.Popen(as_shown(args), env=cli_environment(home), stdout=out, stderr=subprocess.STDOUT,
+                                cwd=home, start_new_session=True)
+
+
+def ended(process: subprocess.Popen, sig: int, timeout: float = 60) -> int:
+    """Send ``sig`` to the process and wait for it to end (killing its group if it does not in time)."""
+    process.send_signal(sig)
+    try:
+        return process.wait(timeout)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def recorded(home: Path) -> dict | None:
@@ -51,14 +92,14 @@ def test_cluster_start_detached_honours_its_conf_file_and_cluster_stop_ends_it(h
     port = free_port()
     conf = tmp_path / "flink-conf.yaml"
     conf.write_text(f"rest.port: {port}\nheartbeat:\n  timeout: 7 s\n")
-    started = flinkbench(home, "cluster", "start", "--detach", "--taskmanagers", "0", "--conf", str(conf))
+    started = flinkbench(home, "cluster", "start", "--taskmanagers", "0", "--conf", str(conf), "--detach")
     assert started.returncode == 0, started.stderr
     assert f"cluster running: JobManager http://127.0.0.1:{port}," in started.stdout
     info = recorded(home)
     try:
         config = RestClient(info["url"], token_file=info["token_file"]).get("/jobmanager/config")
         assert {"key": "heartbeat.timeout", "value": "7 s"} in config
-        again = flinkbench(home, "cluster", "start", "--detach", "--taskmanagers", "0")
+        again = flinkbench(home, "cluster", "start", "--taskmanagers", "0", "--detach")
         assert again.returncode == 2 and f"already running at http://127.0.0.1:{port}" in again.stderr
     finally:
         stopped = flinkbench(home, "cluster", "stop")
@@ -98,7 +139,8 @@ def submitted_id(out: str) -> str:
 def test_flink_verbs_against_a_live_cluster(home, tmp_path):
     (tmp_path / "bounded.py").write_text(BOUNDED)
     (tmp_path / "unbounded.py").write_text(UNBOUNDED)
-    started = flinkbench(home, "cluster", "start", "--detach", "--taskmanagers", "1", "--slots", "2")
+    assert flinkbench(home, "--version").stdout.startswith("flinkbench ")
+    started = flinkbench(home, "cluster", "start", "--taskmanagers", "1", "--slots", "2", "--detach")
     assert started.returncode == 0, started.stderr
     info = recorded(home)
     rest = RestClient(info["url"], token_file=info["token_file"])
@@ -110,7 +152,7 @@ def test_flink_verbs_against_a_live_cluster(home, tmp_path):
         assert re.search(rf"Job {bounded} \(bounded evens\) FINISHED after", attached.stdout)
         assert {v["parallelism"] for v in rest.get(f"/jobs/{bounded}")["vertices"]} == {2}
 
-        detached = flinkbench(home, "run", "--detached", "-D", "execution.checkpointing.interval=1 s",
+        detached = flinkbench(home, "run", "-D", "execution.checkpointing.interval=1 s", "--detached",
                               str(tmp_path / "unbounded.py"), "endless")
         assert detached.returncode == 0, detached.stderr
         endless = submitted_id(detached.stdout)
@@ -136,7 +178,8 @@ def test_flink_verbs_against_a_live_cluster(home, tmp_path):
         assert disposed.returncode == 0 and "disposed" in disposed.stdout, disposed.stderr
         assert not Path(location.removeprefix("file://")).exists()
 
-        doomed = submitted_id(flinkbench(home, "run", *target, "-d", str(tmp_path / "unbounded.py"), "doomed").stdout)
+        doomed = submitted_id(flinkbench(home, "run", *target, "--detached", str(tmp_path / "unbounded.py"),
+                                         "doomed").stdout)
         wait_until(lambda: rest.get(f"/jobs/{doomed}")["state"] == "RUNNING", 120, "the second detached job to run")
         cancelled = flinkbench(home, "cancel", *target, doomed)
         assert cancelled.returncode == 0 and f"Cancelled job {doomed}." in cancelled.stdout
@@ -145,7 +188,92 @@ def test_flink_verbs_against_a_live_cluster(home, tmp_path):
         drained = flinkbench(home, "stop", *target, "--drain", "-p", str(tmp_path / "final"), endless)
         assert drained.returncode == 0 and f"Job {endless} stopped after draining." in drained.stdout, drained.stderr
         wait_until(lambda: rest.get(f"/jobs/{endless}")["state"] == "FINISHED", 60, "the drained job to finish")
+
+        final = drained.stdout.split("completed: ")[1].split()[0]
+        resumed = submitted_id(flinkbench(home, "run", "-s", final, "--detached", str(tmp_path / "unbounded.py"),
+                                          "resumed").stdout)
+        wait_until(lambda: rest.get(f"/jobs/{resumed}")["state"] == "RUNNING", 120, "the resumed job to run")
+        assert curl_stop_with_savepoint(info, resumed, tmp_path / "sp").startswith("file://")
+        wait_until(lambda: rest.get(f"/jobs/{resumed}")["state"] == "FINISHED", 60, "the job stopped over REST to end")
     finally:
         stopped = flinkbench(home, "cluster", "stop")
     assert stopped.returncode == 0, stopped.stderr
     assert not alive(info["pid"])
+
+
+def curl_stop_with_savepoint(info: dict, job_id: str, target: Path) -> str:
+    """The README's two curl lines, as shown: stop the job with a savepoint, then ask where it went. Their
+    placeholders are filled in: TOKEN_FILE, 'Bearer ...', $JM, $JOB, $REQUEST_ID, and /tmp/sp (a folder of this
+    test's rather than one every user of the machine shares)."""
+    stop, poll = [c for c in run_by(CLI) if c.startswith("curl ")]
+    token = Path(info["token_file"]).read_text().strip()
+    env = {**os.environ, "JM": info["url"], "JOB": job_id}
+
+    def curl(line: str, **more: str) -> dict:
+        command = line.replace("TOKEN_FILE", shlex.quote(info["token_file"])).replace("Bearer ...", f"Bearer {token}")
+        done = subprocess.run(["bash", "-c", command.replace("/tmp/sp", str(target))], env={**env, **more},
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, f"{line}: {done.stderr}"
+        return json.loads(done.stdout)
+
+    request_id = curl(stop)["request-id"]
+    answer = wait_until(lambda: (a := curl(poll, REQUEST_ID=request_id))["status"]["id"] == "COMPLETED" and a, 120,
+                        "the savepoint to complete")
+    return answer["operation"]["location"]
+
+
+def test_the_resource_provider_example_runs_in_the_foreground_until_ctrl_c(home, tmp_path):
+    """The README's line as it is, in the foreground; Ctrl-C stops it and a clean stop leaves no folder behind."""
+    [line] = [c for c in SHOWN if "resourcemanager.taskmanager-timeout" in c]
+    log = tmp_path / "cluster.out"
+    process = in_background(home, shlex.split(line)[1:], log)
+    try:
+        wait_until(lambda: "stops it." in log.read_text() or process.poll() is not None, 120, "the cluster to start")
+        info = recorded(home)
+        assert info is not None, log.read_text()
+        config = RestClient(info["url"], token_file=info["token_file"]).get("/jobmanager/config")
+        assert {"key": "resourcemanager.taskmanager-timeout", "value": "10 s"} in config
+        assert {"key": "resourcemanager.provider", "value": "local"} in config
+    finally:
+        code = ended(process, signal.SIGINT)
+    out = log.read_text()
+    assert code == 0 and out.rstrip().endswith("cluster stopped"), out
+    assert not Path(info["logs"]).exists(), "a cluster that stopped cleanly leaves no folder behind"
+
+
+def test_a_jobmanager_and_a_taskmanager_started_by_hand_stop_without_a_loss(home, tmp_path):
+    """The README's one-process-at-a-time commands: a TaskManager stopped on purpose deregisters (it is not
+    lost, so nothing replaces it) and both processes end cleanly."""
+    port = free_port()
+    conf = tmp_path / "conf.yaml"
+    conf.write_text(f"rest.port: {port}\ncluster.working-dir: {tmp_path / 'work'}\n")
+    jobmanager = in_background(home, ["jobmanager", "-c", str(conf), "-D", "heartbeat.interval=500 ms"],
+                               tmp_path / "jm.out")
+    taskmanager = None
+    try:
+        token_file = tmp_path / "work" / "token"
+        wait_until(lambda: token_file.exists() and "JobManager at" in (tmp_path / "jm.out").read_text(), 120,
+                   "the JobManager to serve")
+        rest = RestClient(f"http://127.0.0.1:{port}", token_file=str(token_file))
+        taskmanager = in_background(home, ["taskmanager", "-m", f"127.0.0.1:{port}", "--token-file", str(token_file),
+                                           "--slots", "1"], tmp_path / "tm.out")
+        wait_until(lambda: "Spark session up" in (tmp_path / "jm.out").read_text(), 180, "the TaskManager's Spark")
+        [tm] = rest.get("/taskmanagers")["taskmanagers"]
+        recorder = EventRecorder(types.SimpleNamespace(url=f"http://127.0.0.1:{port}", token=rest.token))
+        assert ended(taskmanager, signal.SIGTERM) == 0, (tmp_path / "tm.out").read_text()[-3000:]
+        left = wait_until(lambda: recorder.of_type("TaskManagerDeregistered"), 30, "the TaskManager to deregister")
+        recorder.close()
+        assert left[0]["tm_id"] == tm["id"] and not recorder.of_type("TaskManagerLost")
+        assert rest.get("/taskmanagers")["taskmanagers"] == [], "gone, not listed as lost"
+    finally:
+        if taskmanager is not None and taskmanager.poll() is None:
+            ended(taskmanager, signal.SIGKILL)
+        code = ended(jobmanager, signal.SIGTERM)
+    assert code == 0, (tmp_path / "jm.out").read_text()[-3000:]
+
+
+def test_every_flinkbench_command_the_readme_shows_was_run(request):
+    mine = [item for item in request.session.items if item.module is request.module]
+    if len(mine) < len([name for name in dir(request.module) if name.startswith("test_")]):
+        pytest.skip("only some of this module's tests were chosen: the README's commands are not all run")
+    assert set(SHOWN) <= RAN, f"the README shows flinkbench commands this module did not run: {set(SHOWN) - RAN}"

@@ -30,6 +30,25 @@ def test_unknown_key_is_an_error_naming_it_with_a_suggestion():
         Configuration({"taskmanager.numberOfSlots": 2})
 
 
+@pytest.mark.parametrize("key, meant", [
+    ("heartbeat.timout", "heartbeat.timeout"), ("rest.prot", "rest.port"),
+    ("state.checkpoint.dir", "state.checkpoints.dir"), ("taskmanager.numberoftaskslots", "taskmanager.numberOfTaskSlots"),
+    ("resourcemanager.taskmanager.timeout", "resourcemanager.taskmanager-timeout"), ("parallelism", "parallelism.default"),
+])
+def test_a_close_key_is_suggested(key, meant):
+    with pytest.raises(ConfigError) as err:
+        Configuration({key: "1"})
+    assert str(err.value) == f"unknown config key '{key}'; did you mean '{meant}'?"
+
+
+@pytest.mark.parametrize("key", ["no.such.key", "no.such", "rest", "my.timeout", "security.key"])
+def test_a_key_close_to_none_gets_no_suggestion(key):
+    """Sharing a last word (no.such.key, security.ssl.rest.key) or a first one (rest.*) is not being close."""
+    with pytest.raises(ConfigError) as err:
+        Configuration({key: "1"})
+    assert str(err.value) == f"unknown config key '{key}'"
+
+
 def test_yaml_errors_are_clear(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("rest.port: [1,\n")

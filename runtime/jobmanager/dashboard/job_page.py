@@ -129,13 +129,16 @@ def _flatten(answer: dict, prefix: str = "") -> list[tuple[str, str]]:
 
 
 def job_header(details: dict) -> str:
+    """The job's name and figures; a SQL job's whole statement under them (its name is Flink's short one)."""
     start, end = (details.get("start-time") or 0) / 1000, (details.get("end-time") or -1)
+    statement = (details.get("plan") or {}).get("statement")
     return h.key_values([
         ("name", h.esc(details.get("name"))), ("state", h.state(details.get("state"))),
         ("id", f"<code>{h.esc(details.get('jid'))}</code>"), ("started", h.esc(text.clock(start))),
         ("ended", h.esc(text.clock(end / 1000) if end and end > 0 else "-")),
         ("duration", h.esc(text.seconds((details.get("duration") or 0) / 1000))),
-        ("restarts", h.esc(details.get("restarts", 0)))], name="job")
+        ("restarts", h.esc(details.get("restarts", 0))),
+        *([("statement", f"<pre class='fb-statement'>{h.esc(statement)}</pre>")] if statement else [])], name="job")
 
 
 def subtasks_html(details: dict) -> str:

@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import argparse
 
+import pytest
+
 from runtime.api.environment import ProgramContext, StreamExecutionEnvironment, program_context
 from runtime.cli import jobs
+from runtime.config import ConfigError
 
 
 class FakeRest:
@@ -92,3 +95,22 @@ def test_target_speaks_https_and_trusts_the_ca_when_rest_tls_is_on(monkeypatch):
     recorded = {"url": "https://127.0.0.1:9000", "token_file": "/r", "trust_cert": "/r/ca.pem"}
     monkeypatch.setattr(jobs, "recorded", lambda: recorded)
     assert jobs.target(argparse.Namespace(jobmanager=None, token_file=None)) == ("https://127.0.0.1:9000", "/r", "/r/ca.pem")
+
+
+@pytest.mark.parametrize("dynamic, parallelism, problem", [
+    (["parallelism.default=notanumber"], 2, "config key 'parallelism.default': expected an integer, got 'notanumber'"),
+    (["parallelism.default=notanumber"], None, "config key 'parallelism.default': expected an integer"),
+    (["heartbeat.timeout=soon"], 2, "config key 'heartbeat.timeout': expected a duration"),
+    (["no.such.key=1"], 2, "unknown config key 'no.such.key'"),
+    ([], 0, "config key 'parallelism.default': expected a value >= 1"),
+])
+def test_run_refuses_every_bad_setting_whatever_the_other_flags(dynamic, parallelism, problem):
+    with pytest.raises(ConfigError) as err:
+        jobs.job_settings(dynamic, parallelism)
+    assert problem in str(err.value)
+
+
+def test_run_settings_take_p_over_the_same_key_in_d():
+    assert jobs.job_settings(["parallelism.default=3", "heartbeat.timeout=5 s"], 2) == \
+        {"parallelism.default": "2", "heartbeat.timeout": "5 s"}
+    assert jobs.job_settings(["parallelism.default=3"], None) == {"parallelism.default": "3"}

@@ -47,3 +47,24 @@ def test_a_rate_limited_source_catches_up_on_one_second_at_most_unless_it_is_rea
     assert _burst_rows(reader(0, 2, rows_per_second=1_000)) == 500  # this subtask's share of one second
     assert _burst_rows(reader(rows_per_second=1_000, realtime=True, timestamp_start=0)) >= 2**62
     assert _burst_rows(reader()) >= 2**62  # no rate, no limit
+
+
+def test_a_paced_stream_with_event_time_starts_now_and_a_restored_run_keeps_its_first_start(monkeypatch):
+    import runtime.connectors.datagen as datagen
+    from runtime.connectors.datagen import datagen_params
+
+    monkeypatch.setattr(datagen.time, "time", lambda: 1_800_000_000.0)
+    paced = datagen_params("seq BIGINT, ts TIMESTAMP", rows_per_second=100)
+    assert (paced["realtime"], paced["timestamp_start"], paced["event_rate"]) == (True, 1_800_000_000.0, 100)
+    assert "realtime" not in datagen_params("seq BIGINT", rows_per_second=100), "no event time: paced as before"
+    assert "realtime" not in datagen_params("ts TIMESTAMP", rows_per_second=100, event_rate=10.0)
+    assert "timestamp_start" not in datagen_params("ts TIMESTAMP", number_of_rows=10), "unpaced: the fixed default"
+
+    first = reader(**paced)
+    first.next_bundle(50)
+    resumed = reader(**{**paced, "timestamp_start": 1_800_000_900.0})  # the same job, planned again later
+    resumed.restore([first.snapshot()])
+    assert resumed.ctx.params["timestamp_start"] == 1_800_000_000.0, "the same rows, due at once"
+    explicit = reader(**{**paced, "timestamp_start": 5.0, "timestamp_start_now": False})
+    explicit.restore([first.snapshot()])
+    assert explicit.ctx.params["timestamp_start"] == 5.0, "a start the user chose stays"

@@ -7,7 +7,8 @@ import math
 
 from runtime.jobmanager.dashboard import html as h
 from runtime.jobmanager.dashboard.actions import job_actions, outcome
-from runtime.jobmanager.dashboard.job_page import checkpoint_chart_columns, checkpoints_html, exceptions_html, subtasks_html
+from runtime.jobmanager.dashboard.job_page import (checkpoint_chart_columns, checkpoints_html, exceptions_html, job_header,
+                                                  subtasks_html)
 from runtime.jobmanager.dashboard.pages import jobmanagers_table, jobs_table
 
 JOB = "a" * 32
@@ -80,3 +81,12 @@ def test_subtasks_and_jobs_link_to_their_pages():
     listing = jobs_table([{"jid": JOB, "name": "clicks <1>", "state": "RUNNING", "start-time": 1, "duration": 1000}])
     assert f"href='/dashboard?job={JOB}'" in listing and "clicks &lt;1&gt;" in listing
     assert h.href(page="jobs") == "/dashboard?page=jobs" and h.href() == "/dashboard"
+
+
+def test_a_sql_jobs_page_shows_its_short_name_and_its_whole_statement():
+    details = {"name": "insert-into_default_catalog.default_database.counts", "jid": "j", "state": "RUNNING",
+               "plan": {"statement": "INSERT INTO counts SELECT `user`, COUNT(*) FROM clicks WHERE a < 1 GROUP BY `user`"}}
+    header = job_header(details)
+    assert "insert-into_default_catalog.default_database.counts" in header
+    assert "<pre class='fb-statement'>INSERT INTO counts SELECT `user`, COUNT(*) FROM clicks WHERE a &lt; 1" in header
+    assert "statement" not in job_header({"name": "clicks", "jid": "j", "state": "RUNNING", "plan": {}})

@@ -1,8 +1,8 @@
 """The local resource provider's decisions, event by event, with no process started."""
 import itertools
 
-from runtime.jobmanager.provisioning import (Announce, Observed, ProcessExited, Provisioner, ProvisioningPolicy,
-                                             ReleaseTaskManager, StartTaskManager, StopTaskManager)
+from runtime.jobmanager.provisioning import (Announce, ClusterStopping, Departed, Observed, ProcessExited, Provisioner,
+                                             ProvisioningPolicy, ReleaseTaskManager, StartTaskManager, StopTaskManager)
 
 
 def provisioner(max_tms=4, slots=2, idle=30.0, standby=0, start_timeout=120.0):
@@ -110,3 +110,22 @@ def test_failed_starts_are_given_up_and_retried_with_back_off():
     timed_out = p.handle(Observed(65.0, 2, {}))
     assert stops(timed_out) == ["tm-2"] and "did not register within 60 s" in said(timed_out, "given-up")[0].reason
     assert not starts(timed_out) and starts(p.handle(Observed(67.5, 2, {}))) == ["tm-3"], "after 2 s of back-off"
+
+
+def test_a_task_manager_that_leaves_on_purpose_is_not_replaced_but_its_jobs_demand_is_served():
+    p = provisioner()
+    p.handle(Observed(0.0, 2, {}))
+    p.handle(Observed(5.0, 0, {"tm-1": (2, 2), "manual-1": (2, 2)}))
+    assert p.handle(Departed("manual-1", 6.0)) == []
+    assert p.handle(Observed(6.1, 0, {"tm-1": (2, 2)})) == [], "gone on purpose: neither lost nor replaced"
+    assert starts(p.handle(Observed(8.0, 2, {"tm-1": (2, 2)}))) == ["tm-2"], "its job asks again: demand is served"
+
+
+def test_a_stopping_cluster_starts_nothing_whatever_leaves_or_waits():
+    p = provisioner(standby=1)
+    p.handle(Observed(0.0, 0, {"manual-1": (2, 2), "manual-2": (2, 0)}))
+    assert p.handle(ClusterStopping(1.0)) == []
+    actions = p.handle(Observed(1.5, 0, {"manual-2": (2, 0)}))  # lost with slots in use: replaced when running
+    actions += p.handle(Observed(2.0, 6, {}))
+    actions += p.handle(ProcessExited("tm-9", 1, 2.5))
+    assert not starts(actions) and not said(actions, "requested") and not said(actions, "refused")

@@ -180,3 +180,25 @@ def test_a_jobmanager_that_does_not_serve_or_was_itself_paused_declares_no_taskm
         rm.stop()
         assert lost == ["tm-a"], "silent while this JobManager serves: lost after the timeout"
     run(body())
+
+
+def test_a_task_manager_that_deregisters_left_on_purpose_its_jobs_are_told_and_it_is_not_lost():
+    async def body():
+        bus = EventBus()
+        published = []
+        bus.publish = published.append  # type: ignore[method-assign]
+        rm = ResourceManager(bus, 0.05, 0.2, rpc_failure_threshold=2)
+        told, departed = [], []
+        rm.on_task_manager_lost(lambda tm, reason: told.append((tm, reason)))
+        rm.on_task_manager_departure(departed.append)
+        gw = register(rm, "tm-a", 2)
+        other = TestingGateway(rm, TaskManagerId("tm-a"))
+        rm.deregister(TaskManagerId("tm-a"), other, "stopped (pid 7)")  # not its connection: ignored
+        assert rm.total_slots == 2 and not told
+        await rm.request_slots(JobId.new(), "j", 1, 1.0)
+        rm.deregister(TaskManagerId("tm-a"), gw, "stopped (pid 7)")
+        assert departed == ["tm-a"] and told == [("tm-a", "TaskManager tm-a left: stopped (pid 7)")]
+        assert rm.total_slots == 0 and rm.lost == {} and [s.lost_reason for s in rm.snapshots()] == []
+        kinds = [type(e).__name__ for e in published]
+        assert "TaskManagerDeregistered" in kinds and "TaskManagerLost" not in kinds
+    run(body())

@@ -107,3 +107,20 @@ def test_option_values_that_do_not_read_are_refused_naming_option_and_value(opti
     with pytest.raises(SqlValidationError) as err:
         connectors.source_params(table, "streaming")
     assert str(err.value).startswith(f"table 't': {words}")
+
+
+def test_datagen_timestamps_start_now_and_follow_the_clock_unless_told_otherwise(monkeypatch):
+    """Flink's datagen stamps rows with the time they are made; 'timestamp-start' keeps a fixed, replayable start."""
+    import time
+
+    monkeypatch.setattr(time, "time", lambda: 1_800_000_000.5)
+    params = connectors.source_params(make(CLICKS), "streaming")
+    assert (params["timestamp_start"], params["realtime"], params["timestamp_start_now"]) == (1_800_000_000.5, True, True)
+    past = make(CLICKS.replace("'fields.url.length' = '8'", "'fields.ts.max-past' = '5 s'"))
+    assert connectors.source_params(past, "streaming")["fields"]["ts"]["max_out_of_orderness"] == 5.0
+    fixed = connectors.source_params(make(CLICKS.replace("'number-of-rows'", "'timestamp-start' = '1700000000', "
+                                                         "'number-of-rows'")), "streaming")
+    assert fixed["timestamp_start"] == 1_700_000_000.0 and "realtime" not in fixed and "timestamp_start_now" not in fixed
+    rated = connectors.source_params(make(CLICKS.replace("'number-of-rows'", "'event-rate' = '10', 'number-of-rows'")),
+                                     "streaming")
+    assert rated["timestamp_start"] == 1_800_000_000.5 and "realtime" not in rated

@@ -1,0 +1,85 @@
+"""What a local cluster costs in CPU, idle and running the README's first job at 1,000 rows/s: every JobManager and
+TaskManager process with everything it started (the Spark JVMs and Python workers), summed, as the share of one core
+per second of wall time; per process too, so that a regression points at its process. Also the tasks' busy time
+at that rate, which the bottleneck hint reads.
+
+    .venv/bin/python -m tests.benchmarks.cluster_cpu [--seconds 30] [--rate 1000]
+
+Timing figures: meaningless while other work loads the machine.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import psutil
+
+from runtime.cluster import LocalCluster
+from runtime.examples import clicks
+
+LOCAL = {"resourcemanager.provider": "local"}  # as %flink local starts it
+
+
+def cpu_seconds(cluster: LocalCluster) -> dict[str, float]:
+    """CPU seconds (user + system) each process of the cluster has used so far, by a readable name."""
+    used: dict[str, float] = {}
+    for child in [*cluster.jobmanager_processes, *cluster.taskmanagers]:
+        try:
+            root = psutil.Process(child.pid)
+            tree = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            continue
+        for proc in tree:
+            try:
+                times = proc.cpu_times()
+                kind = "jvm" if proc.name() == "java" else ("python" if proc is root else proc.name())
+            except psutil.Error:
+                continue
+            name = f"{child.name}/{kind}" if proc is root or kind == "jvm" else f"{child.name}/{kind}-{proc.pid}"
+            used[name] = used.get(name, 0.0) + times.user + times.system
+    return used
+
+
+def per_second(cluster: LocalCluster, seconds: float) -> dict[str, float]:
+    """Each process's CPU per wall-clock second over the next ``seconds``."""
+    before, t0 = cpu_seconds(cluster), time.monotonic()
+    time.sleep(seconds)
+    after, span = cpu_seconds(cluster), time.monotonic() - t0
+    return {name: (after[name] - before.get(name, 0.0)) / span for name in sorted(after)}
+
+
+def show(title: str, shares: dict[str, float]) -> None:
+    print(f"{title}: {sum(shares.values()) * 100:.1f} % of one core")
+    for name, share in shares.items():
+        print(f"    {name:<28} {share * 100:6.1f} %")
+
+
+def busy(cluster: LocalCluster, job_id: str) -> list[str]:
+    """Each task's busy and idle time (its busiest subtask), as the job graph's hint reads them."""
+    return [f"{v['name']}: {v['metrics'].get('busy_time_ms_per_s', 0):.0f} ms/s busy, "
+            f"{v['metrics'].get('idle_time_ms_per_s', 0):.0f} ms/s idle"
+            for v in cluster.client.get(f"/jobs/{job_id}")["vertices"]]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--rate", type=float, default=1000.0)
+    args = parser.parse_args()
+    with LocalCluster(taskmanagers=1, slots=2, config=LOCAL) as cluster:
+        time.sleep(10)  # past the TaskManager's warm-up query
+        show("idle cluster", per_second(cluster, args.seconds))
+        env = cluster.environment()
+        env.set_parallelism(2)
+        env.enable_checkpointing("5 s")
+        clicks.build(env, rows=None, rows_per_second=args.rate, realtime=True)
+        job = env.execute_async("clicks")
+        next(job.iter_results())  # its first window fired: past the start
+        time.sleep(5)
+        show(f"running clicks at {args.rate:g} rows/s", per_second(cluster, args.seconds))
+        print("\n".join(busy(cluster, job.job_id)))
+        job.cancel()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""Every command the README shows (tests.helpers.readme.commands), and what becomes of it in the tests: run by a
+test that takes it from the README's text (``Run``), run by a test that writes the same command its own way
+(``Elsewhere``, with how it differs), or not run on this machine (``NotRun``, with the reason).
+
+tests/unit/test_readme_commands.py fails when the README shows a command this does not list, or this lists one
+the README no longer shows: a new command in the README must be run by a test or said here why it cannot be.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Run:
+    """Run by ``test``, which reads the command from the README (tests.helpers.readme)."""
+    test: str
+
+
+@dataclass(frozen=True)
+class Elsewhere:
+    """Run by ``test``, which writes the same command its own way: ``how``."""
+    test: str
+    how: str
+
+
+@dataclass(frozen=True)
+class NotRun:
+    """Not run on this machine: ``reason``."""
+    reason: str
+
+
+NOTEBOOK = "tests/notebooks/test_readme_notebook.py"
+CLI = "tests/integration/test_cli.py"
+WHEEL = "tests/install/test_wheel_install.py"
+CERTIFICATES = "tests/helpers/certificates.py"  # every TLS test makes its certificates with them
+PYTHON = "Python shown as an example of the API, not a command: "
+ANOTHER_MACHINE = ("names hosts of another deployment ({}); no test may reach out of this machine, and {} plays the "
+                   "same set-up here")
+
+CLICKS_CELL = ("from runtime.examples import clicks\n"
+               "clicks.build(env, rows=None, rows_per_second=1000, realtime=True, users=50)")
+
+INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
+    # Install
+    "sudo apt-get install openjdk-17-jre-headless": NotRun(
+        "changes the machine's system packages; make test installs Java through scripts/install-system-deps.sh, and "
+        "tests/install/test_java_check.py checks the one line said when Java is missing"),
+    'pip install "flinkbench[jupyter]"': Run(WHEEL),
+    "jupyter lab": Run(WHEEL),
+    "%load_ext kernel_magics": Run(NOTEBOOK),
+    "%flink local --taskmanagers 2 --slots 2": Run(NOTEBOOK),
+    "%%flink --name clicks --parallelism 2 --checkpoint-interval 5s\n" + CLICKS_CELL: Run(NOTEBOOK),
+    # From a clone
+    "make demo": Run("tests/integration/test_demo.py"),
+    "make test": NotRun("the whole suite, which this test is part of: the lead runs it when branches land"),
+    "make lint": NotRun("static checks, run by .ci/run before the suite rather than by a test"),
+    "make dist": Elsewhere(WHEEL, "builds the same sdist and wheel with `python -m build`, as make dist does, and "
+                                  "installs the wheel"),
+    "make bench": NotRun("prints figures against Spark Structured Streaming over several minutes: a benchmark, not a "
+                         "test (figures are meaningless on a shared, loaded machine)"),
+    "make screenshots": NotRun("rewrites the README's pictures; tests/ui takes the same screenshots into test-output"),
+    # Streaming SQL
+    "%%flink sql --result-mode changelog\n"
+    "CREATE TABLE clicks (`user` BIGINT, url STRING, amount DOUBLE, ts TIMESTAMP(3),\n"
+    "  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND\n"
+    ") WITH ('connector' = 'datagen', 'rows-per-second' = '1000', 'fields.user.min' = '0', 'fields.user.max' = '9');\n"
+    "SELECT `user`, COUNT(*) AS clicks FROM clicks GROUP BY `user`": Run(NOTEBOOK),
+    # Checkpoints, savepoints, recovery
+    'curl -X POST -H "Authorization: Bearer $(cat TOKEN_FILE)" $JM/jobs/$JOB/stop -d \'{"targetDirectory": "/tmp/sp"}\'':
+        Run(CLI),
+    'curl -H "Authorization: Bearer ..." $JM/jobs/$JOB/savepoints/$REQUEST_ID': Run(CLI),
+    "env.from_savepoint(location); env.set_parallelism(3)": Elsewhere(
+        "tests/integration/test_checkpoints.py", PYTHON + "it resumes jobs from savepoints at other parallelisms"),
+    # High availability
+    "LocalCluster(jobmanagers=2, taskmanagers=2)": Elsewhere(
+        "tests/integration/test_high_availability.py", PYTHON + "its clusters are LocalCluster(jobmanagers=2, ...)"),
+    "%flink local --jobmanagers 2": Elsewhere(
+        "tests/notebooks/test_jobmanager_failover.py", "adds --taskmanagers 1 --slots 1 and kills the leader"),
+    "flinkbench jobmanager -D high-availability.type=file -D high-availability.storageDir=/shared/ha": NotRun(
+        ANOTHER_MACHINE.format("/shared/ha, a directory the JobManagers' machines share",
+                               "tests/integration/test_high_availability.py")),
+    "flinkbench taskmanager --jobmanager URL --token-file F -D high-availability.type=file "
+    "-D high-availability.storageDir=/shared/ha": NotRun(
+        ANOTHER_MACHINE.format("/shared/ha", "tests/integration/test_high_availability.py")),
+    # Resource providers
+    "flinkbench cluster start --taskmanagers 0 --slots 2 -D resourcemanager.taskmanager-timeout='10 s'": Run(CLI),
+    "%flink local --taskmanagers 1 -D resourcemanager.standby-taskmanagers=1": Elsewhere(
+        "tests/integration/test_resource_provider.py", "a LocalCluster with resourcemanager.standby-taskmanagers, "
+                                                       "not a notebook"),
+    'LocalCluster(taskmanagers=0, config={"resourcemanager.provider": "local"})': Elsewhere(
+        "tests/integration/test_resource_provider.py", PYTHON + "its clusters start this way"),
+    # Spark clusters
+    "flinkbench taskmanager --jobmanager URL --token-file F -D spark.master=spark://spark-master:7077 "
+    "-D spark.cores.max=2 -D spark.executor.memory=2g -D spark.master=yarn -D spark.submit.deployMode=client "
+    "-D spark.master=k8s://https://api:6443 -D spark.kubernetes.container.image=spark-py:4.3": NotRun(
+        ANOTHER_MACHINE.format("a Spark master, YARN, Kubernetes", "tests/integration/test_spark_engines.py (a "
+                                                                   "standalone master and workers)")),
+    "flinkbench taskmanager ... -D spark.remote=sc://connect-host:15002": NotRun(
+        ANOTHER_MACHINE.format("connect-host", "tests/integration/test_spark_engines.py (a Spark Connect server)")),
+    'LocalCluster(config={"spark.master": "spark://..."})': Elsewhere(
+        "tests/integration/test_spark_engines.py", PYTHON + "with its own standalone master's address"),
+    # Several machines
+    "flinkbench jobmanager -D rest.address=jm-1.example -D rest.bind-address=0.0.0.0 -D rest.port=8081 "
+    "-D security.token-file=/etc/flinkbench/token -D state.checkpoints.dir=s3://bucket/checkpoints": NotRun(
+        ANOTHER_MACHINE.format("jm-1.example, s3://bucket", "tests/integration/test_several_hosts.py (127.0.0.1-3)")),
+    "flinkbench taskmanager --jobmanager http://jm-1.example:8081 --token-file /etc/flinkbench/token "
+    "-D taskmanager.host=$(hostname -f) -D taskmanager.bind-host=0.0.0.0 --slots 4": NotRun(
+        ANOTHER_MACHINE.format("jm-1.example", "tests/integration/test_several_hosts.py (127.0.0.1-3)")),
+    # Command line
+    "flinkbench cluster start [--taskmanagers N] [--slots N] [--conf conf.yaml] [-D key=value ...] [--detach]":
+        Run(CLI),
+    "flinkbench cluster stop": Run(CLI),
+    "flinkbench jobmanager [-c conf.yaml] [-D key=value ...]": Run(CLI),
+    "flinkbench taskmanager [-m HOST:PORT] --token-file F --slots N": Run(CLI),
+    "flinkbench run [-p N] [-D key=value ...] [-s SAVEPOINT] [--detached] job.py [args]": Run(CLI),
+    "flinkbench list [-r | -a]": Run(CLI),
+    "flinkbench checkpoint JOB": Run(CLI),
+    "flinkbench savepoint JOB [DIR]  |  flinkbench savepoint --dispose PATH": Run(CLI),
+    "flinkbench stop [--drain] [-p DIR] JOB": Run(CLI),
+    "flinkbench cancel JOB": Run(CLI),
+    "flinkbench --version": Run(CLI),
+    # Flink's own CLI
+    "export FLINK_HOME=.../site-packages/pyflink": Elsewhere(
+        "tests/integration/test_flink_cli.py", "tests/helpers/pyflink.py installs apache-flink into a cached "
+                                               "environment and sets FLINK_HOME to its pyflink folder"),
+    'export FLINK_REST_CLIENT_HEADERS="Authorization:Bearer $(cat TOKEN_FILE)"': Elsewhere(
+        "tests/integration/test_flink_cli.py", "the same header, from the cluster's token"),
+    **{f"$FLINK_HOME/bin/flink {verb}": Elsewhere(
+        "tests/integration/test_flink_cli.py", "the same verb against a cluster on a free port, not 8081")
+       for verb in ("list -a -m 127.0.0.1:8081", "savepoint -m 127.0.0.1:8081 JOB_ID /tmp/sp",
+                    "stop -m 127.0.0.1:8081 --savepointPath /tmp/sp JOB_ID", "cancel -m 127.0.0.1:8081 JOB_ID")},
+    # TLS
+    'openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 365 -subj "/CN=flinkbench CA" '
+    "-keyout ca.key -out ca.pem": Run(CERTIFICATES),
+    'openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=flinkbench" -keyout node.key '
+    "-out node.csr": Run(CERTIFICATES),
+    'printf "subjectAltName=IP:127.0.0.1,DNS:localhost\\nextendedKeyUsage=serverAuth,clientAuth\\n" > node.ext':
+        Run(CERTIFICATES),
+    "openssl x509 -req -in node.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 365 -extfile node.ext "
+    "-out node.pem": Run(CERTIFICATES),
+    "chmod 600 ca.key node.key": Run(CERTIFICATES),
+    # In a notebook
+    "%flink connect http://127.0.0.1:8081 --token-file ~/.flinkbench/token": Elsewhere(
+        "tests/notebooks/test_sql_cells.py", "connects to a cluster of its own, on a free port, with its token file"),
+    "%flink connect --zookeeper zk1:2181 --token-file ~/.flinkbench/token": NotRun(
+        "a ZooKeeper quorum at zk1:2181 of another deployment; no notebook test connects through a quorum yet "
+        "(tests/integration/test_high_availability_zookeeper.py follows the leader through RestClient(ha=...))"),
+    "%%flink --name clicks --parallelism 2 --checkpoint-interval 5s -o clicks_out\n" + CLICKS_CELL: Run(NOTEBOOK),
+    "%%flink --name counts --chart line --x window_end --y clicks --by user\n...": NotRun(
+        "a sketch: the cell's body is '...'; tests/notebooks/test_result_charts.py runs --chart cells"),
+}
+
+
+def run_by(test: str) -> list[str]:
+    """The README's commands ``test`` runs, taken from the README."""
+    return [command for command, how in INVENTORY.items() if isinstance(how, Run) and how.test == test]

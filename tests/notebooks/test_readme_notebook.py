@@ -1,0 +1,115 @@
+"""The README's notebook commands, as shown, in a real kernel: ``%load_ext``, ``%flink local``, the two clicks cells
+and the SQL cell, then ``%flink stop``. Between them, cells of the test's own read what a newcomer would see: the
+first window's rows within the window's size + 5 s of the cell on a warm cluster, windows that count many clicks per
+user, no "limits this job" warning at the README's 1,000 rows/s, a SQL watermark lag of seconds; and after
+``%flink stop``, no TaskManager requested or lost while it stopped (the event stream) and no cluster folder left.
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.notebooks import code_notebook, error_of, execute, json_lines, text_of
+from tests.helpers.readme_inventory import NOTEBOOK, run_by
+
+pytestmark = pytest.mark.slow
+
+WINDOW_S = 10.0
+
+SETUP, LOCAL, CLICKS, CLICKS_OUT, SQL = ("%load_ext kernel_magics", "%flink local --taskmanagers 2 --slots 2",
+                                        *[c for c in run_by(NOTEBOOK) if c.startswith("%%")])
+
+WARM = """
+import os, time
+from kernel_magics import current_session
+from tests.helpers.clusters import wait_until
+from tests.helpers.live_checks import report
+session = current_session()
+cluster = session.cluster
+def spark_up():
+    with open(os.path.join(cluster.working_dir, "jobmanager.log")) as log:
+        return log.read().count("Spark session up") >= 2
+wait_until(spark_up, 180, "both TaskManagers' Spark sessions (a warm cluster)")
+t0 = time.monotonic()
+"""
+
+FIRST_ROWS = """
+view = list(session.jobs.values())[-1]
+wait_until(lambda: view.rows_total > 0, 120, "the first window's rows")
+first_rows_s = time.monotonic() - t0
+hints = set()
+def watch(seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if "limits this job" in view.header.value:
+            hints.add(view.header.value)
+        time.sleep(0.5)
+watch(12)
+frame = view.dataframe()
+latest = frame[frame["window_end"] == frame["window_end"].max()]
+report(first_rows_s=first_rows_s, hints=sorted(hints), windows=int(frame["window_end"].nunique()),
+       median_clicks=float(latest["clicks"].median()), users=int(latest["user"].nunique()),
+       busy={v["name"]: v["metrics"]["busy_time_ms_per_s"] for v in session.client.get(f"/jobs/{view.job_id}")["vertices"]})
+"""
+
+OUTPUT = """
+wait_until(lambda: "clicks_out" in globals() and clicks_out["window_end"].nunique() >= 2, 60, "two windows in clicks_out")
+full = clicks_out[clicks_out["window_end"] == sorted(clicks_out["window_end"].unique())[1]]
+report(median_clicks=float(full["clicks"].median()), users=int(full["user"].nunique()))
+for job in list(session.jobs.values()):
+    session.client.job(job.job_id).cancel()
+"""
+
+SQL_LAG = """
+sql_view = list(session.jobs.values())[-1]
+wait_until(lambda: sql_view.rows_total > 0, 60, "the SQL query's first rows")
+def lags():
+    graph = sql_view.views.job_graph
+    return [n.watermark_lag_s for n in graph.nodes if n.watermark_lag_s is not None] if graph else []
+wait_until(lambda: lags(), 60, "a watermark lag in the SQL job's graph")
+time.sleep(3)
+report(lags=lags(), name=session.client.get(f"/jobs/{sql_view.job_id}")["name"])
+"""
+
+BEFORE_STOP = """
+import tempfile
+from tests.helpers.events import EventRecorder
+recorder = EventRecorder(cluster)
+folder = cluster.working_dir
+"""
+
+AFTER_STOP = """
+recorder._thread.join(30)
+during = [e for e in recorder.events if e["type"] == "TaskManagerLost"
+          or e["type"] == "ResourceProviderDecision" and e["decision"] in ("requested", "started")]
+report(during=during, stream_ended=not recorder._thread.is_alive(), folder_left=os.path.exists(folder),
+       folders=[f for f in os.listdir(tempfile.gettempdir()) if os.path.join(tempfile.gettempdir(), f) == folder])
+"""
+
+
+def test_the_readme_notebook_commands_as_a_newcomer_runs_them(tmp_path):
+    nb = execute(code_notebook(f"{SETUP}\n{LOCAL}", WARM, CLICKS, FIRST_ROWS, CLICKS_OUT, OUTPUT, SQL, SQL_LAG,
+                               BEFORE_STOP, "%flink stop", AFTER_STOP),
+                 timeout=420, save_to=tmp_path / "readme.ipynb")
+    cells = nb.cells
+    assert all(error_of(c) is None for c in cells), [text_of(c)[-2000:] for c in cells if error_of(c)]
+    started, _, clicks, first, _, output, sql, sql_lag, _, stopped, after = cells
+    assert "local cluster running" in text_of(started)
+
+    seen = json_lines(first)
+    assert seen["first_rows_s"] <= WINDOW_S + 5, f"first rows after {seen['first_rows_s']:.1f} s on a warm cluster"
+    assert seen["hints"] == [], "a throttled source is idle while its rows fall due, not a bottleneck"
+    assert max(seen["busy"].values()) < 750, seen["busy"]
+    assert seen["median_clicks"] >= 20 and seen["users"] > 10, f"windows should count many clicks per user: {seen}"
+
+    full = json_lines(output)
+    assert 100 <= full["median_clicks"] <= 260 and full["users"] == 50, f"a full window: ~180 clicks per user: {full}"
+
+    sql_seen = json_lines(sql_lag)
+    assert sql_seen["lags"] and max(sql_seen["lags"]) < 5, f"watermark lag of seconds, from rows stamped now: {sql_seen}"
+    assert sql_seen["name"] == "collect", "an unnamed SQL query is named as Flink names it"
+
+    assert "stopped the local cluster at" in text_of(stopped) and "kept" not in text_of(stopped), text_of(stopped)
+    quiet = json_lines(after)
+    assert quiet["stream_ended"], "the JobManager ended its event stream when it stopped"
+    assert quiet["during"] == [], f"while it stopped, nothing was provisioned or lost: {quiet['during']}"
+    assert not quiet["folder_left"] and quiet["folders"] == [], "a cleanly stopped cluster leaves no folder behind"

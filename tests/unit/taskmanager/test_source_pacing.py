@@ -1,0 +1,113 @@
+"""A rate-limited source's loop on a fake clock: it waits for a bundle's worth of rows to fall due (idle time, as
+Flink counts a source waiting for data) instead of running one Spark action after another for a trickle, which
+showed a throttled source at 100 % busy ("limits this job") and kept its JVM busy."""
+from __future__ import annotations
+
+import asyncio
+import types
+
+import pytest
+
+from runtime.taskmanager import metrics as metrics_module
+from runtime.taskmanager import source_loop
+from runtime.taskmanager.metrics import TaskMetricsTracker
+from runtime.taskmanager.source_loop import SourceLoop
+
+ACTION_S = 0.2  # what one Spark action costs here, plus its rows at ROWS_PER_S
+ROWS_PER_S = 1_000_000
+CONF = {"taskmanager.bundle.target-time": 0.5, "taskmanager.bundle.max-rows": 1_000_000,
+        "taskmanager.bundle.min-rows": 1_000}
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class PacedReader:
+    """A source of ``total`` rows at ``rate`` rows/s, as datagen paces them."""
+
+    max_burst_s = 1.0
+
+    def __init__(self, rate: float, total: int):
+        self.rate, self.total, self.read = rate, total, 0
+
+    def rows_allowed_now(self, elapsed_s: float) -> int:
+        return int(elapsed_s * self.rate)
+
+    def next_bundle(self, rows: int):
+        take = min(rows, self.total - self.read)
+        self.read += take
+        return object(), take, self.read == self.total
+
+
+class FakeTask:
+    """What the source loop needs of a task; every Spark action takes ACTION_S and its rows' share of ROWS_PER_S
+    on the fake clock."""
+
+    def __init__(self, clock: Clock, reader: PacedReader):
+        self.clock, self.reader, self.bundle_sizes = clock, reader, []
+        self.tm = types.SimpleNamespace(conf=types.SimpleNamespace(get=CONF.__getitem__))
+        self.tdd = types.SimpleNamespace(operators=[types.SimpleNamespace(name="Source: paced")])
+        self.chain = types.SimpleNamespace(assigner=None, process=lambda spark, df: None)
+        self.metrics = TaskMetricsTracker()
+        self.partitions, self.output_watermark, self.stopped_at, self.spark = [], 0, None, None
+
+    async def run_blocking(self, fn, *args):
+        table, finished, read = fn(*args)
+        self.clock.now += ACTION_S + read / ROWS_PER_S
+        self.bundle_sizes.append(read)
+        return table, finished, read
+
+    async def emit(self, table) -> None:
+        pass
+
+    async def advance_watermark(self, watermark) -> None:
+        pass
+
+    def bundle_done(self, t0: float) -> None:
+        self.metrics.bundles += 1
+
+    def blocked_seconds(self) -> float:
+        return 0.0
+
+    async def checkpoint(self, barrier) -> None:
+        pass
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    fake = Clock()
+    monkeypatch.setattr(source_loop, "time", types.SimpleNamespace(monotonic=fake.monotonic))
+    monkeypatch.setattr(source_loop, "asyncio", types.SimpleNamespace(sleep=fake.sleep))
+    monkeypatch.setattr(metrics_module, "time", types.SimpleNamespace(monotonic=fake.monotonic))
+    return fake
+
+
+def run_source(clock: Clock, rate: float, seconds: float) -> FakeTask:
+    task = FakeTask(clock, PacedReader(rate, total=int(rate * seconds)))
+    task.metrics.start()
+    asyncio.run(SourceLoop(task).run())
+    return task
+
+
+def test_a_throttled_source_reads_a_bundle_interval_of_rows_at_a_time_and_is_mostly_idle(clock):
+    task = run_source(clock, rate=500.0, seconds=60.0)  # the README's 1,000 rows/s over two source subtasks
+    report = task.metrics.snapshot("job", "attempt", 0.0, 0, 0)
+    busy_share = report.accumulated_busy_ms / (report.accumulated_busy_ms + report.accumulated_idle_ms)
+    assert busy_share < 0.5, f"busy {busy_share:.0%}: a source waiting for its rows is idle"
+    assert len(task.bundle_sizes) <= 60 / 0.5 + 2, "one Spark action per half second, not one after another"
+    assert min(task.bundle_sizes[1:-1]) >= 250, task.bundle_sizes[:10]
+
+
+def test_a_source_behind_its_pace_reads_at_once_without_waiting(clock):
+    task = run_source(clock, rate=2 * ROWS_PER_S, seconds=5.0)  # more than Spark takes: always behind
+    report = task.metrics.snapshot("job", "attempt", 0.0, 0, 0)
+    assert report.accumulated_idle_ms <= 500, "only while its first rows fall due"
+    assert report.accumulated_busy_ms > 5_000
