@@ -26,13 +26,11 @@ from collections.abc import Callable
 from runtime import events
 from runtime.errors import ClusterError
 from runtime.ids import AllocationId, JobId, TaskManagerId
-from runtime.gateways import TaskManagerGone
 from runtime.jobmanager.gateways import AllocatedSlot, ControlConnection
 from runtime.jobmanager.slot_table import Slot, TaskManagerRecord
+from runtime.jobmanager.task_executor import TaskExecutor
 from runtime.jobmanager.snapshots import SlotSnapshot, TaskManagerSnapshot
-from runtime.messages import (CancelTask, DeployTask, FreeSlot, NotifyCheckpointAborted, NotifyCheckpointComplete,
-                              RegisterTaskManager, RequestSlot, SlotOffer, SlotStatus, TaskDeploymentDescriptor,
-                              TriggerCheckpoint)
+from runtime.messages import FreeSlot, RegisterTaskManager, RequestSlot, SlotOffer, SlotStatus
 
 log = logging.getLogger(__name__)
 
@@ -42,38 +40,6 @@ class NoResourceAvailable(ClusterError):
 
 
 __all__ = ["AllocatedSlot", "NoResourceAvailable", "ResourceManager", "TaskManagerRecord"]
-
-
-class _TaskExecutor:
-    """The TaskExecutorGateway of one registration: messages go out on its control connection while
-    the ResourceManager still holds that registration, and raise TaskManagerGone after."""
-
-    def __init__(self, rm: ResourceManager, record: TaskManagerRecord):
-        self._rm, self._record = rm, record
-
-    @property
-    def tm_id(self) -> TaskManagerId:
-        return self._record.tm_id
-
-    def _send(self, message) -> None:
-        if self._rm.task_managers.get(self._record.tm_id) is not self._record:
-            raise TaskManagerGone(f"TaskManager {self._record.tm_id} is gone")
-        self._record.connection.send(message)
-
-    def submit_task(self, descriptor: TaskDeploymentDescriptor) -> None:
-        self._send(DeployTask(descriptor))
-
-    def cancel_task(self, attempt_id) -> None:
-        self._send(CancelTask(attempt_id))
-
-    def trigger_checkpoint(self, message: TriggerCheckpoint) -> None:
-        self._send(message)
-
-    def confirm_checkpoint(self, message: NotifyCheckpointComplete) -> None:
-        self._send(message)
-
-    def abort_checkpoint(self, message: NotifyCheckpointAborted) -> None:
-        self._send(message)
 
 
 @dataclass
@@ -250,6 +216,10 @@ class ResourceManager:
         ``lost=False`` it is being stopped on purpose (idle), which is not a loss."""
         self._drop(tm_id, reason, notify=True, lost=lost)
 
+    def _holds(self, record: TaskManagerRecord) -> bool:
+        """Whether ``record`` is still this ResourceManager's registration of its TaskManager."""
+        return self.task_managers.get(record.tm_id) is record
+
     @property
     def pending_slot_count(self) -> int:
         """Slots that waiting requests need in total."""
@@ -365,7 +335,7 @@ class ResourceManager:
             for _record, slot in chosen:
                 self._offers.pop(slot.allocation_id, None)
         return [AllocatedSlot(slot.allocation_id, record.tm_id, slot.index, record.host, record.data_port,
-                              _TaskExecutor(self, record)) for record, slot in chosen]
+                              TaskExecutor(record, self._holds)) for record, slot in chosen]
 
     def offer_received(self, tm_id: TaskManagerId, offer: SlotOffer) -> None:
         fut = self._offers.get(offer.allocation_id)
