@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import importlib.util
 import logging
 import os
 import shutil
@@ -45,7 +46,7 @@ def archive_path(conf: Configuration) -> Path | None:
         return None
     folder = Path(conf.get("taskmanager.spark.class-archive.dir") or _cache_dir()).expanduser()
     stat, pyspark = java.stat(), _pyspark_version()
-    identity = "\n".join([str(java), str(stat.st_size), str(stat.st_mtime_ns), pyspark,
+    identity = "\n".join([str(java), str(stat.st_size), str(stat.st_mtime_ns), pyspark, _pyspark_location(),
                           base_java_options(conf), *(f"{k}={v}" for k, v in sorted(_classpath_settings(conf).items()))])
     digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
     return folder / f"spark-{pyspark}-{digest}.jsa"
@@ -142,6 +143,14 @@ def _pyspark_version() -> str:
         return metadata.version("pyspark")
     except metadata.PackageNotFoundError:
         return "unknown"
+
+
+def _pyspark_location() -> str:
+    """Where PySpark's jars are: an archive maps only for the class path it was written with, so two
+    environments with the same PySpark release (two virtual environments on one machine) need one each,
+    or each would find the other's archive unmappable and remove it."""
+    spec = importlib.util.find_spec("pyspark")
+    return str(Path(spec.origin).parent) if spec and spec.origin else "unknown"
 
 
 def _classpath_settings(conf: Configuration) -> dict[str, str]:

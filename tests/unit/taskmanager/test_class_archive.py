@@ -21,6 +21,13 @@ def test_the_archive_is_named_after_the_installation_and_jvm_options(tmp_path):
     assert len({first, other_gc, more_jars}) == 3, "an archive recorded under other options would not map"
 
 
+def test_two_environments_with_the_same_pyspark_release_keep_an_archive_each(tmp_path, monkeypatch):
+    """An archive maps only for the jars it was written from: two virtual environments must not share one."""
+    here = class_archive.archive_path(_conf(tmp_path))
+    monkeypatch.setattr(class_archive, "_pyspark_location", lambda: "/elsewhere/venv/lib/python3.11/site-packages/pyspark")
+    assert class_archive.archive_path(_conf(tmp_path)) != here
+
+
 def test_no_archive_when_switched_off_or_on_spark_connect(tmp_path):
     assert class_archive.archive_path(_conf(tmp_path, **{"taskmanager.spark.class-archive.enabled": False})) is None
     assert class_archive.archive_path(_conf(tmp_path, **{"spark.remote": "sc://127.0.0.1:15002"})) is None
