@@ -16,6 +16,7 @@ import psutil
 
 from runtime.cluster import LocalCluster
 from runtime.examples import clicks
+from tests.helpers.clusters import wait_until
 
 LOCAL = {"resourcemanager.provider": "local"}  # as %flink local starts it
 
@@ -61,6 +62,17 @@ def busy(cluster: LocalCluster, job_id: str) -> list[str]:
             for v in cluster.client.get(f"/jobs/{job_id}")["vertices"]]
 
 
+def bundles(cluster: LocalCluster, job_id: str) -> int:
+    """Bundles (one Spark action each) the job's tasks have run so far."""
+    return sum(v["metrics"].get("bundles") or 0 for v in cluster.client.get(f"/jobs/{job_id}")["vertices"])
+
+
+def caught_up(cluster: LocalCluster, job_id: str) -> bool:
+    """The sources keep their pace (what they started behind with is read)."""
+    source = cluster.client.get(f"/jobs/{job_id}")["vertices"][0]["metrics"]
+    return source.get("pending_records") is not None and source["pending_records"] < 2_000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0)
@@ -72,11 +84,15 @@ def main() -> None:
         env = cluster.environment()
         env.set_parallelism(2)
         env.enable_checkpointing("5 s")
-        clicks.build(env, rows=None, rows_per_second=args.rate, realtime=True)
+        clicks.build(env, rows=None, rows_per_second=args.rate, realtime=True, users=50)
         job = env.execute_async("clicks")
         next(job.iter_results())  # its first window fired: past the start
-        time.sleep(5)
-        show(f"running clicks at {args.rate:g} rows/s", per_second(cluster, args.seconds))
+        wait_until(lambda: caught_up(cluster, job.job_id), 300, "the sources to keep their pace")
+        before = bundles(cluster, job.job_id)
+        shares = per_second(cluster, args.seconds)
+        ran = (bundles(cluster, job.job_id) - before) / args.seconds
+        show(f"running clicks at {args.rate:g} rows/s", shares)
+        print(f"{ran:.2f} bundles/s (Spark actions); {sum(shares.values()) / max(ran, 1e-9):.3f} CPU s per bundle")
         print("\n".join(busy(cluster, job.job_id)))
         job.cancel()
 

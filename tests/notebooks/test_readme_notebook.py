@@ -15,8 +15,11 @@ pytestmark = pytest.mark.slow
 
 WINDOW_S = 10.0
 
-SETUP, LOCAL, CLICKS, CLICKS_OUT, SQL = ("%load_ext kernel_magics", "%flink local --taskmanagers 2 --slots 2",
-                                        *[c for c in run_by(NOTEBOOK) if c.startswith("%%")])
+CELLS = [c for c in run_by(NOTEBOOK) if c.startswith("%%")]
+SETUP, LOCAL = [c for c in run_by(NOTEBOOK) if not c.startswith("%%")]
+[CLICKS] = [c for c in CELLS if c.startswith("%%flink --name clicks") and "-o" not in c.splitlines()[0]]
+[CLICKS_OUT] = [c for c in CELLS if c.startswith("%%flink --name clicks") and "-o clicks_out" in c]
+[SQL] = [c for c in CELLS if c.startswith("%%flink sql")]
 
 WARM = """
 import os, time
