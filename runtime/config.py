@@ -176,6 +176,7 @@ OPTIONS: dict[str, Option] = _options(
     Option("taskmanager.bundle.max-rows", I, 1_000_000, "Most rows a source reads per bundle.", minimum=1),
     Option("taskmanager.bundle.min-rows", I, 1_000, "Fewest rows a source reads per bundle when input is slow.", minimum=1),
     Option("taskmanager.bundle.target-time", D, 0.5, "Bundle duration the sources aim for when sizing bundles."),
+    Option("taskmanager.bundle.max-wait", D, 2.0, "Longest a rate-limited source lets its due rows wait to fill a bundle of taskmanager.bundle.min-rows (each bundle is one Spark action, however few its rows)."),
     Option("taskmanager.memory.arrow-allocator", S, "system", "Allocator of a TaskManager's Arrow buffers, its own and those Arrow's C++ code allocates (ARROW_DEFAULT_MEMORY_POOL, set from this key before the process loads pyarrow): system (malloc; freed bundles go back to the kernel) or pyarrow's own mimalloc or jemalloc (they keep freed pages for reuse: about 50 MB more per TaskManager on the clicks job).", choices=("system", "mimalloc", "jemalloc")),
     Option("taskmanager.memory.malloc-arenas", I, 2, "glibc malloc arenas of a TaskManager process and its Spark JVM (MALLOC_ARENA_MAX); each allocating thread otherwise gets its own, up to eight per core, each keeping freed memory. 0 leaves glibc's default.", minimum=0),
     # Spark under every TaskManager

@@ -50,10 +50,15 @@ def backpressured_bundle_size(size: int, rows: int, elapsed: float, target: floa
     return max(lo, min(size, int(rows * target / elapsed)))
 
 
-def paced_rows(rate: float, target: float, overhead: float | None) -> int:
-    """Rows a rate-limited source lets fall due before it reads them as one bundle: what its rate brings in
-    ``max(target, 2 * overhead)`` seconds (``overhead``: the quickest bundle so far, one Spark action's fixed
-    cost). Reading rows as soon as any are due would run one action after another to move a trickle: the
-    source busy all the time, its JVM burning a core, for the same rows. Waiting that long keeps the source
-    at most half busy and delays a row by at most that interval."""
-    return max(1, int(rate * max(target, 2 * (overhead or 0.0))))
+
+
+def wait_before_reading(due: int, lo: int, waited: float, max_wait: float, rate: float) -> float:
+    """Seconds a rate-limited source waits before it reads the ``due`` rows (0: read now): until they fill a
+    bundle's floor (``lo``, taskmanager.bundle.min-rows), or until they have waited ``max_wait`` since its last
+    read, and at least one row is due. Each bundle is one Spark action whose fixed cost does not shrink with its
+    rows: a slow source reading rows as they fell due ran one action after another for a trickle, busy all the
+    time (the job graph's "limits this job") and its JVM with it, for the same rows. Waiting is idle time, as
+    Flink counts a source waiting for data."""
+    if due >= lo or (due > 0 and waited >= max_wait):
+        return 0.0
+    return max((1 - due) / rate, min((lo - due) / rate, max_wait - waited))

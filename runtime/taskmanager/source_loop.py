@@ -18,7 +18,7 @@ import pyarrow as pa
 from runtime.connectors.base import ConnectorError
 from runtime.messages import CheckpointBarrier, TaskDeploymentDescriptor, TriggerCheckpoint, Watermark
 from runtime.taskmanager.bundles import (backpressured_bundle_size, burst_rows, first_bundle_size, next_bundle_size,
-                                         paced_rows)
+                                         wait_before_reading)
 from runtime.taskmanager.metrics import TaskMetricsTracker
 from runtime.taskmanager.network import ResultPartition
 from runtime.taskmanager.watermarks import to_wire
@@ -69,9 +69,13 @@ class SourceLoop:
         task, conf = self.task, self.task.tm.conf
         target, max_rows, min_rows = (conf.get("taskmanager.bundle.target-time"),
                                       conf.get("taskmanager.bundle.max-rows"), conf.get("taskmanager.bundle.min-rows"))
+        # a paced source skips what is more than its burst behind: it must not wait longer to fill a bundle
+        floor, max_wait = min(min_rows, burst_rows(task.reader)), min(conf.get("taskmanager.bundle.max-wait"),
+                                                                        task.reader.max_burst_s or float("inf"))
         size = first_bundle_size(task.reader.rate, target, min_rows, max_rows)
         overhead = None  # the quickest bundle so far: what one Spark action costs
         started, emitted, finished = time.monotonic(), 0, False
+        last_read = started
         while not finished:
             if await self._take_checkpoints():
                 return
@@ -80,11 +84,13 @@ class SourceLoop:
                 emitted = max(emitted, allowed - burst_rows(task.reader))
             want = size if allowed is None else min(size, allowed - emitted)
             task.metrics.pending_records = None if allowed is None else max(0, allowed - emitted)
-            need = None if allowed is None else min(size, paced_rows(task.reader.rate, target, overhead))
-            if need is not None and want < need:  # waiting for its rows to fall due is idle time, as in Flink
-                await self._idle(min(target, max(0.01, (need - want) / task.reader.rate)))
+            pause = 0.0 if allowed is None else wait_before_reading(want, floor, time.monotonic() - last_read,
+                                                                      max_wait, task.reader.rate)
+            if pause > 0:
+                await self._idle(max(0.01, pause))
                 continue
             t0, blocked0 = time.monotonic(), self.task.blocked_seconds()
+            last_read = t0
             table, finished, rows_read = await task.run_blocking(self._bundle, want)
             if rows_read is None:  # the reader cannot tell before the action: count what came out
                 rows_read = table.num_rows if table is not None else 0

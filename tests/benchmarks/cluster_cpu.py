@@ -10,6 +10,7 @@ Timing figures: meaningless while other work loads the machine.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import psutil
@@ -67,6 +68,12 @@ def bundles(cluster: LocalCluster, job_id: str) -> int:
     return sum(v["metrics"].get("bundles") or 0 for v in cluster.client.get(f"/jobs/{job_id}")["vertices"])
 
 
+def warmed(cluster: LocalCluster) -> bool:
+    """Every TaskManager ran its warm-up query: what follows is the cluster at rest, not its start."""
+    logs = [os.path.join(cluster.working_dir, f"{c.name}.log") for c in cluster.taskmanagers]
+    return all(os.path.exists(log) and "warmed up" in open(log, encoding="utf-8", errors="replace").read() for log in logs)
+
+
 def caught_up(cluster: LocalCluster, job_id: str) -> bool:
     """The sources keep their pace (what they started behind with is read)."""
     source = cluster.client.get(f"/jobs/{job_id}")["vertices"][0]["metrics"]
@@ -79,7 +86,8 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=1000.0)
     args = parser.parse_args()
     with LocalCluster(taskmanagers=1, slots=2, config=LOCAL) as cluster:
-        time.sleep(10)  # past the TaskManager's warm-up query
+        wait_until(lambda: warmed(cluster), 300, "the TaskManager's Spark session, warmed up")
+        time.sleep(5)
         show("idle cluster", per_second(cluster, args.seconds))
         env = cluster.environment()
         env.set_parallelism(2)

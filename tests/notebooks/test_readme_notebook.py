@@ -28,10 +28,11 @@ from tests.helpers.clusters import wait_until
 from tests.helpers.live_checks import report
 session = current_session()
 cluster = session.cluster
-def spark_up():
-    with open(os.path.join(cluster.working_dir, "jobmanager.log")) as log:
-        return log.read().count("Spark session up") >= 2
-wait_until(spark_up, 180, "both TaskManagers' Spark sessions (a warm cluster)")
+def warmed(child):
+    with open(child.log_path, encoding="utf-8", errors="replace") as log:
+        text = log.read()
+        return "warmed up" in text or "warm-up failed" in text
+wait_until(lambda: all(warmed(tm) for tm in cluster.taskmanagers), 180, "both TaskManagers warmed up (a warm cluster)")
 t0 = time.monotonic()
 """
 

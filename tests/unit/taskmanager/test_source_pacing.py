@@ -1,6 +1,7 @@
-"""A rate-limited source's loop on a fake clock: it waits for a bundle's worth of rows to fall due (idle time, as
-Flink counts a source waiting for data) instead of running one Spark action after another for a trickle, which
-showed a throttled source at 100 % busy ("limits this job") and kept its JVM busy."""
+"""A rate-limited source's loop on a fake clock: it lets a bundle's floor of rows fall due, or waits at most
+taskmanager.bundle.max-wait (idle time, as Flink counts a source waiting for data), instead of running one Spark
+action after another for a trickle, which showed a throttled source at 100 % busy ("limits this job") and kept its
+JVM busy."""
 from __future__ import annotations
 
 import asyncio
@@ -16,7 +17,7 @@ from runtime.taskmanager.source_loop import SourceLoop
 ACTION_S = 0.2  # what one Spark action costs here, plus its rows at ROWS_PER_S
 ROWS_PER_S = 1_000_000
 CONF = {"taskmanager.bundle.target-time": 0.5, "taskmanager.bundle.max-rows": 1_000_000,
-        "taskmanager.bundle.min-rows": 1_000}
+        "taskmanager.bundle.min-rows": 1_000, "taskmanager.bundle.max-wait": 2.0}
 
 
 class Clock:
@@ -31,12 +32,11 @@ class Clock:
 
 
 class PacedReader:
-    """A source of ``total`` rows at ``rate`` rows/s, as datagen paces them."""
+    """A source of ``total`` rows at ``rate`` rows/s, as datagen paces them: realtime (rows due as their event time
+    comes, however far behind) or at most ``max_burst_s`` behind its pace."""
 
-    max_burst_s = 1.0
-
-    def __init__(self, rate: float, total: int):
-        self.rate, self.total, self.read = rate, total, 0
+    def __init__(self, rate: float, total: int, max_burst_s: float | None):
+        self.rate, self.total, self.read, self.max_burst_s = rate, total, 0, max_burst_s
 
     def rows_allowed_now(self, elapsed_s: float) -> int:
         return int(elapsed_s * self.rate)
@@ -52,7 +52,7 @@ class FakeTask:
     on the fake clock."""
 
     def __init__(self, clock: Clock, reader: PacedReader):
-        self.clock, self.reader, self.bundle_sizes = clock, reader, []
+        self.clock, self.reader, self.bundle_sizes, self.took = clock, reader, [], 0.0
         self.tm = types.SimpleNamespace(conf=types.SimpleNamespace(get=CONF.__getitem__))
         self.tdd = types.SimpleNamespace(operators=[types.SimpleNamespace(name="Source: paced")])
         self.chain = types.SimpleNamespace(assigner=None, process=lambda spark, df: None)
@@ -90,20 +90,38 @@ def clock(monkeypatch):
     return fake
 
 
-def run_source(clock: Clock, rate: float, seconds: float) -> FakeTask:
-    task = FakeTask(clock, PacedReader(rate, total=int(rate * seconds)))
+def run_source(clock: Clock, rate: float, seconds: float, max_burst_s: float | None = None) -> FakeTask:
+    task = FakeTask(clock, PacedReader(rate, int(rate * seconds), max_burst_s))
+    start = clock.now
     task.metrics.start()
     asyncio.run(SourceLoop(task).run())
+    task.took = clock.now - start
     return task
 
 
-def test_a_throttled_source_reads_a_bundle_interval_of_rows_at_a_time_and_is_mostly_idle(clock):
-    task = run_source(clock, rate=500.0, seconds=60.0)  # the README's 1,000 rows/s over two source subtasks
+def busy_share(task: FakeTask) -> float:
     report = task.metrics.snapshot("job", "attempt", 0.0, 0, 0)
-    busy_share = report.accumulated_busy_ms / (report.accumulated_busy_ms + report.accumulated_idle_ms)
-    assert busy_share < 0.5, f"busy {busy_share:.0%}: a source waiting for its rows is idle"
-    assert len(task.bundle_sizes) <= 60 / 0.5 + 2, "one Spark action per half second, not one after another"
-    assert min(task.bundle_sizes[1:-1]) >= 250, task.bundle_sizes[:10]
+    return report.accumulated_busy_ms / (report.accumulated_busy_ms + report.accumulated_idle_ms)
+
+
+def test_a_throttled_source_reads_a_bundles_floor_of_rows_at_a_time_and_is_mostly_idle(clock):
+    task = run_source(clock, rate=500.0, seconds=60.0)  # the README's 1,000 rows/s over two source subtasks
+    assert busy_share(task) < 0.15, f"busy {busy_share(task):.0%}: a source waiting for its rows is idle"
+    assert len(task.bundle_sizes) <= 60 / 2 + 1, "one Spark action per min-rows due, not one after another"
+    assert min(task.bundle_sizes[:-1]) >= 1_000, task.bundle_sizes[:10]
+    assert task.took < 60 + 3, "waiting to fill bundles loses none of its pace"
+
+
+def test_a_trickle_waits_at_most_max_wait(clock):
+    task = run_source(clock, rate=20.0, seconds=60.0)
+    assert 25 <= len(task.bundle_sizes) <= 31, "a bundle every two seconds, not one per 1,000 rows (50 s)"
+    assert busy_share(task) < 0.15
+
+
+def test_a_source_paced_at_most_a_second_behind_waits_no_longer_than_that(clock):
+    task = run_source(clock, rate=500.0, seconds=60.0, max_burst_s=1.0)
+    assert 50 <= len(task.bundle_sizes) <= 62 and min(task.bundle_sizes[:-1]) >= 450, task.bundle_sizes[:10]
+    assert busy_share(task) < 0.3 and task.took < 60 + 2, "no rows skipped for having waited"
 
 
 def test_a_source_behind_its_pace_reads_at_once_without_waiting(clock):
