@@ -64,8 +64,10 @@ def busy(cluster: LocalCluster, job_id: str) -> list[str]:
 
 
 def bundles(cluster: LocalCluster, job_id: str) -> int:
-    """Bundles (one Spark action each) the job's tasks have run so far."""
-    return sum(v["metrics"].get("bundles") or 0 for v in cluster.client.get(f"/jobs/{job_id}")["vertices"])
+    """Bundles (one Spark action each) the job's sources have read so far, over all their subtasks."""
+    source = cluster.client.get(f"/jobs/{job_id}")["vertices"][0]
+    return sum((s.get("metrics") or {}).get("bundles") or 0
+               for s in cluster.client.get(f"/jobs/{job_id}/vertices/{source['id']}")["subtasks"])
 
 
 def warmed(cluster: LocalCluster) -> bool:
@@ -77,7 +79,7 @@ def warmed(cluster: LocalCluster) -> bool:
 def caught_up(cluster: LocalCluster, job_id: str) -> bool:
     """The sources keep their pace (what they started behind with is read)."""
     source = cluster.client.get(f"/jobs/{job_id}")["vertices"][0]["metrics"]
-    return source.get("pending_records") is not None and source["pending_records"] < 2_000
+    return source.get("pending_records") is not None and source["pending_records"] < 5_000
 
 
 def main() -> None:
