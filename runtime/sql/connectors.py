@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from runtime.config import DURATION_HINT, parse_duration
-from runtime.connectors.datagen import realtime_params
+from runtime.connectors.datagen import TIMESTAMP_COLUMN, realtime_params
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 
 CONNECTORS = ("datagen", "filesystem", "print", "blackhole")
@@ -125,7 +125,7 @@ def _near_now(params: dict) -> dict:
     """Flink's datagen stamps rows with the time they are generated: without 'timestamp-start' event time starts
     now (planning time, kept in the job so that a replay generates the same rows) and, without 'event-rate'
     either, follows the wall clock (each row released when its time comes), so watermarks lag by seconds."""
-    if "timestamp_start" in params:
+    if "timestamp_start" in params or not TIMESTAMP_COLUMN.search(params["schema"]):
         return {}
     if "event_rate" in params:
         return {"timestamp_start": time.time(), "timestamp_start_now": True}
