@@ -2,6 +2,7 @@
 and per phase of a bundle's path)."""
 from __future__ import annotations
 
+import collections
 import contextlib
 import threading
 import time
@@ -58,6 +59,12 @@ class PhaseTimes:
                     {k: round(v, 6) for k, v in worst.items()})
 
 
+#: Busy, idle and backpressured time per second are averages over the last this many seconds, as Flink's TimerGauge
+#: averages them (over 60 s there; 10 s here, so that the job graph's hint follows a change within seconds): a
+#: rate-limited source reading one bundle every two seconds is not 100 % busy in each second that holds a bundle.
+TIME_SPAN_S = 10.0
+
+
 class TaskMetricsTracker:
     """Counters for one task, reported to the JobManager about once a second.
 
@@ -74,7 +81,7 @@ class TaskMetricsTracker:
         self.started: float | None = None
         self.idle_s = 0.0
         self._idle_since: float | None = None
-        self._last_times = (0.0, 0.0)  # idle and backpressured seconds at the last report
+        self._times: collections.deque = collections.deque()  # (when, idle s, backpressured s) of recent reports
         self.last_checkpoint: tuple[int | None, float | None, int | None] = (None, None, None)
         self.last_report: TaskMetrics | None = None  # what the TaskManager's Prometheus endpoint shows
         self.phases = PhaseTimes()
@@ -83,6 +90,7 @@ class TaskMetricsTracker:
     def start(self) -> None:
         self.started = time.monotonic()
         self._last = (self.started, self.records_in, self.records_out)
+        self._times = collections.deque([(self.started, 0.0, 0.0)])
 
     @contextlib.contextmanager
     def idle(self):
@@ -111,14 +119,18 @@ class TaskMetricsTracker:
         metrics.phase_s, metrics.phase_count, metrics.phase_max_s = self.phases.report()
         metrics.pending_records = self.pending_records
         if self.started is not None:
-            self._fill_times(metrics, now, span, blocked_s)
+            self._fill_times(metrics, now, blocked_s)
         self.last_report = metrics
         return metrics
 
-    def _fill_times(self, metrics: TaskMetrics, now: float, span: float, blocked_s: float) -> None:
+    def _fill_times(self, metrics: TaskMetrics, now: float, blocked_s: float) -> None:
+        """Time per second over the last TIME_SPAN_S (from the oldest report within it), and the totals."""
         idle = self._idle_total(now)
-        last_idle, last_blocked = self._last_times
-        self._last_times = (idle, blocked_s)
+        self._times.append((now, idle, blocked_s))
+        while len(self._times) > 2 and now - self._times[1][0] >= TIME_SPAN_S:
+            self._times.popleft()
+        then, last_idle, last_blocked = self._times[0]
+        span = max(now - then, 1e-6)
         idle_ms = min(1000.0, max(0.0, 1000.0 * (idle - last_idle) / span))
         blocked_ms = min(1000.0 - idle_ms, max(0.0, 1000.0 * (blocked_s - last_blocked) / span))
         metrics.idle_time_ms_per_s, metrics.backpressured_time_ms_per_s = idle_ms, blocked_ms

@@ -35,12 +35,31 @@ def test_time_splits_into_idle_backpressured_and_busy_per_second(clock):
     first = report(tracker, blocked_s=0.5)
     assert (first.idle_time_ms_per_s, first.backpressured_time_ms_per_s, first.busy_time_ms_per_s) == \
         pytest.approx((250.0, 500.0, 250.0))
-    clock.now += 2.0  # two seconds of work, no waiting
+    clock.now += 2.0  # two seconds of work, no waiting: averaged over the three seconds so far
     second = report(tracker, blocked_s=0.5)
-    assert second.busy_time_ms_per_s == pytest.approx(1000.0)
-    assert second.idle_time_ms_per_s == second.backpressured_time_ms_per_s == 0.0
+    assert (second.idle_time_ms_per_s, second.backpressured_time_ms_per_s, second.busy_time_ms_per_s) == \
+        pytest.approx((250 / 3, 500 / 3, 2250 / 3))
     assert (second.accumulated_idle_ms, second.accumulated_backpressured_ms, second.accumulated_busy_ms) == \
         (250, 500, 2250)
+    for _ in range(12):  # twelve more seconds of work, reported every second: the first second drops out
+        clock.now += 1.0
+        latest = report(tracker, blocked_s=0.5)
+    assert latest.busy_time_ms_per_s == pytest.approx(1000.0)
+
+
+def test_a_bundle_every_two_seconds_is_as_busy_as_it_is_on_average(clock):
+    """Reported every second, a source busy 0.3 s of every 2 s reads about 150 ms/s busy, not 300 then 0."""
+    tracker = TaskMetricsTracker()
+    tracker.start()
+    reports = []
+    for _ in range(10):
+        clock.now += 0.3  # a bundle
+        reports.append(report(tracker))
+        with tracker.idle():
+            clock.now += 1.7  # its next rows falling due
+        reports.append(report(tracker))
+    assert all(r.busy_time_ms_per_s == pytest.approx(150.0, abs=20) for r in reports[-6:]), \
+        [round(r.busy_time_ms_per_s) for r in reports]
 
 
 def test_a_wait_under_way_counts_before_it_ends(clock):
