@@ -56,7 +56,8 @@ report(first_rows_s=first_rows_s, hints=sorted(hints), windows=int(frame["window
 """
 
 OUTPUT = """
-wait_until(lambda: "clicks_out" in globals() and clicks_out["window_end"].nunique() >= 2, 60, "two windows in clicks_out")
+wait_until(lambda: "window_end" in globals().get("clicks_out", ()) and clicks_out["window_end"].nunique() >= 2, 60,
+           "two windows in clicks_out")
 full = clicks_out[clicks_out["window_end"] == sorted(clicks_out["window_end"].unique())[1]]
 report(median_clicks=float(full["clicks"].median()), users=int(full["user"].nunique()))
 for job in list(session.jobs.values()):
