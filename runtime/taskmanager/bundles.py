@@ -50,8 +50,6 @@ def backpressured_bundle_size(size: int, rows: int, elapsed: float, target: floa
     return max(lo, min(size, int(rows * target / elapsed)))
 
 
-
-
 def wait_before_reading(due: int, lo: int, waited: float, max_wait: float, rate: float) -> float:
     """Seconds a rate-limited source waits before it reads the ``due`` rows (0: read now): until they fill a
     bundle's floor (``lo``, taskmanager.bundle.min-rows), or until they have waited ``max_wait`` since its last
