@@ -257,7 +257,7 @@ def test_a_jobmanager_and_a_taskmanager_started_by_hand_stop_without_a_loss(home
         rest = RestClient(f"http://127.0.0.1:{port}", token_file=str(token_file))
         taskmanager = in_background(home, ["taskmanager", "-m", f"127.0.0.1:{port}", "--token-file", str(token_file),
                                            "--slots", "1"], tmp_path / "tm.out")
-        wait_until(lambda: "Spark session up" in (tmp_path / "jm.out").read_text(), 180, "the TaskManager's Spark")
+        wait_until(lambda: "Spark session up" in (tmp_path / "jm.out").read_text(), 300, "the TaskManager's Spark")
         [tm] = rest.get("/taskmanagers")["taskmanagers"]
         recorder = EventRecorder(types.SimpleNamespace(url=f"http://127.0.0.1:{port}", token=rest.token))
         assert ended(taskmanager, signal.SIGTERM) == 0, (tmp_path / "tm.out").read_text()[-3000:]
