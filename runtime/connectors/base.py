@@ -1,14 +1,14 @@
-"""The interface for sources and sinks, and the registry that finds a connector by name.
+"""The interface of sources and sinks: what a connector's reader and writer implement, and what they know.
 
-A connector module defines, in one place, both halves of a connector: the client-side builder that
-puts its options into an operator's ``params`` (used by the DataStream API) and the TaskManager-side
-reader or writer registered here with :func:`source` / :func:`sink`.
+A connector module holds, in one place, everything of one connector: the client-side builder that puts
+its options into an operator's ``params`` (used by the DataStream API), its TaskManager-side reader
+and/or writer, and its SQL table factory (runtime.connectors.table_options); it exports them as one
+:class:`Connector`, which runtime.connectors.registry lists by name.
 
 Writing your own:
 
 * a source reader reads bounded offset ranges so a replay after failure reproduces its rows::
 
-      @source("mysource")
       class MyReader(SourceReader):
           def next_bundle(self, max_rows):   # blocking, runs in a worker thread
               ...return (spark DataFrame or None, rows read, finished: bool)
@@ -18,7 +18,6 @@ Writing your own:
 * a sink writer receives Arrow tables on the TaskManager's loop. An exactly-once sink stages what it
   gets between checkpoints and publishes it only when the checkpoint completes (two-phase commit)::
 
-      @sink("mysink")
       class MyWriter(SinkWriter):
           async def write(self, table): ...           # stage (or, without checkpointing, publish)
           def prepare_commit(self, checkpoint_id):    # at the barrier: (JSON meta, Arrow table or None)
@@ -26,9 +25,9 @@ Writing your own:
           def restore(self, states, checkpoint_id):   # re-publish what the restored checkpoint staged
           async def close(self): ...                  # end of input: publish the rest
 
-Register a connector of the project with the decorators; a job can also bring its own class:
-``env.from_source(MyReader, name, **options)`` and ``stream.sink_to(MyWriter, **options)`` ship it
-with the job (see :func:`python_connector_params`).
+A connector of the project is a ``Connector`` added to the registry's list; a job can also bring its
+own class: ``env.from_source(MyReader, name, **options)`` and ``stream.sink_to(MyWriter, **options)``
+ship it with the job (see :func:`python_connector_params`).
 """
 from __future__ import annotations
 
@@ -40,8 +39,6 @@ import pyarrow as pa
 
 from runtime import errors
 
-_SOURCES: dict[str, type] = {}
-_SINKS: dict[str, type] = {}
 PYTHON_CONNECTOR = "python"  # a reader or writer class shipped with the job
 
 
@@ -117,24 +114,15 @@ class SinkWriter:
         pass
 
 
-def source(name: str):
-    """Class decorator: register a SourceReader under ``name`` (the operator's ``connector``)."""
-    def register(cls):
-        _SOURCES[name] = cls
-        return cls
-    return register
-
-
-def sink(name: str):
-    """Class decorator: register a SinkWriter under ``name`` (the operator's ``connector``)."""
-    def register(cls):
-        _SINKS[name] = cls
-        return cls
-    return register
-
-
-def _load_all() -> None:
-    from runtime.connectors import collect, collection, datagen, files, push, simple_sinks  # noqa: F401 - registration
+@dataclass(frozen=True)
+class Connector:
+    """One connector as the registry (runtime.connectors.registry) knows it: the name operators give in
+    ``params["connector"]``, its TaskManager-side reader and/or writer, and its SQL table factory
+    (runtime.connectors.table_options.TableFactory) when tables can use it."""
+    name: str
+    reader: type[SourceReader] | None = None
+    writer: type[SinkWriter] | None = None
+    table: Any = None
 
 
 def python_connector_params(cls: type, base: type, **options) -> dict:
@@ -157,32 +145,3 @@ def connector_options(params: dict | type, base: type, example: str, **options) 
         raise TypeError(f"expected connector options with a 'connector' key, e.g. {example}, "
                         f"or a {base.__name__} subclass; got {params!r}")
     return dict(params), params["connector"]
-
-
-def _connector_class(registry: dict[str, type], ctx: ConnectorContext, role: str) -> type:
-    _load_all()
-    name = ctx.params.get("connector")
-    if name == PYTHON_CONNECTOR:
-        from runtime.jobgraph import unpack_udf
-
-        try:
-            return unpack_udf(ctx.params["class"])
-        except errors.SubmissionError as err:
-            raise ConnectorError(f"{role} '{ctx.operator_name}' ({ctx.params.get('class_name')}): {err}") from None
-    if name not in registry:
-        raise ConnectorError(f"{role} '{ctx.operator_name}': unknown connector {name!r}, "
-                             f"expected one of {sorted(registry)} or a {PYTHON_CONNECTOR!r} class")
-    return registry[name]
-
-
-def source_reader(ctx: ConnectorContext) -> SourceReader:
-    """The SourceReader an operator names (registered, or shipped with the job)."""
-    return _connector_class(_SOURCES, ctx, "source")(ctx)
-
-
-def sink_writer(ctx: ConnectorContext) -> SinkWriter:
-    """The SinkWriter an operator names (registered, or shipped with the job); a SQL sink's result time columns
-    are conformed to their types first (runtime.connectors.result_times)."""
-    from runtime.connectors.result_times import with_result_times
-
-    return with_result_times(_connector_class(_SINKS, ctx, "sink")(ctx))

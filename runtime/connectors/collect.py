@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from runtime.connectors.base import SinkWriter, sink
+from runtime.connectors.base import Connector, SinkWriter
 from runtime.arrow_ipc import table_to_b64
 from runtime.messages import CollectResult
 
@@ -26,7 +26,6 @@ def _concat(tables: list[pa.Table]) -> pa.Table | None:
     return pa.concat_tables(tables, promote_options="default") if tables else None
 
 
-@sink("collect")
 class CollectWriter(SinkWriter):
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -78,3 +77,6 @@ class CollectWriter(SinkWriter):
         self.ctx.send(CollectResult(self.ctx.job_id, self.ctx.attempt_id, self.ctx.operator_id,
                                     self.ctx.subtask_index if subtask is None else subtask,
                                     table_to_b64(table), table.num_rows, checkpoint_id))
+
+
+CONNECTOR = Connector("collect", writer=CollectWriter)

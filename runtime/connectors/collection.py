@@ -10,7 +10,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from runtime.arrow_ipc import table_from_b64, table_to_b64
-from runtime.connectors.base import ConnectorError, SourceReader, source
+from runtime.connectors.base import Connector, ConnectorError, SourceReader
 
 
 def collection_params(rows, schema: str | None = None, bundle_rows: int | None = None) -> dict:
@@ -38,7 +38,6 @@ def _as_table(rows) -> pa.Table:
     raise ConnectorError("from_collection takes a list of dicts, a pandas DataFrame or an Arrow table")
 
 
-@source("collection")
 class CollectionReader(SourceReader):
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -73,3 +72,6 @@ class CollectionReader(SourceReader):
         if states:
             raise ConnectorError(f"source '{self.ctx.operator_name}': a collection source resumes only at the "
                                  "parallelism it was snapshotted with")
+
+
+CONNECTOR = Connector("collection", reader=CollectionReader)

@@ -12,6 +12,10 @@ event time when the job is built and follow the wall clock (each row released wh
 job restored from a snapshot of such a source keeps the start of the run it continues, so its rows are
 the same and due at once rather than a whole earlier run later.
 
+As a SQL table (``'connector' = 'datagen'``) it takes Flink's options: ``rows-per-second``,
+``number-of-rows``, ``fields.<f>.kind|start|end|min|max|length``, plus this runtime's ``seed``,
+``timestamp-start``, ``event-rate`` and ``fields.<f>.values|cardinality|max-out-of-orderness|max-past|prefix``.
+
 The offsets are cut into ``splits`` (default 12) interleaved splits: split ``j`` holds offsets
 ``j, j+S, j+2S, ...``. Subtask ``i`` of ``p`` reads the splits ``j`` with ``j % p == i`` and its
 snapshot records each split's progress, so a job restored at another parallelism hands the splits
@@ -24,10 +28,16 @@ import math
 import re
 import time
 
-from runtime.connectors.base import ConnectorError, SourceReader, source
+from runtime.config import parse_duration
+from runtime.connectors.base import Connector, ConnectorError, SourceReader
+from runtime.connectors.table_options import (ConfigOption, TableFactory, TableOptionError, TableSpec,
+                                              physical_schema, read_option)
 
 TIMESTAMP_COLUMN = re.compile(r"\bTIMESTAMP", re.I)
 DEFAULT_SPLITS = 12  # divisible by 1, 2, 3, 4 and 6: even shares at the parallelisms people try here
+DEFAULT_ROWS_PER_SECOND = 10_000  # Flink's datagen default
+FIELD_OPTIONS = {"kind", "start", "end", "min", "max", "length", "values", "cardinality", "max-out-of-orderness",
+                 "max-past", "prefix", "null-rate"}
 
 
 def datagen_params(schema: str, number_of_rows: int | None = None, rows_per_second: float | None = None,
@@ -63,7 +73,6 @@ def realtime_params(timestamp_start: float | None = None) -> dict:
     return {"realtime": True, "timestamp_start": time.time(), "timestamp_start_now": True}
 
 
-@source("datagen")
 class DatagenReader(SourceReader):
     """Reads the splits this subtask owns, least advanced first, each bundle as one Spark plan."""
 
@@ -147,3 +156,88 @@ def _merge_ranges(ranges: list[tuple[int, int, int]], num_splits: int) -> list[t
             _, lo, hi = ranges[0]
             return [(splits[0] + lo * num_splits, splits[0] + hi * num_splits, step)]
     return [(j + lo * num_splits, j + hi * num_splits, num_splits) for j, lo, hi in ranges]
+
+
+ROWS_PER_SECOND = ConfigOption("rows-per-second", float, float(DEFAULT_ROWS_PER_SECOND))
+NUMBER_OF_ROWS = ConfigOption("number-of-rows", int)
+SEED = ConfigOption("seed", int, 0)
+TIMESTAMP_START = ConfigOption("timestamp-start", float, description="epoch seconds of the first row")
+EVENT_RATE = ConfigOption("event-rate", float, description="rows per event-time second")
+
+
+class DatagenTableFactory(TableFactory):
+    """``'connector' = 'datagen'``: Flink's datagen options into the datagen source's params."""
+    identifier = "datagen"
+    optional = (ROWS_PER_SECOND, NUMBER_OF_ROWS, SEED, TIMESTAMP_START, EVENT_RATE)
+
+    def extra_option(self, table: TableSpec, key: str) -> bool:
+        """``fields.<column>.<option>``: the column must exist and the option be one datagen knows."""
+        parts = key.split(".")
+        if len(parts) != 3 or parts[0] != "fields":
+            return False
+        if table.column(parts[1]) is None:
+            raise TableOptionError(f"table {table.name!r}: option {key!r} names no column {parts[1]!r}")
+        if parts[2] not in FIELD_OPTIONS:
+            raise TableOptionError(f"table {table.name!r}: unsupported option {key!r} "
+                                   f"(fields.<name>.{{{', '.join(sorted(FIELD_OPTIONS))}}})")
+        return True
+
+    def source_params(self, table: TableSpec, runtime_mode: str) -> dict:
+        """Rates, rows and per-field kinds and bounds; a sequence with an end bounds the stream, as in Flink."""
+        options = table.options
+        fields, rows = {}, self.get(table, NUMBER_OF_ROWS)
+        for column in table.physical:
+            spec = {k.split(".")[2]: v for k, v in options.items() if k.startswith(f"fields.{column.name}.")}
+            fields[column.name] = _field_spec(table, column, spec)
+            if spec.get("kind") == "sequence" and "end" in spec:
+                length = _field(table, column, spec, "end", int) - _field(table, column, spec, "start", int, 0) + 1
+                rows = length if rows is None else min(rows, length)
+        params = {"connector": "datagen", "schema": physical_schema(table), "seed": self.get(table, SEED),
+                  "fields": fields, "rows_per_second": self.get(table, ROWS_PER_SECOND)}
+        if rows is not None:
+            params["number_of_rows"] = rows
+        for option, name in ((TIMESTAMP_START, "timestamp_start"), (EVENT_RATE, "event_rate")):
+            if option.key in options:
+                params[name] = self.get(table, option)
+        return {**params, **_near_now(params)}
+
+
+def _near_now(params: dict) -> dict:
+    """Flink's datagen stamps rows with the time they are generated: without 'timestamp-start' event time starts
+    now (planning time, kept in the job so that a replay generates the same rows) and, without 'event-rate'
+    either, follows the wall clock (each row released when its time comes), so watermarks lag by seconds. A table
+    without a TIMESTAMP column has no event time to stamp."""
+    if "timestamp_start" in params or not TIMESTAMP_COLUMN.search(params["schema"]):
+        return {}
+    if "event_rate" in params:
+        return {"timestamp_start": time.time(), "timestamp_start_now": True}
+    return realtime_params()
+
+
+def _field_spec(table: TableSpec, column, spec: dict) -> dict:
+    out: dict = {}
+    kind = spec.get("kind", "random")
+    if kind not in ("random", "sequence"):
+        raise TableOptionError(f"table {table.name!r}: fields.{column.name}.kind must be 'random' or 'sequence'")
+    out["kind"] = kind
+    for key in ("min", "max", "start", "cardinality", "length"):
+        if key in spec:
+            out[key] = _field(table, column, spec, key, float if column.type in ("DOUBLE", "FLOAT") else int)
+    if "values" in spec:
+        out["values"] = [v.strip() for v in spec["values"].split(",")]
+    if "prefix" in spec:
+        out["prefix"] = spec["prefix"]
+    for key in ("max-out-of-orderness", "max-past"):  # Flink's max-past: timestamps up to that far back from now
+        if key in spec:
+            out["max_out_of_orderness"] = _field(table, column, spec, key, parse_duration)
+    return out
+
+
+def _field(table: TableSpec, column, spec: dict, name: str, parse, default=None):
+    """The per-field option ``fields.<column>.<name>`` read by ``parse``, or ``default`` when it is not set."""
+    if name not in spec:
+        return default
+    return read_option(table.name, f"fields.{column.name}.{name}", spec[name], parse)
+
+
+CONNECTOR = Connector("datagen", reader=DatagenReader, table=DatagenTableFactory())

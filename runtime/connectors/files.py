@@ -10,6 +10,10 @@ Without checkpointing each bundle becomes a file at once. With checkpointing the
 exactly-once: what arrives between two barriers is written to ``path/.staging/sub-<i>/`` at the
 barrier and moved to its final name ``part-<subtask>-<checkpoint>-<n>.parquet`` only when that
 checkpoint completes; a restored sink publishes what its checkpoint staged and deletes the rest.
+
+As a SQL table (``'connector' = 'filesystem'``): ``path``, ``format`` = csv|json|parquet,
+``source.monitor-interval`` (streaming reads watch the directory), partition columns from PARTITIONED BY;
+format options (``csv.*``, ``json.*``, ``parquet.*``) are accepted as Flink's are.
 """
 from __future__ import annotations
 
@@ -20,8 +24,10 @@ import zlib
 
 import pyarrow as pa
 
+from runtime.config import parse_duration
 from runtime.connectors import file_formats
-from runtime.connectors.base import ConnectorError, SinkWriter, SourceReader, sink, source
+from runtime.connectors.base import Connector, ConnectorError, SinkWriter, SourceReader
+from runtime.connectors.table_options import ConfigOption, TableFactory, TableOptionError, TableSpec, physical_schema
 
 FORMATS = ("csv", "json", "parquet")
 STAGING = ".staging"
@@ -45,7 +51,6 @@ def _local(path: str) -> str:
     return path[len("file://"):] if path.startswith("file://") else os.path.abspath(path)
 
 
-@source("files")
 class FileReader(SourceReader):
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -111,7 +116,6 @@ class FileReader(SourceReader):
             self.done.update(n for n in state.get("done", []) if self._mine(os.path.relpath(n, self.path)))
 
 
-@sink("files")
 class ParquetWriter(SinkWriter):
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -191,3 +195,40 @@ def _remove_tree(path: str) -> None:
     import shutil
 
     shutil.rmtree(path, ignore_errors=True)
+
+
+PATH = ConfigOption("path", str, description="the directory of the table's files")
+FORMAT = ConfigOption("format", FORMATS)
+MONITOR_INTERVAL = ConfigOption("source.monitor-interval", parse_duration)
+FILESYSTEM_OPTIONS = (ConfigOption("partition.default-name"), ConfigOption("sink.rolling-policy.file-size"),
+                      ConfigOption("sink.rolling-policy.rollover-interval"))
+
+
+class FilesystemTableFactory(TableFactory):
+    """``'connector' = 'filesystem'``: a directory of CSV, JSON lines or Parquet files, read and written."""
+    identifier = "filesystem"
+    required = (PATH,)
+    optional = (FORMAT, MONITOR_INTERVAL, *FILESYSTEM_OPTIONS)
+    prefixes = ("csv.", "json.", "parquet.")
+
+    def check(self, table: TableSpec) -> None:
+        """Flink's options, and a format this connector reads and writes."""
+        super().check(table)
+        if table.options.get("format") not in FORMATS:
+            raise TableOptionError(f"table {table.name!r}: 'format' must be one of {', '.join(FORMATS)}, "
+                                   f"got {table.options.get('format')!r}")
+
+    def source_params(self, table: TableSpec, runtime_mode: str) -> dict:
+        """The files source; partition columns are read from the folder names, not the files."""
+        partitions = {c.name: c.type for c in table.physical if c.name in table.partition_keys}
+        interval = self.get(table, MONITOR_INTERVAL) if runtime_mode == "streaming" else None
+        return {"connector": "files", "path": _local(table.options["path"]), "format": table.options["format"],
+                "schema": physical_schema(table, leave_out=list(partitions)), "header": False,
+                "partition_columns": partitions, "monitor_interval": interval}
+
+    def sink_params(self, table: TableSpec) -> dict:
+        return {"connector": "files", "path": _local(table.options["path"]), "format": table.options["format"],
+                "partition_by": list(table.partition_keys)}
+
+
+CONNECTOR = Connector("files", reader=FileReader, writer=ParquetWriter, table=FilesystemTableFactory())

@@ -29,7 +29,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from runtime.arrow_ipc import table_from_b64
-from runtime.connectors.base import ConnectorError, SourceReader, source
+from runtime.connectors.base import Connector, ConnectorError, SourceReader
 from runtime.ddl import DDLError, arrow_schema
 from runtime.messages import FetchPushedRows
 
@@ -168,7 +168,6 @@ def _first_line(err: BaseException) -> str:
 
 
 # -- TaskManager side ---------------------------------------------------------------------------
-@source("push")
 class PushReader(SourceReader):
     """Reads this subtask's share of the push log from the JobManager, from the position it reached."""
 
@@ -203,3 +202,6 @@ class PushReader(SourceReader):
             if state.get("subtask") == self.ctx.subtask_index and state.get("parallelism") == self.ctx.parallelism:
                 self.epoch, self.position = str(state.get("epoch", "")), int(state.get("position", 0))
                 return
+
+
+CONNECTOR = Connector("push", reader=PushReader)

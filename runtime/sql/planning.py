@@ -35,9 +35,10 @@ def plan_statement(executor, stmt) -> Sink:
     plan = converter.query(stmt.ast.expression.copy())
     _check_bounded(executor, stmt, plan)
     params = connectors.sink_params(target)
-    if plan.updating and params["connector"] == "files":
-        raise stmt.error(UnsupportedSqlError, f"table sink {name!r} (filesystem) does not support consuming the update "
-                                              f"and delete changes produced by {_updating_node(plan).describe()}")
+    if plan.updating and connectors.sink_changelog(target) == connectors.INSERT_ONLY:
+        raise stmt.error(UnsupportedSqlError, f"table sink {name!r} ({connectors.connector_of(target)}) does not "
+                                              f"support consuming the update and delete changes produced by "
+                                              f"{_updating_node(plan).describe()}")
     cast = _cast_to(stmt, plan, target)
     return Sink(list(plan.fields), cast, name, _with_times(executor, cast, params))
 

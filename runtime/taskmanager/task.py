@@ -33,7 +33,8 @@ import pyarrow as pa
 from runtime.checkpoint import storage
 from runtime.checkpoint.fencing import UploadFence, run_fenced
 from runtime.checkpoint.incremental import IncrementalBase, SnapshotRefs
-from runtime.connectors.base import ConnectorContext, ConnectorError, source_reader, sink_writer
+from runtime.connectors.base import ConnectorContext, ConnectorError
+from runtime.connectors.registry import sink_writer, source_reader
 from runtime.errors import format_traceback
 from runtime.keygroups import KEY_GROUP_COLUMN, KeyGroupRange
 from runtime.messages import (AcknowledgeCheckpoint, CheckpointBarrier, DeclineCheckpoint, EndOfPartition,

@@ -12,7 +12,8 @@ import pytest
 from runtime.api.environment import StreamExecutionEnvironment
 from runtime.checkpoint import storage
 from runtime.checkpoint.coordinator import CompletedCheckpoint, SubtaskSnapshot
-from runtime.connectors.base import ConnectorContext, ConnectorError, source_reader
+from runtime.connectors.base import ConnectorContext, ConnectorError
+from runtime.connectors.registry import source_reader
 from runtime.connectors.push import PushError
 from runtime.jobmanager import push as jm_push
 from runtime.jobmanager.push import PushLogs, PushNotKept, SourceRefused, UnknownSource
