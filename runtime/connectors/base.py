@@ -32,7 +32,7 @@ ship it with the job (see :func:`python_connector_params`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from collections.abc import Callable
 
 import pyarrow as pa
@@ -114,15 +114,24 @@ class SinkWriter:
         pass
 
 
+class LookupFunction(Protocol):
+    """What a connector offers a lookup join: the table's rows for a batch of keys (blocking, on the task's
+    thread), in the table's ``schema``."""
+    schema: pa.Schema
+
+    def lookup(self, keys: pa.Table) -> pa.Table: ...
+
+
 @dataclass(frozen=True)
 class Connector:
     """One connector as the registry (runtime.connectors.registry) knows it: the name operators give in
     ``params["connector"]``, its TaskManager-side reader and/or writer, and its SQL table factory
-    (runtime.connectors.table_options.TableFactory) when tables can use it."""
+    (runtime.connectors.table_options.TableFactory) when tables can use it, and what a lookup join asks of it."""
     name: str
     reader: type[SourceReader] | None = None
     writer: type[SinkWriter] | None = None
     table: Any = None
+    lookup: Callable[[dict, list[str]], LookupFunction] | None = None  # (params, key columns) -> LookupFunction
 
 
 def python_connector_params(cls: type, base: type, **options) -> dict:

@@ -8,14 +8,14 @@ way back here. Adding a connector is its module and one line below.
 from __future__ import annotations
 
 from runtime import errors
-from runtime.connectors import collect, collection, datagen, files, push, simple_sinks
+from runtime.connectors import collect, collection, datagen, files, jdbc, push, simple_sinks
+from runtime.connectors.base import (PYTHON_CONNECTOR, Connector, ConnectorContext, ConnectorError, LookupFunction,
+                                     SinkWriter, SourceReader)
 from runtime.connectors.result_times import with_result_times
-from runtime.connectors.base import (PYTHON_CONNECTOR, Connector, ConnectorContext, ConnectorError, SinkWriter,
-                                     SourceReader)
 from runtime.connectors.table_options import TableFactory, TableSpec, TableOptionError, UnsupportedTableOption
 
 CONNECTORS: tuple[Connector, ...] = (datagen.CONNECTOR, collection.CONNECTOR, files.CONNECTOR, push.CONNECTOR,
-                                     collect.CONNECTOR, simple_sinks.PRINT, simple_sinks.BLACKHOLE)
+                                     collect.CONNECTOR, simple_sinks.PRINT, simple_sinks.BLACKHOLE, jdbc.CONNECTOR)
 BY_NAME = {c.name: c for c in CONNECTORS}
 TABLE_FACTORIES: dict[str, TableFactory] = {c.table.identifier: c.table for c in CONNECTORS if c.table is not None}
 
@@ -59,3 +59,12 @@ def sink_writer(ctx: ConnectorContext) -> SinkWriter:
     """The SinkWriter an operator names (registered here, or shipped with the job); a SQL sink's result time columns
     are conformed to their types first (runtime.connectors.result_times)."""
     return with_result_times(_connector_class(ctx, "sink")(ctx))
+
+
+def lookup_function(params: dict, keys: list[str]) -> LookupFunction:
+    """The lookup function of the connector ``params`` name, for rows whose ``keys`` columns match."""
+    found = BY_NAME.get(params.get("connector"))
+    if found is None or found.lookup is None:
+        known = sorted(c.name for c in CONNECTORS if c.lookup is not None)
+        raise ConnectorError(f"connector {params.get('connector')!r} offers no lookups; these do: {known}")
+    return found.lookup(params, keys)

@@ -103,6 +103,7 @@ class TableFactory:
     required: tuple[ConfigOption, ...] = ()
     optional: tuple[ConfigOption, ...] = ()
     prefixes: tuple[str, ...] = ()  # option keys under these prefixes are passed on unchecked (csv.*, ...)
+    lookup_source = False  # whether lookup joins can look rows up in its tables (lookup_params)
 
     def check(self, table: TableSpec) -> None:
         """Refuse unknown options and missing required ones (at CREATE TABLE, as Flink's factories do); values
@@ -139,6 +140,15 @@ class TableFactory:
     def sink_params(self, table: TableSpec) -> dict:
         """The params of the sink operator writing into ``table``."""
         raise TableOptionError(f"table {table.name!r} ({self.identifier}) can only be read, not written to")
+
+    def lookup_params(self, table: TableSpec) -> dict:
+        """The params of the lookup function a lookup join uses on ``table`` (when ``lookup_source``)."""
+        raise TableOptionError(f"table {table.name!r} ({self.identifier}) cannot be looked up")
+
+    def check_reachable(self, table: TableSpec, role: str) -> None:
+        """When a statement using ``table`` as ``role`` (source, sink or lookup) is submitted: ask the system behind
+        it whether the job can work (credentials, the table, its keys), raising ConnectorError naming the table,
+        the option and the cause. Connectors of local data have nothing to ask."""
 
 
 def physical_schema(table: TableSpec, leave_out: Sequence[str] = ()) -> str:

@@ -10,10 +10,12 @@ import contextlib
 from collections.abc import Iterator
 
 from runtime.connectors import registry
-from runtime.connectors.table_options import INSERT_ONLY, TableOptionError, UnsupportedTableOption
+from runtime.errors import ConnectorError
+from runtime.connectors.table_options import INSERT_ONLY, UPSERT, TableOptionError, UnsupportedTableOption
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 
-__all__ = ["INSERT_ONLY", "check_options", "connector_of", "sink_changelog", "sink_params", "source_params"]
+__all__ = ["INSERT_ONLY", "can_look_up", "check_options", "check_reachable", "connector_of", "lookup_params",
+           "sink_changelog", "sink_params", "source_params", "UPSERT"]
 
 
 @contextlib.contextmanager
@@ -22,7 +24,7 @@ def _as_sql_errors() -> Iterator[None]:
         yield
     except UnsupportedTableOption as err:
         raise UnsupportedSqlError(str(err)) from None
-    except TableOptionError as err:
+    except (TableOptionError, ConnectorError) as err:
         raise SqlValidationError(str(err)) from None
 
 
@@ -54,3 +56,22 @@ def sink_changelog(table) -> str:
     """What ``table``'s sink consumes: INSERT_ONLY, or also updates (upsert by key, or every change)."""
     with _as_sql_errors():
         return registry.table_factory(table).sink_changelog(table)
+
+
+def can_look_up(table) -> bool:
+    """Whether lookup joins can look rows up in ``table`` (its connector offers lookups)."""
+    with _as_sql_errors():
+        return registry.table_factory(table).lookup_source
+
+
+def lookup_params(table) -> dict:
+    """The params of the lookup function a lookup join uses on ``table``."""
+    with _as_sql_errors():
+        return registry.table_factory(table).lookup_params(table)
+
+
+def check_reachable(table, role: str) -> None:
+    """Before a job using ``table`` as ``role`` (source, sink, lookup) is submitted: what the system behind it says
+    (a database refusing the credentials, a missing table or key), as an SqlValidationError in its words."""
+    with _as_sql_errors():
+        registry.table_factory(table).check_reachable(table, role)

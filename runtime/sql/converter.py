@@ -125,6 +125,10 @@ class Converter:
     def relation(self, node: exp.Expr) -> Scope:
         """The scope of one item of FROM: a table, view, CTE, subquery or table function."""
         alias = node.alias or None
+        if isinstance(node, exp.Table) and node.args.get("version") is not None:
+            raise self.error(node, "FOR SYSTEM_TIME AS OF is supported in a lookup join only (JOIN t FOR SYSTEM_TIME "
+                                   "AS OF s.proc_time with a jdbc table t); event-time temporal joins are not",
+                             UnsupportedSqlError)
         if isinstance(node, exp.Subquery):
             return Scope.of(self.query(node.this), alias, self.position)
         if isinstance(node, exp.Values):

@@ -200,8 +200,12 @@ class SqlExecutor:
         return env
 
     def submit(self, sinks: list[Node], text: str):
-        """Translate ``sinks`` into one job and submit it; returns its JobClient (with the statement, which
-        the job keeps too: the name is short, the statement is shown where there is room)."""
+        """Translate ``sinks`` into one job and submit it, once the systems behind its tables said it can work;
+        returns its JobClient (with the statement, which the job keeps too: the name is short, the statement is
+        shown where there is room)."""
+        from runtime.sql.planning import check_reachable
+
+        check_reachable(self.catalog, sinks)
         env = self.job_environment(sinks)
         env.statement = text
         name = job_name(sinks, env.config.get("pipeline.name"))

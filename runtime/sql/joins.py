@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from runtime.sql import windows
+from runtime.sql import lookup_joins, windows
 from runtime.sql.errors import UnsupportedSqlError
 from runtime.sql.logical import Calc, Field, Join, Node, WindowTVF
 from runtime.sql.scope import Entry, Scope, quoted
@@ -21,6 +21,8 @@ KINDS = {"": "inner", "INNER": "inner", "LEFT": "left", "RIGHT": "right", "FULL"
 def plan(converter, left: Scope, join: exp.Join) -> Scope:
     """The scope of ``left JOIN right ON ...``: a regular, interval or window join and the residual filter;
     UnsupportedSqlError for what cannot run with Flink's semantics."""
+    if lookup_joins.applies(left, join):
+        return lookup_joins.plan(converter, left, join)
     side = (join.args.get("side") or "").upper()
     kind = KINDS.get(side or (join.args.get("kind") or "").upper())
     condition, using = join.args.get("on"), join.args.get("using")

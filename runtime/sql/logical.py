@@ -251,6 +251,27 @@ class Join(Node):
 
 
 @dataclass
+class LookupJoin(Node):
+    """A processing-time lookup join: each input row joined with the rows a lookup table's connector finds for
+    its keys when it passes (``JOIN t FOR SYSTEM_TIME AS OF s.proc_time``); ``kind`` inner or left."""
+    input: Node
+    table: Any  # the catalog TableDef looked up
+    kind: str
+    left_keys: list[str]
+    right_keys: list[str]  # the table's columns
+    right_fields: list[tuple[str, str]]  # (table column, output field)
+
+    @property
+    def rowtime(self):
+        """The input's time attribute passes through."""
+        return self.input.rowtime
+
+    def describe(self) -> str:
+        on = " AND ".join(f"{a} = {b}" for a, b in zip(self.left_keys, self.right_keys))
+        return f"LookupJoin(table=[{self.table.name}], joinType=[{self.kind.upper()}], on=[{on}])"
+
+
+@dataclass
 class Union(Node):
     """UNION ALL of branches with the same fields."""
     branches: list[Node] = field(default_factory=list)
@@ -272,6 +293,7 @@ class Sink(Node):
     input: Node
     target: str  # table name, or "collect"
     params: dict = field(default_factory=dict)
+    upsert_key: list[str] = field(default_factory=list)  # an upsert sink's key: its rows are hashed by it
 
 
     def describe(self) -> str:

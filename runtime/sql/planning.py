@@ -8,7 +8,7 @@ from runtime.connectors.result_times import RESULT_TIMES
 from runtime.sql import connectors
 from runtime.sql.catalog import TableDef
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
-from runtime.sql.logical import Calc, Field, Node, Scan, Sink
+from runtime.sql.logical import Calc, Field, LookupJoin, Node, Scan, Sink
 from runtime.sql.scope import quoted
 from runtime.sql.types import TIME_TYPES
 
@@ -35,12 +35,14 @@ def plan_statement(executor, stmt) -> Sink:
     plan = converter.query(stmt.ast.expression.copy())
     _check_bounded(executor, stmt, plan)
     params = connectors.sink_params(target)
-    if plan.updating and connectors.sink_changelog(target) == connectors.INSERT_ONLY:
+    changelog = connectors.sink_changelog(target)
+    if plan.updating and changelog == connectors.INSERT_ONLY:
         raise stmt.error(UnsupportedSqlError, f"table sink {name!r} ({connectors.connector_of(target)}) does not "
                                               f"support consuming the update and delete changes produced by "
                                               f"{_updating_node(plan).describe()}")
     cast = _cast_to(stmt, plan, target)
-    return Sink(list(plan.fields), cast, name, _with_times(executor, cast, params))
+    return Sink(list(plan.fields), cast, name, _with_times(executor, cast, params),
+                list(target.primary_key) if changelog == connectors.UPSERT else [])
 
 
 def _with_times(executor, plan: Node, params: dict) -> dict:
@@ -49,6 +51,24 @@ def _with_times(executor, plan: Node, params: dict) -> dict:
     zone = executor.local_time_zone
     times = {f.name: zone if f.type == "TIMESTAMP_LTZ" else None for f in plan.fields if f.type in TIME_TYPES}
     return {**params, RESULT_TIMES: times} if times else params
+
+
+def check_reachable(catalog, sinks: list[Sink]) -> None:
+    """Before submitting: every connector table the plans read, look up or write is asked whether the job can work
+    (runtime.sql.connectors.check_reachable), so a database that refuses is reported here, not by a failing job."""
+    for sink in sinks:
+        target = catalog.get(sink.target) if sink.target != "collect" else None
+        if isinstance(target, TableDef):
+            connectors.check_reachable(target, "sink")
+        for node in _nodes(sink):
+            if isinstance(node, Scan) and isinstance(node.table, TableDef):
+                connectors.check_reachable(node.table, "source")
+            elif isinstance(node, LookupJoin):
+                connectors.check_reachable(node.table, "lookup")
+
+
+def _nodes(node: Node) -> list[Node]:
+    return [node] + [n for child in node.inputs for n in _nodes(child)]
 
 
 def _visible(plan: Node) -> Node:

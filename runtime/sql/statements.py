@@ -21,7 +21,6 @@ from runtime.sql.errors import SqlParseError, UnsupportedSqlError
 
 UNSUPPORTED_WORDS = {
     "MATCH_RECOGNIZE": "MATCH_RECOGNIZE is not supported",
-    "SYSTEM_TIME": "temporal joins (FOR SYSTEM_TIME AS OF) are not supported",
     "LATERAL": "LATERAL TABLE (table functions) is not supported",
     "UNNEST": "UNNEST is not supported",
 }

@@ -17,7 +17,7 @@ from runtime.connectors.collect import collect_params
 from runtime.jobgraph import pack_udf
 from runtime.sql import connectors
 from runtime.sql.catalog import StreamTable
-from runtime.sql.logical import (Calc, GroupAggregate, Join, Node, Over, Rank, Scan, Sink, Union, Values,
+from runtime.sql.logical import (Calc, GroupAggregate, Join, LookupJoin, Node, Over, Rank, Scan, Sink, Union, Values,
                                  WindowAggregate, WindowTVF)
 from runtime.sql.scope import quoted
 
@@ -196,11 +196,22 @@ class Translator:
             self.env._add_edge(stream.op, op, "hash", list(side_keys))
         return DataStream(self.env, op, node.rowtime)
 
+    def _lookupjoin(self, node: LookupJoin) -> DataStream:
+        """Chained after its input: no exchange, each subtask looks its rows' keys up itself."""
+        stream = self.translate(node.input)
+        params = {"kind": node.kind, "left_keys": node.left_keys, "right_keys": node.right_keys,
+                  "right_fields": [list(p) for p in node.right_fields], "lookup": connectors.lookup_params(node.table)}
+        out = stream._then("sql_lookup_join", f"LookupJoin({node.table.name})", params)
+        out.timestamp_column = node.rowtime
+        return out
+
     # -- sinks ------------------------------------------------------------------------------------
     def _sink(self, node: Sink) -> DataStream:
         stream = self.translate(node.input)
         params = node.params or collect_params()
         name = "Collect" if node.target == "collect" else f"Sink: {node.target}"
+        if node.upsert_key:  # each key's changes reach one sink subtask, in order
+            return stream._then("sink", name, params, partitioning="hash", keys=node.upsert_key)
         return stream._then("sink", name, params)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from runtime.taskmanager.group_aggregate import GroupAggregateOperator
 from runtime.taskmanager.join_operator import JoinOperator
+from runtime.taskmanager.lookup_join_operator import LookupJoinOperator
 from runtime.taskmanager.over_operator import OverOperator
 from runtime.taskmanager.rank_operator import RankOperator
 from runtime.taskmanager.time_join_operator import IntervalJoinOperator, WindowJoinOperator
@@ -14,4 +15,5 @@ SQL_OPERATORS = {
     "sql_join": JoinOperator,
     "sql_interval_join": IntervalJoinOperator,
     "sql_window_join": WindowJoinOperator,
+    "sql_lookup_join": LookupJoinOperator,
 }

@@ -38,7 +38,6 @@ def test_a_script_splits_into_its_statements_with_positions():
     ("SELECT (a FROM t", SqlParseError, (1, 11), "expecting )"),
     ("SELECT 1;\nSELECT * FROM t MATCH_RECOGNIZE (PARTITION BY a)", UnsupportedSqlError, (2, 17),
      "MATCH_RECOGNIZE is not supported"),
-    ("SELECT * FROM a JOIN b FOR SYSTEM_TIME AS OF a.t ON a.k = b.k", UnsupportedSqlError, (1, 28), "temporal joins"),
     ("ALTER TABLE t RENAME TO x", UnsupportedSqlError, (1, 1), "ALTER statements are not supported"),
     ("SET 'a' 'b'", SqlParseError, (1, 1), "SET 'key' = 'value'"),
 ])
