@@ -25,7 +25,7 @@ def take_snapshot(tdd: TaskDeploymentDescriptor, reader: Any, sink: Any, statefu
                             "operators": [op.id for op in tdd.operators]}
     tables: dict[str, pa.Table] = {}
     if reader is not None:
-        meta["source"], meta["source_op"] = reader.snapshot(), tdd.operators[0].id
+        meta["source"], meta["source_op"] = reader.snapshot_state(checkpoint_id), tdd.operators[0].id
     if sink is not None:
         sink_meta, staged = sink.prepare_commit(checkpoint_id)
         meta["sink"], meta["sink_op"] = sink_meta, tdd.operators[-1].id

@@ -82,8 +82,20 @@ class SourceReader:
     def snapshot(self) -> dict:
         return {}
 
+    def snapshot_state(self, checkpoint_id: int) -> dict:
+        """The snapshot for checkpoint ``checkpoint_id`` (Flink's snapshotState): ``snapshot()`` unless the reader
+        needs to know which checkpoint holds which position."""
+        return self.snapshot()
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Checkpoint ``checkpoint_id`` completed (on the TaskManager's loop, between or during reads): what it
+        holds may be acknowledged to the system read from (a replication slot's confirmed position)."""
+
     def restore(self, states: list[dict]) -> None:
         pass
+
+    def close(self) -> None:
+        """The task ends (finished, failed or cancelled): let go of connections; blocking, never during a read."""
 
     def rows_allowed_now(self, elapsed_s: float) -> int | None:
         """Rows the source may have produced by ``elapsed_s`` (rate limiting); None means no limit."""

@@ -8,14 +8,15 @@ way back here. Adding a connector is its module and one line below.
 from __future__ import annotations
 
 from runtime import errors
-from runtime.connectors import collect, collection, datagen, files, jdbc, push, simple_sinks
+from runtime.connectors import collect, collection, datagen, files, jdbc, postgres_cdc, push, simple_sinks
 from runtime.connectors.base import (PYTHON_CONNECTOR, Connector, ConnectorContext, ConnectorError, LookupFunction,
                                      SinkWriter, SourceReader)
 from runtime.connectors.result_times import with_result_times
 from runtime.connectors.table_options import TableFactory, TableSpec, TableOptionError, UnsupportedTableOption
 
 CONNECTORS: tuple[Connector, ...] = (datagen.CONNECTOR, collection.CONNECTOR, files.CONNECTOR, push.CONNECTOR,
-                                     collect.CONNECTOR, simple_sinks.PRINT, simple_sinks.BLACKHOLE, jdbc.CONNECTOR)
+                                     collect.CONNECTOR, simple_sinks.PRINT, simple_sinks.BLACKHOLE, jdbc.CONNECTOR,
+                                     postgres_cdc.CONNECTOR)
 BY_NAME = {c.name: c for c in CONNECTORS}
 TABLE_FACTORIES: dict[str, TableFactory] = {c.table.identifier: c.table for c in CONNECTORS if c.table is not None}
 

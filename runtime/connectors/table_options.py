@@ -104,6 +104,8 @@ class TableFactory:
     optional: tuple[ConfigOption, ...] = ()
     prefixes: tuple[str, ...] = ()  # option keys under these prefixes are passed on unchecked (csv.*, ...)
     lookup_source = False  # whether lookup joins can look rows up in its tables (lookup_params)
+    # Whether its source is a changelog (+I, -U, +U, -D) read by one subtask, to be hashed by the primary key.
+    changelog_source = False
 
     def check(self, table: TableSpec) -> None:
         """Refuse unknown options and missing required ones (at CREATE TABLE, as Flink's factories do); values

@@ -14,8 +14,8 @@ from runtime.errors import ConnectorError
 from runtime.connectors.table_options import INSERT_ONLY, UPSERT, TableOptionError, UnsupportedTableOption
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 
-__all__ = ["INSERT_ONLY", "can_look_up", "check_options", "check_reachable", "connector_of", "lookup_params",
-           "sink_changelog", "sink_params", "source_params", "UPSERT"]
+__all__ = ["INSERT_ONLY", "UPSERT", "can_look_up", "check_options", "check_reachable", "connector_of",
+           "is_changelog_source", "lookup_params", "sink_changelog", "sink_params", "source_params"]
 
 
 @contextlib.contextmanager
@@ -75,3 +75,9 @@ def check_reachable(table, role: str) -> None:
     (a database refusing the credentials, a missing table or key), as an SqlValidationError in its words."""
     with _as_sql_errors():
         registry.table_factory(table).check_reachable(table, role)
+
+
+def is_changelog_source(table) -> bool:
+    """Whether ``table``'s source reads a changelog (+I, -U, +U, -D) with one subtask, ordered by its primary key."""
+    with _as_sql_errors():
+        return registry.table_factory(table).changelog_source

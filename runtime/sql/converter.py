@@ -156,14 +156,15 @@ class Converter:
 
     def scan(self, item: TableDef | StreamTable) -> Scan:
         """A Scan of a catalog table or registered stream, with its time attribute."""
+        changelog = False
         if isinstance(item, TableDef):
             from runtime.sql import connectors
 
-            connectors.connector_of(item)
+            changelog = connectors.is_changelog_source(item)
             rowtime = item.watermark.column if item.watermark else None
         else:
             rowtime = item.rowtime
-        return Scan([Field(c.name, c.type) for c in item.columns], item, rowtime)
+        return Scan([Field(c.name, c.type) for c in item.columns], item, rowtime, changelog)
 
     # -- WHERE and SELECT -------------------------------------------------------------------------
     def filter(self, scope: Scope, condition: exp.Expr) -> Scope:

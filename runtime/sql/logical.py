@@ -66,6 +66,7 @@ class Scan(Node):
     """Reads a catalog table or a registered DataStream."""
     table: Any  # catalog TableDef or StreamTable
     time_attribute: str | None = None
+    changelog: bool = False  # the connector reads a changelog (change data capture)
 
     @property
     def rowtime(self) -> str | None:
@@ -74,8 +75,8 @@ class Scan(Node):
 
     @property
     def updating(self) -> bool:
-        """A scan reads inserts only."""
-        return False
+        """A scan reads inserts only, unless its connector reads a changelog."""
+        return self.changelog
 
     def describe(self) -> str:
         wm = getattr(self.table, "watermark", None)

@@ -62,6 +62,11 @@ class Translator:
 
             return copy_into(table.stream, self.env)
         stream = self.env.from_source(connectors.source_params(table, self.mode), name=f"Source: {table.name}")
+        if node.changelog:  # one reader; each row's changes then stay on one subtask, in order
+            stream.set_parallelism(1)
+            exprs = [quoted(c.name) for c in table.physical] + [quoted(OP_COLUMN)]
+            stream = stream._then("select", "Exchange(primary key)", {"exprs": exprs}, partitioning="hash",
+                                  keys=list(table.primary_key))
         for column in table.columns:
             if column.expr is not None:
                 stream = stream._then("with_columns", f"Computed({column.name})", {"columns": {column.name: column.expr}})

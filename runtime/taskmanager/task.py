@@ -61,8 +61,7 @@ class Task:
     or its input loop, snapshots on barriers and reports its state; runs on the TaskManager's loop."""
 
     def __init__(self, tdd: TaskDeploymentDescriptor, tm):
-        self.tdd = tdd
-        self.tm = tm
+        self.tdd, self.tm = tdd, tm
         self.metrics = TaskMetricsTracker()
         self.partitions: list[ResultPartition] = []
         self.gate: InputGate | None = None
@@ -316,6 +315,8 @@ class Task:
                                            list(written.reused)))
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        if self.reader is not None:
+            self.reader.notify_checkpoint_complete(checkpoint_id)
         if self.sink is not None:
             self.sink.commit(checkpoint_id)
         if self.incremental is not None:
