@@ -9,12 +9,15 @@ import pytest
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 from tests.helpers.clusters import FAST_FAILURE_CONFIG, started_cluster  # noqa: E402
+from tests.helpers.postgres import jdbc_driver_config  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory):
-    """One shared cluster of 2 TaskManagers x 2 slots (the demo's shape) for tests that do not break it."""
-    with started_cluster(tmp_path_factory.mktemp("shared-cluster"), taskmanagers=2, slots=2) as c:
+    """One shared cluster of 2 TaskManagers x 2 slots (the demo's shape) for tests that do not break it; its Spark
+    sessions load the PostgreSQL JDBC driver, for the jdbc scan."""
+    with started_cluster(tmp_path_factory.mktemp("shared-cluster"), taskmanagers=2, slots=2,
+                         config=jdbc_driver_config()) as c:
         yield c
 
 

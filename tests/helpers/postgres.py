@@ -24,6 +24,12 @@ JDBC_JAR = Path("/usr/share/java/postgresql.jar")
 USER, PASSWORD, DATABASE = "flinkbench", "flinkbench-secret", "shop"
 
 
+def jdbc_driver_config() -> dict[str, str]:
+    """The cluster setting that puts the JDBC driver in the TaskManagers' Spark sessions (for the jdbc scan), when
+    the driver is installed; :func:`require_postgres` fails loudly where it is not."""
+    return {"spark.jars": str(JDBC_JAR)} if JDBC_JAR.exists() else {}
+
+
 def _as_server_user(argv: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
 
@@ -87,7 +93,7 @@ class PostgresServer:
         self._ctl("-m", "immediate", "-w", "stop", check=False)
 
 
-def _init(directory: Path, port: int) -> None:
+def _init(directory: Path, port: int, wal_level: str) -> None:
     data = directory / "data"
     pwfile = directory / "pw"
     pwfile.write_text(PASSWORD + "\n")
@@ -100,20 +106,20 @@ def _init(directory: Path, port: int) -> None:
                    capture_output=True, text=True, check=True, timeout=120)
     with open(data / "postgresql.conf", "a") as conf:
         conf.write(f"\nport = {port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{directory}'\n"
-                   "wal_level = logical\nmax_replication_slots = 10\nmax_wal_senders = 10\n"
+                   f"wal_level = {wal_level}\nmax_replication_slots = 10\nmax_wal_senders = 10\n"
                    "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nshared_buffers = 32MB\n")
 
 
 @contextlib.contextmanager
-def postgres_server(database: str = DATABASE):
-    """Yield a running :class:`PostgresServer` with an empty database ``database``; stop it and remove its
-    folder on exit."""
+def postgres_server(database: str = DATABASE, wal_level: str = "logical"):
+    """Yield a running :class:`PostgresServer` with an empty database ``database`` (``wal_level`` replica: one
+    change data capture cannot use); stop it and remove its folder on exit."""
     require_postgres()
     directory = Path(tempfile.mkdtemp(prefix="flinkbench-pg-"))
     os.chmod(directory, 0o700)
     server = PostgresServer(directory, free_port(), database=database)
     try:
-        _init(directory, server.port)
+        _init(directory, server.port, wal_level)
         server.start()
         with _admin(server) as conn:
             conn.execute(f'CREATE DATABASE "{database}"')
