@@ -111,7 +111,9 @@ def describe_connect_error(endpoint: Endpoint, err: BaseException) -> str:
 
 def server_words(err: BaseException) -> str:
     """The server's (or libpq's) message, without psycopg's framing: ``FATAL:  x`` -> ``x``."""
-    text = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    text = " ".join(line if line.endswith((".", ":", "?", "!")) or i == len(lines) - 1 else line + "."
+                    for i, line in enumerate(lines))
     text = re.sub(r"^connection failed: ", "", text)
     text = re.sub(r'connection to server at "[^"]*"(?: \([^)]*\))?, port \d+ failed: ', "", text)
     text = re.sub(r"\b(?:FATAL|ERROR):\s+", "", text)
