@@ -55,6 +55,12 @@ SHOWN = {
         "FINISHED: 1507 orders, each exactly once and as pandas computes them, across the leader change",
         "one job, however often it is submitted",
     ],
+    "08-change-data-capture": [
+        "PostgreSQL 15", "wal_level = logical", "table name", "Execute statement succeeded",
+        "after the snapshot: 4 countries, 300 orders, the same as PostgreSQL's GROUP BY",
+        "revenue: 4 countries, the same as PostgreSQL's own GROUP BY after inserts, updates and deletes",
+        "notebook_orders",
+    ],
 }
 
 
@@ -102,3 +108,24 @@ def test_teaching_notebook_runs_top_to_bottom(path, tmp_path):
     assert "stopped the local cluster at http://127.0.0.1:" in text_of(code[-1])
 
     wait_until(lambda: _alive_children() <= before, 30, f"the processes {path.name} started to end")
+
+
+@pytest.mark.slow
+def test_without_postgresql_the_cdc_notebook_says_what_to_install_and_stops_before_starting_anything(tmp_path):
+    from nbclient.exceptions import CellExecutionError
+
+    before = _alive_children()
+    nb = nbformat.read(str(NOTEBOOK_DIR / "08-change-data-capture.ipynb"), as_version=4)
+    with pytest.raises(CellExecutionError) as stopped:
+        execute(nb, timeout=120, env={"FLINKBENCH_POSTGRES_BIN": str(tmp_path / "no-postgres")})
+    assert stopped.value.ename == "PostgresNotInstalled"
+    assert stopped.value.evalue.startswith("PostgreSQL is not installed here") and "install Debian's postgresql" in \
+        stopped.value.evalue
+    assert "Traceback" not in str(stopped.value) and "Warning" not in str(stopped.value), "one line, nothing else"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(not c.get("outputs") for c in code[code.index(_cell_with(code, "start_server")) + 1:]), "it stopped there"
+    assert _alive_children() <= before, "no cluster was started"
+
+
+def _cell_with(cells, text: str):
+    return next(c for c in cells if text in c.source)
