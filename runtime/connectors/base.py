@@ -116,6 +116,10 @@ class SinkWriter:
     def commit(self, checkpoint_id: int) -> None:
         pass
 
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Checkpoint ``checkpoint_id`` completed (on the TaskManager's loop): publish what it staged."""
+        self.commit(checkpoint_id)
+
     def abort(self, checkpoint_id: int) -> None:
         pass
 

@@ -66,11 +66,11 @@ class SourceLoop:
     async def run(self) -> None:
         """Until the source is exhausted (then the watermark jumps to the end of time) or a
         stop-with-savepoint stops it (then it does not: the job resumes from the savepoint). However it
-        ends, the reader then closes, on the pool (cancelled, a read may still be running there)."""
+        ends, the reader then closes, in a thread of its own (cancelled, a read may still be running)."""
         try:
             await self._run()
         finally:
-            await self.task.run_blocking(self.task.reader.close)
+            await asyncio.to_thread(self.task.reader.close)
 
     async def _run(self) -> None:
         task, conf = self.task, self.task.tm.conf

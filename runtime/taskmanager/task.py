@@ -9,16 +9,14 @@ carry; other tasks take the minimum over their input channels. An advancing wate
 and event-time timers and is passed downstream. Processing-time timers (keyed process functions, which
 always sit behind a hash exchange, so only in tasks with inputs) fire while the task waits for input.
 
-Checkpoints (Flink's aligned barriers): a source task snapshots its offsets at a bundle boundary and
-sends a barrier on every output; a task with inputs holds back each channel that delivered the
-barrier until all have, then snapshots and forwards it. State goes to checkpoint storage on a
-separate thread so processing goes on during the upload; then the task acknowledges. With incremental
-checkpoints the task remembers what its last completed checkpoint holds and uploads only the key
-groups that changed since (runtime.checkpoint.incremental).
+Checkpoints (Flink's aligned barriers): a source task snapshots its offsets at a bundle boundary and sends a
+barrier on every output; a task with inputs holds back each channel that delivered the barrier until all have,
+then snapshots and forwards it. State goes to checkpoint storage on a separate thread so processing goes on during
+the upload; then the task acknowledges. With incremental checkpoints the task remembers what its last completed
+checkpoint holds and uploads only the key groups that changed since (runtime.checkpoint.incremental).
 
-The task's coroutine runs on the TaskManager's loop; Spark calls run in the thread pool via
-:meth:`Task.run_blocking`. States go to the JobManager as TaskStateChanged; a failure carries the
-Python traceback.
+The task's coroutine runs on the TaskManager's loop; Spark calls run in the thread pool via :meth:`Task.run_blocking`.
+States go to the JobManager as TaskStateChanged; a failure carries the Python traceback.
 """
 from __future__ import annotations
 
@@ -33,9 +31,9 @@ import pyarrow as pa
 from runtime.checkpoint import storage
 from runtime.checkpoint.fencing import UploadFence, run_fenced
 from runtime.checkpoint.incremental import IncrementalBase, SnapshotRefs
-from runtime.connectors.base import ConnectorContext, ConnectorError
+from runtime.connectors.base import ConnectorContext
 from runtime.connectors.registry import sink_writer, source_reader
-from runtime.errors import format_traceback
+from runtime.errors import ConnectorError, format_traceback
 from runtime.keygroups import KEY_GROUP_COLUMN, KeyGroupRange
 from runtime.messages import (AcknowledgeCheckpoint, CheckpointBarrier, DeclineCheckpoint, EndOfPartition,
                               TaskDeploymentDescriptor, TaskStateChanged, TriggerCheckpoint, Watermark)
@@ -315,10 +313,9 @@ class Task:
                                            list(written.reused)))
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
-        if self.reader is not None:
-            self.reader.notify_checkpoint_complete(checkpoint_id)
-        if self.sink is not None:
-            self.sink.commit(checkpoint_id)
+        for listener in (self.reader, self.sink):  # a source may acknowledge its position, a sink commits
+            if listener is not None:
+                listener.notify_checkpoint_complete(checkpoint_id)
         if self.incremental is not None:
             self.incremental.completed(checkpoint_id)
         self._settle_stop(checkpoint_id, True)

@@ -46,6 +46,9 @@ class PacedReader:
         self.read += take
         return object(), take, self.read == self.total
 
+    def close(self) -> None:
+        """Nothing to let go of (the loop closes every reader when it ends)."""
+
 
 class FakeTask:
     """What the source loop needs of a task; every Spark action takes ACTION_S and its rows' share of ROWS_PER_S
@@ -85,7 +88,7 @@ class FakeTask:
 def clock(monkeypatch):
     fake = Clock()
     monkeypatch.setattr(source_loop, "time", types.SimpleNamespace(monotonic=fake.monotonic))
-    monkeypatch.setattr(source_loop, "asyncio", types.SimpleNamespace(sleep=fake.sleep))
+    monkeypatch.setattr(source_loop, "asyncio", types.SimpleNamespace(sleep=fake.sleep, to_thread=asyncio.to_thread))
     monkeypatch.setattr(metrics_module, "time", types.SimpleNamespace(monotonic=fake.monotonic))
     return fake
 
