@@ -40,6 +40,25 @@ ANOTHER_MACHINE = ("names hosts of another deployment ({}); no test may reach ou
 CLICKS_CELL = ("from runtime.examples import clicks\n"
                "clicks.build(env, rows=None, rows_per_second=1000, realtime=True, users=50)")
 
+DATABASE_CELL = """%%flink sql --checkpoint-interval 1s
+CREATE TABLE orders (
+  id BIGINT, customer_id INT, amount DECIMAL(10, 2), proc_time AS PROCTIME(),
+  PRIMARY KEY (id) NOT ENFORCED
+) WITH ('connector' = 'postgres-cdc', 'hostname' = '127.0.0.1', 'port' = '5432', 'username' = 'flinkbench',
+        'password' = 'flinkbench-secret', 'database-name' = 'shop', 'schema-name' = 'public',
+        'table-name' = 'orders', 'slot.name' = 'revenue_orders');
+CREATE TABLE customers (id INT, name STRING, country STRING, PRIMARY KEY (id) NOT ENFORCED)
+WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://127.0.0.1:5432/shop', 'table-name' = 'customers',
+      'username' = 'flinkbench', 'password' = 'flinkbench-secret',
+      'lookup.cache.max-rows' = '1000', 'lookup.cache.ttl' = '10 s');
+CREATE TABLE revenue (country STRING, orders BIGINT, total DECIMAL(12, 2), PRIMARY KEY (country) NOT ENFORCED)
+WITH ('connector' = 'jdbc', 'url' = 'jdbc:postgresql://127.0.0.1:5432/shop', 'table-name' = 'revenue',
+      'username' = 'flinkbench', 'password' = 'flinkbench-secret');
+INSERT INTO revenue
+SELECT c.country, COUNT(*), SUM(o.amount)
+FROM orders AS o JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.customer_id = c.id
+GROUP BY c.country"""
+
 INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
     # Install
     "sudo apt-get install openjdk-17-jre-headless": NotRun(
@@ -65,6 +84,14 @@ INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
     "  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND\n"
     ") WITH ('connector' = 'datagen', 'rows-per-second' = '1000', 'fields.user.min' = '0', 'fields.user.max' = '9');\n"
     "SELECT `user`, COUNT(*) AS clicks FROM clicks GROUP BY `user`": Run(NOTEBOOK),
+    # Databases
+    'pip install "flinkbench[postgres]"': NotRun(
+        "changes the Python environment; make setup installs the same psycopg through the test extra (all includes "
+        "postgres), and the wheel test installs the runtime alone"),
+    "%flink local --taskmanagers 2 --slots 2 -D spark.jars=/usr/share/java/postgresql.jar": Elsewhere(
+        "tests/integration/test_jdbc.py", "its scan runs on the shared test cluster, started with the same spark.jars "
+                                          "(tests/helpers/postgres.jdbc_driver_config), not from a notebook"),
+    DATABASE_CELL: Run("tests/integration/test_jdbc.py"),
     # Checkpoints, savepoints, recovery
     'curl -X POST -H "Authorization: Bearer $(cat TOKEN_FILE)" $JM/jobs/$JOB/stop -d \'{"targetDirectory": "/tmp/sp"}\'':
         Run(CLI),

@@ -1,6 +1,7 @@
 """The jdbc connector against a real PostgreSQL: a scan split over 4 subtasks returns exactly the table's rows,
 values and types; a lookup join enriches a stream and sees a change of the dimension table once the cache
-TTL has passed; the DataStream JdbcSink appends exactly once through a TaskManager kill."""
+TTL has passed; the DataStream JdbcSink appends exactly once through a TaskManager kill; the README's database cell
+runs as shown."""
 from __future__ import annotations
 
 import datetime
@@ -12,6 +13,7 @@ import pytest
 from runtime.api.table import StreamTableEnvironment
 from runtime.connectors.jdbc import JdbcConnectionOptions, JdbcSink
 from tests.helpers.clusters import busy_taskmanager, job_state, wait_for_checkpoint_after_restart, wait_until
+from tests.helpers import readme
 from tests.helpers.pacing import Pace
 from tests.helpers.postgres import postgres_server
 
@@ -112,3 +114,36 @@ def test_the_datastream_jdbc_sink_appends_exactly_once_through_a_taskmanager_kil
     assert job.wait(600) == "FINISHED"
     assert pg.execute("SELECT count(*), count(DISTINCT id), min(id), max(id) FROM events")[0] == (40_000, 40_000, 0,
                                                                                                   39_999)
+
+
+REVENUE = """SELECT c.country, COUNT(*), SUM(o.amount) FROM orders o JOIN customers c ON c.id = o.customer_id
+             GROUP BY c.country"""
+
+
+def test_the_readmes_database_cell_runs_as_shown(cluster):
+    cell = next(c for c in readme.commands("Databases") if c.startswith("%%flink sql"))
+    options, script = cell.split("\n", 1)
+    assert options == "%%flink sql --checkpoint-interval 1s"
+    with postgres_server() as server:  # the cell's tables and slot, on a server of its own
+        server.execute("CREATE TABLE customers (id INT PRIMARY KEY, name TEXT, country TEXT)")
+        server.execute("INSERT INTO customers VALUES (1, 'Ada', 'UK'), (2, 'Grace', 'US'), (3, 'Edsger', 'NL')")
+        server.execute("CREATE TABLE orders (id BIGINT PRIMARY KEY, customer_id INT, amount NUMERIC(10, 2))")
+        server.execute("ALTER TABLE orders REPLICA IDENTITY FULL")
+        server.execute("INSERT INTO orders SELECT g, 1 + g % 3, g / 10.0 FROM generate_series(1, 100) g")
+        server.execute("CREATE TABLE revenue (country TEXT PRIMARY KEY, orders BIGINT, total NUMERIC(12, 2))")
+        env = cluster.environment()
+        env.set_parallelism(2)
+        env.enable_checkpointing("1 s")
+        t_env = StreamTableEnvironment.create(env)
+        script = script.replace("127.0.0.1:5432", f"127.0.0.1:{server.port}").replace(
+            "'port' = '5432'", f"'port' = '{server.port}'")
+        job = t_env.executor.execute_script(script)[-1].job
+        wait_until(lambda: sorted(server.execute("SELECT * FROM revenue")) == sorted(server.execute(REVENUE)), 180,
+                   "the snapshot's revenue")
+        server.execute("INSERT INTO orders SELECT g, 1 + g % 2, g / 10.0 FROM generate_series(101, 150) g")
+        server.execute("UPDATE orders SET customer_id = 3, amount = amount + 1 WHERE id % 7 = 0")
+        server.execute("DELETE FROM orders WHERE id % 11 = 0")
+        wait_until(lambda: sorted(server.execute("SELECT * FROM revenue")) == sorted(server.execute(REVENUE)), 180,
+                   "the revenue after the changes")
+        job.cancel()
+        wait_until(lambda: job.status() == "CANCELED", 60, "the job cancelled")
