@@ -97,6 +97,10 @@ def _check_bounded(executor, stmt, plan: Node) -> None:
     if executor.runtime_mode != "batch":
         return
     for scan in _scans(plan):
+        if scan.changelog:
+            raise stmt.error(UnsupportedSqlError, f"querying the unbounded table {scan.table.name!r} "
+                                                  f"({connectors.connector_of(scan.table)}) in batch mode is not "
+                                                  "allowed: use streaming mode")
         params = connectors.source_params(scan.table, "batch") if isinstance(scan.table, TableDef) else {}
         if params.get("connector") == "datagen" and params.get("number_of_rows") is None:
             raise stmt.error(UnsupportedSqlError, f"querying the unbounded table {scan.table.name!r} in batch mode is "

@@ -11,11 +11,12 @@ from decimal import Decimal
 import pytest
 
 from runtime.api.table import StreamTableEnvironment
-from runtime.connectors.jdbc import JdbcConnectionOptions, JdbcSink
+from runtime.connectors.jdbc import JdbcConnectionOptions, JdbcSink, JdbcSource
+from runtime.connectors.postgres_cdc import PostgresCdcSource
 from tests.helpers.clusters import busy_taskmanager, job_state, wait_for_checkpoint_after_restart, wait_until
 from tests.helpers import readme
 from tests.helpers.pacing import Pace
-from tests.helpers.postgres import postgres_server
+from tests.helpers.postgres import jdbc_driver_config, postgres_server
 
 pytestmark = pytest.mark.slow
 ROWS = 10_000
@@ -94,7 +95,8 @@ def _names(job) -> dict:
 @pytest.mark.timeout(900)
 def test_the_datastream_jdbc_sink_appends_exactly_once_through_a_taskmanager_kill(fresh_cluster, pg, tmp_path):
     pg.execute("CREATE TABLE events (id BIGINT, v DOUBLE PRECISION)")  # no key: an append sink, where a duplicate would show
-    cluster = fresh_cluster(taskmanagers=3, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms"})
+    cluster = fresh_cluster(taskmanagers=2, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms"},
+                            **jdbc_driver_config())
     env = cluster.environment()
     env.set_parallelism(2)
     env.enable_checkpointing("1 s")
@@ -114,6 +116,39 @@ def test_the_datastream_jdbc_sink_appends_exactly_once_through_a_taskmanager_kil
     assert job.wait(600) == "FINISHED"
     assert pg.execute("SELECT count(*), count(DISTINCT id), min(id), max(id) FROM events")[0] == (40_000, 40_000, 0,
                                                                                                   39_999)
+    reader = cluster.environment()  # and back through the DataStream source, split over 4 subtasks
+    reader.set_parallelism(4)
+    reader.set_runtime_mode("batch")
+    reader.from_source(JdbcSource.source("events", "id BIGINT, v DOUBLE", connection,
+                                         partition=("id", 4, 0, 39_999))).collect()
+    back = reader.execute_async("events from PostgreSQL").results(timeout=600)
+    assert sorted(back.column("id").to_pylist()) == list(range(40_000))
+
+
+def test_the_datastream_cdc_source_reads_the_snapshot_then_each_change(cluster, pg):
+    pg.execute("CREATE TABLE stock (sku INT PRIMARY KEY, qty INT)")
+    pg.execute("ALTER TABLE stock REPLICA IDENTITY FULL")
+    pg.execute("INSERT INTO stock VALUES (1, 10), (2, 20)")
+    env = cluster.environment()
+    env.enable_checkpointing("1 s")
+    (env.from_source(PostgresCdcSource.source("127.0.0.1", pg.database, "public", "stock", "sku INT, qty INT",
+                                              pg.user, pg.password, "stock_stream", port=pg.port,
+                                              decoding_plugin="wal2json"))
+        .set_parallelism(1).collect())
+    job = env.execute_async("stock changes")
+    changes = lambda: [(r["__op"], r["sku"], r["qty"]) for r in job.fetch(0)[0].to_pylist()]  # noqa: E731
+    wait_until(lambda: len(changes()) == 2, 180, "the snapshot")
+    pg.execute("UPDATE stock SET qty = 11 WHERE sku = 1")
+    pg.execute("DELETE FROM stock WHERE sku = 2")
+    pg.execute("INSERT INTO stock VALUES (3, 30)")
+    wait_until(lambda: len(changes()) == 6, 120, "the three changes")
+    assert sorted(changes()[:2]) == [(0, 1, 10), (0, 2, 20)]
+    assert changes()[2:] == [(1, 1, 10), (2, 1, 11), (3, 2, 20), (0, 3, 30)]
+    job.cancel()
+    wait_until(lambda: job.status() == "CANCELED", 60, "the job cancelled")
+    wait_until(lambda: pg.execute("SELECT NOT active FROM pg_replication_slots WHERE slot_name = 'stock_stream'")[0][0],
+               60, "the slot let go")
+    pg.execute("SELECT pg_drop_replication_slot('stock_stream')")
 
 
 REVENUE = """SELECT c.country, COUNT(*), SUM(o.amount) FROM orders o JOIN customers c ON c.id = o.customer_id

@@ -51,6 +51,7 @@ class JdbcSinkWriter(SinkWriter):
         self._last: asyncio.Task | None = None  # the latest queued write; each waits for the one before
         self._failure: BaseException | None = None
         self._flushed_at = time.monotonic()
+        self._commits_table = False  # made sure of once, on the first exactly-once write
 
     async def write(self, table: pa.Table) -> None:
         self._raise_failure()
@@ -136,8 +137,9 @@ class JdbcSinkWriter(SinkWriter):
         for attempt in range(retries + 1):
             try:
                 with connect(endpoint) as conn:
-                    if checkpoint_id is not None:
+                    if checkpoint_id is not None and not self._commits_table:
                         ensure_commits_table(conn, params["schema_name"])
+                        self._commits_table = True
                     with conn.transaction():
                         if checkpoint_id is None or claim(conn, params["schema_name"], self.sink_id, subtask,
                                                           checkpoint_id):

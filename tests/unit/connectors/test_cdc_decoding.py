@@ -11,7 +11,7 @@ from runtime.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from runtime.connectors.postgres_cdc.decoding import (Begin, Change, Commit, DecodingError, PgOutputDecoder,
                                                       Wal2JsonDecoder)
 from runtime.connectors.postgres_cdc.replication import lsn_int, lsn_text
-from runtime.sql.errors import SqlValidationError
+from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 
 RELATION = (b"R\x00\x00@\x01public\x00orders\x00f\x00\x02\x01id\x00\x00\x00\x00\x17\xff\xff\xff\xff\x00v\x00\x00\x00"
             b"\x00\x19\xff\xff\xff\xff")
@@ -83,3 +83,11 @@ def test_a_cdc_table_plans_as_a_changelog_read_once_and_hashed_by_its_key():
     text = t_env.explain_sql("SELECT customer, COUNT(*) FROM orders GROUP BY customer")
     assert "Source: orders' x1" in text and "hash(id)" in text and "hash(customer)" in text
     assert "local_aggregate" not in text, "a changelog input is aggregated without the insert-only pre-aggregation"
+
+
+def test_a_cdc_table_is_refused_in_batch_mode_as_unbounded():
+    t_env = StreamTableEnvironment.create(StreamExecutionEnvironment())
+    t_env.execute_sql(f"CREATE TABLE orders (id INT, PRIMARY KEY (id) NOT ENFORCED) WITH ({CDC}, 'slot.name' = 's')")
+    t_env.execute_sql("SET 'execution.runtime-mode' = 'batch'")
+    with pytest.raises(UnsupportedSqlError, match=r"unbounded table 'orders' \(postgres-cdc\) in batch mode"):
+        t_env.explain_sql("SELECT * FROM orders")
