@@ -22,6 +22,7 @@ from runtime.config import DURATION_HINT, parse_duration
 from runtime.errors import ConnectorError
 
 INSERT_ONLY, UPSERT, ALL_CHANGES = "insert-only", "upsert", "all"  # what a sink consumes (Flink's ChangelogMode)
+SINK_PARALLELISM = "sink_parallelism"  # in a sink's params: the parallelism its table asks for (sink.parallelism)
 
 
 class TableOptionError(ConnectorError):

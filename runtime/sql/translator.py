@@ -14,6 +14,7 @@ import re
 from runtime.api.datastream import DataStream
 from runtime.changelog import OP_COLUMN
 from runtime.connectors.collect import collect_params
+from runtime.connectors.table_options import SINK_PARALLELISM
 from runtime.jobgraph import pack_udf
 from runtime.sql import connectors
 from runtime.sql.catalog import StreamTable
@@ -215,9 +216,9 @@ class Translator:
         stream = self.translate(node.input)
         params = node.params or collect_params()
         name = "Collect" if node.target == "collect" else f"Sink: {node.target}"
-        if node.upsert_key:  # each key's changes reach one sink subtask, in order
-            return stream._then("sink", name, params, partitioning="hash", keys=node.upsert_key)
-        return stream._then("sink", name, params)
+        keyed = {"partitioning": "hash", "keys": node.upsert_key} if node.upsert_key else {}  # a key's changes, in order
+        out = stream._then("sink", name, params, **keyed)
+        return out.set_parallelism(params[SINK_PARALLELISM]) if SINK_PARALLELISM in params else out
 
 
 def _ddl(columns: list[tuple[str, str]]) -> str:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from runtime.connectors.jdbc import options as o
 from runtime.connectors.postgres import (PostgresError, connect, endpoint_from_jdbc_url, missing_columns,
                                          table_columns, unique_keys)
-from runtime.connectors.table_options import INSERT_ONLY, UPSERT, TableFactory, TableSpec, physical_schema
+from runtime.connectors.table_options import (INSERT_ONLY, SINK_PARALLELISM, UPSERT, TableFactory, TableSpec,
+                                              physical_schema)
 
 
 class JdbcTableFactory(TableFactory):
@@ -54,6 +55,8 @@ class JdbcTableFactory(TableFactory):
         params = self._connection(table)
         params.update(key=list(table.primary_key), max_rows=self.get(table, o.FLUSH_MAX_ROWS),
                       interval_s=self.get(table, o.FLUSH_INTERVAL), max_retries=self.get(table, o.SINK_MAX_RETRIES))
+        if o.SINK_PARALLELISM.key in table.options:
+            params[SINK_PARALLELISM] = self.get(table, o.SINK_PARALLELISM)
         return params
 
     def lookup_params(self, table: TableSpec) -> dict:

@@ -16,13 +16,11 @@ TABLE_NAME = ConfigOption("table-name", str, description="the table in the datab
 DRIVER = ConfigOption("driver", str, "org.postgresql.Driver")
 USERNAME = ConfigOption("username", str)
 PASSWORD = ConfigOption("password", str)
-MAX_RETRY_TIMEOUT = ConfigOption("connection.max-retry-timeout", parse_duration, 60.0)
 PARTITION_COLUMN = ConfigOption("scan.partition.column", str)
 PARTITION_NUM = ConfigOption("scan.partition.num", int)
 LOWER_BOUND = ConfigOption("scan.partition.lower-bound", int)
 UPPER_BOUND = ConfigOption("scan.partition.upper-bound", int)
 FETCH_SIZE = ConfigOption("scan.fetch-size", int, 0)
-AUTO_COMMIT = ConfigOption("scan.auto-commit", BOOLEAN, True)
 CACHE_MAX_ROWS = ConfigOption("lookup.cache.max-rows", int)
 CACHE_TTL = ConfigOption("lookup.cache.ttl", parse_duration)
 CACHE_MISSING_KEY = ConfigOption("lookup.cache.caching-missing-key", BOOLEAN, True)
@@ -33,9 +31,9 @@ SINK_MAX_RETRIES = ConfigOption("sink.max-retries", int, 3)
 SINK_PARALLELISM = ConfigOption("sink.parallelism", int)
 
 REQUIRED = (URL, TABLE_NAME)
-OPTIONAL = (DRIVER, USERNAME, PASSWORD, MAX_RETRY_TIMEOUT, PARTITION_COLUMN, PARTITION_NUM, LOWER_BOUND, UPPER_BOUND,
-            FETCH_SIZE, AUTO_COMMIT, CACHE_MAX_ROWS, CACHE_TTL, CACHE_MISSING_KEY, LOOKUP_MAX_RETRIES, FLUSH_MAX_ROWS,
-            FLUSH_INTERVAL, SINK_MAX_RETRIES, SINK_PARALLELISM)
+OPTIONAL = (DRIVER, USERNAME, PASSWORD, PARTITION_COLUMN, PARTITION_NUM, LOWER_BOUND, UPPER_BOUND, FETCH_SIZE,
+            CACHE_MAX_ROWS, CACHE_TTL, CACHE_MISSING_KEY, LOOKUP_MAX_RETRIES, FLUSH_MAX_ROWS, FLUSH_INTERVAL,
+            SINK_MAX_RETRIES, SINK_PARALLELISM)
 PARTITION = (PARTITION_COLUMN, PARTITION_NUM, LOWER_BOUND, UPPER_BOUND)
 
 

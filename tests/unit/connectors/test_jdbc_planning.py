@@ -45,6 +45,13 @@ def test_an_upsert_sink_hashes_by_its_key_and_an_append_sink_refuses_updates(t_e
         t_env.explain_sql("INSERT INTO log SELECT customer, SUM(amount) FROM orders GROUP BY customer")
 
 
+def test_sink_parallelism_sets_the_sinks_parallelism(t_env):
+    t_env.execute_sql(f"CREATE TABLE few (customer INT, total DOUBLE, PRIMARY KEY (customer) NOT ENFORCED) WITH "
+                      f"('connector' = 'jdbc', {URL}, 'table-name' = 'few', 'sink.parallelism' = '1')")
+    text = t_env.explain_sql("INSERT INTO few SELECT customer, SUM(amount) FROM orders GROUP BY customer")
+    assert "'Sink: few' x1" in text
+
+
 def test_a_lookup_join_plans_into_one_chained_operator_with_the_tables_cache(t_env):
     query = ("SELECT o.id, c.name FROM orders AS o JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c "
              "ON o.customer = c.id")
