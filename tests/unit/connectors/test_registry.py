@@ -79,3 +79,14 @@ def test_connector_modules_do_not_import_the_registry():
         modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
         modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         assert "runtime.connectors.registry" not in modules, f"{path.relative_to(ROOT)} imports the registry"
+
+
+def test_a_missing_postgresql_client_is_one_error_naming_the_extra(monkeypatch):
+    import sys
+
+    from runtime.connectors import postgres
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # an import of it now fails, as where it is not installed
+    with pytest.raises(postgres.PostgresError, match=r"need the PostgreSQL client psycopg.*pip install "
+                                                     r"'flinkbench\[postgres\]'"):
+        postgres.psycopg()
