@@ -90,6 +90,7 @@ LONGEST_FIRST = (
     "tests/integration/test_sql_queries.py",
     "tests/install/test_wheel_install.py",
     "tests/integration/test_sql_failures.py",
+    "tests/integration/test_jdbc.py",
     "tests/integration/test_spark_engines.py",
     "tests/integration/test_high_availability_zookeeper.py",
     "tests/notebooks/test_live_notebook.py",

@@ -182,3 +182,23 @@ def test_the_readmes_database_cell_runs_as_shown(cluster):
                    "the revenue after the changes")
         job.cancel()
         wait_until(lambda: job.status() == "CANCELED", 60, "the job cancelled")
+
+
+def test_latest_offset_reads_only_changes_made_after_the_job_started(cluster, pg):
+    pg.execute("CREATE TABLE prices (sku INT PRIMARY KEY, price INT)")
+    pg.execute("ALTER TABLE prices REPLICA IDENTITY FULL")
+    pg.execute("INSERT INTO prices VALUES (1, 100)")
+    env = cluster.environment()
+    env.enable_checkpointing("1 s")
+    (env.from_source(PostgresCdcSource.source("127.0.0.1", pg.database, "public", "prices", "sku INT, price INT",
+                                              pg.user, pg.password, "prices_latest", port=pg.port,
+                                              startup_mode="latest-offset"))
+        .set_parallelism(1).collect())
+    job = env.execute_async("new prices")
+    wait_until(lambda: pg.execute("SELECT active FROM pg_replication_slots WHERE slot_name = 'prices_latest'"), 180,
+               "the job's slot")
+    pg.execute("UPDATE prices SET price = 120 WHERE sku = 1")
+    rows = wait_until(lambda: job.fetch(0)[0].to_pylist() or None, 120, "the update")
+    assert [(r["__op"], r["sku"], r["price"]) for r in rows] == [(1, 1, 100), (2, 1, 120)], "no snapshot, the update"
+    job.cancel()
+    wait_until(lambda: job.status() == "CANCELED", 60, "the job cancelled")
