@@ -125,20 +125,24 @@ def test_the_datastream_jdbc_sink_appends_exactly_once_through_a_taskmanager_kil
     assert sorted(back.column("id").to_pylist()) == list(range(40_000))
 
 
-def test_the_datastream_cdc_source_reads_the_snapshot_then_each_change(cluster, pg):
-    pg.execute("CREATE TABLE stock (sku INT PRIMARY KEY, qty INT)")
-    pg.execute("ALTER TABLE stock REPLICA IDENTITY FULL")
-    pg.execute("INSERT INTO stock VALUES (1, 10), (2, 20)")
+def cdc_job(cluster, pg, table: str, rows: str, slot: str, **options):
+    """A DataStream job collecting the changes of a new table ``table`` (sku INT key, v INT) holding ``rows``."""
+    pg.execute(f"CREATE TABLE {table} (sku INT PRIMARY KEY, v INT)")
+    pg.execute(f"ALTER TABLE {table} REPLICA IDENTITY FULL")
+    pg.execute(f"INSERT INTO {table} VALUES {rows}")
     env = cluster.environment()
     env.enable_checkpointing("1 s")
-    (env.from_source(PostgresCdcSource.source("127.0.0.1", pg.database, "public", "stock", "sku INT, qty INT",
-                                              pg.user, pg.password, "stock_stream", port=pg.port,
-                                              decoding_plugin="wal2json"))
+    (env.from_source(PostgresCdcSource.source("127.0.0.1", pg.database, "public", table, "sku INT, v INT", pg.user,
+                                              pg.password, slot, port=pg.port, **options))
         .set_parallelism(1).collect())
-    job = env.execute_async("stock changes")
-    changes = lambda: [(r["__op"], r["sku"], r["qty"]) for r in job.fetch(0)[0].to_pylist()]  # noqa: E731
+    return env.execute_async(f"{table} changes")
+
+
+def test_the_datastream_cdc_source_reads_the_snapshot_then_each_change(cluster, pg):
+    job = cdc_job(cluster, pg, "stock", "(1, 10), (2, 20)", "stock_stream", decoding_plugin="wal2json")
+    changes = lambda: [(r["__op"], r["sku"], r["v"]) for r in job.fetch(0)[0].to_pylist()]  # noqa: E731
     wait_until(lambda: len(changes()) == 2, 180, "the snapshot")
-    pg.execute("UPDATE stock SET qty = 11 WHERE sku = 1")
+    pg.execute("UPDATE stock SET v = 11 WHERE sku = 1")
     pg.execute("DELETE FROM stock WHERE sku = 2")
     pg.execute("INSERT INTO stock VALUES (3, 30)")
     wait_until(lambda: len(changes()) == 6, 120, "the three changes")
@@ -185,20 +189,11 @@ def test_the_readmes_database_cell_runs_as_shown(cluster):
 
 
 def test_latest_offset_reads_only_changes_made_after_the_job_started(cluster, pg):
-    pg.execute("CREATE TABLE prices (sku INT PRIMARY KEY, price INT)")
-    pg.execute("ALTER TABLE prices REPLICA IDENTITY FULL")
-    pg.execute("INSERT INTO prices VALUES (1, 100)")
-    env = cluster.environment()
-    env.enable_checkpointing("1 s")
-    (env.from_source(PostgresCdcSource.source("127.0.0.1", pg.database, "public", "prices", "sku INT, price INT",
-                                              pg.user, pg.password, "prices_latest", port=pg.port,
-                                              startup_mode="latest-offset"))
-        .set_parallelism(1).collect())
-    job = env.execute_async("new prices")
+    job = cdc_job(cluster, pg, "prices", "(1, 100)", "prices_latest", startup_mode="latest-offset")
     wait_until(lambda: pg.execute("SELECT active FROM pg_replication_slots WHERE slot_name = 'prices_latest'"), 180,
                "the job's slot")
-    pg.execute("UPDATE prices SET price = 120 WHERE sku = 1")
+    pg.execute("UPDATE prices SET v = 120 WHERE sku = 1")
     rows = wait_until(lambda: job.fetch(0)[0].to_pylist() or None, 120, "the update")
-    assert [(r["__op"], r["sku"], r["price"]) for r in rows] == [(1, 1, 100), (2, 1, 120)], "no snapshot, the update"
+    assert [(r["__op"], r["sku"], r["v"]) for r in rows] == [(1, 1, 100), (2, 1, 120)], "no snapshot, the update"
     job.cancel()
     wait_until(lambda: job.status() == "CANCELED", 60, "the job cancelled")
