@@ -13,12 +13,13 @@ setup: $(STAMPS)/venv
 # The development install: editable, with every extra. The side panel is built and linked by
 # `make extension` (scripts/build-extension.sh), so the package build skips its npm step here. The link
 # goes first: pip would write the package's shared data through it into kernel_magics/labextension,
-# and a wheel built from there would carry install.json twice.
+# and a wheel built from there would carry install.json twice (a copy left by an earlier install goes too).
 $(STAMPS)/venv: pyproject.toml package.json
 	@mkdir -p $(STAMPS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	@if [ -L $(VENV)/share/jupyter/labextensions/flinkbench-jupyterlab ]; then rm $(VENV)/share/jupyter/labextensions/flinkbench-jupyterlab; fi
+	@rm -f kernel_magics/labextension/install.json
 	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install -q -e '.[test]'
 	@touch $@
 

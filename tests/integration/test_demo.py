@@ -36,7 +36,7 @@ def run_in_own_group(argv: list[str], timeout: float) -> tuple[str, str, int | N
     """Run ``argv`` in the repository as a process group of its own; past ``timeout`` the whole group (make, the
     demo, its cluster and JVMs) is killed, so an overrun leaves nothing behind. Returns stdout, stderr, exit code."""
     process = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, "MAKEFLAGS": ""}, start_new_session=True)
+                               env=as_a_user_shell(), start_new_session=True)
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -44,6 +44,13 @@ def run_in_own_group(argv: list[str], timeout: float) -> tuple[str, str, int | N
         stdout, stderr = process.communicate()
         stderr += f"\n(killed after {timeout:.0f} s)"
     return stdout, stderr, process.returncode
+
+
+def as_a_user_shell() -> dict[str, str]:
+    """The environment of a user's shell: without the variables an enclosing ``make test`` exports, which would
+    make the inner make print "Entering/Leaving directory" around the demo's output."""
+    inherited_from_make = {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"}
+    return {name: value for name, value in os.environ.items() if name not in inherited_from_make}
 
 
 def test_a_failing_reference_says_why(tmp_path, monkeypatch):
