@@ -66,8 +66,9 @@ class JobMaster:
         # What it writes on the loop (collected and pushed rows) asks the lease; the rest, in threads, the store too.
         self._loop_fence = ha.fence.lease_only() if ha is not None else None
         self.results = CollectBuffer(data_dir=ha.data_dir if ha else None, on_unkept=self._checkpoints_failing)
-        self.push_sources = PushLogs(graph, ha.data_dir if ha else None, lambda: self.checkpoints.completed,
-                                     ha.fence if ha is not None else None)
+        with self.fenced():  # a log new to the HA storage is started there (its epoch written)
+            self.push_sources = PushLogs(graph, ha.data_dir if ha else None, lambda: self.checkpoints.completed,
+                                         ha.fence if ha is not None else None)
         self._terminal = asyncio.get_running_loop().create_future()
         self._events: collections.deque[ev.Event] = collections.deque()
         self._handling = False

@@ -105,12 +105,15 @@ class LeaderElection:
                 log.warning("cannot resign the leadership: %s", err)
 
     def hold(self, seconds: float) -> None:
-        """Fault injection: hold rounds and connection events back for ``seconds`` (then handle them)."""
+        """Fault injection: hold rounds and connection events back for ``seconds`` (then handle them); 0
+        ends a hold at once."""
         self._held_until = time.monotonic() + seconds
         log.warning("fault injection: leader election of %s held for %g s", self.contender_id, seconds)
         asyncio.get_running_loop().call_later(seconds, self._release)
 
     def _release(self) -> None:
+        if time.monotonic() < self._held_until:
+            return  # a later, longer hold
         held, self._held = self._held, []
         for event in held:
             self.handle(event)

@@ -96,14 +96,14 @@ class HoldElectionHandler(FaultInjectionHandler):
     @operation("Hold this JobManager's leader election for `seconds` (cluster.fault-injection.enabled only): "
                "rounds and the HA store's connection events wait, as in a leader woken from a pause whose timers "
                "act before its election notices the lost lease. Its fences refuse what it writes meanwhile.",
-               m.HoldResponse, status=202, query=(Query("seconds", "how long, at most 600", float),))
+               m.HoldResponse, status=202, query=(Query("seconds", "how long, at most 600; 0 ends a hold now", float),))
     def post(self):
         try:
             seconds = float(self.get_query_argument("seconds"))
         except (tornado.web.MissingArgumentError, ValueError):
             raise HTTPError(400, "query parameter 'seconds' must be a number of seconds") from None
-        if not 0 < seconds <= 600:
-            raise HTTPError(400, f"query parameter 'seconds' must be in (0, 600], got {seconds:g}")
+        if not 0 <= seconds <= 600:
+            raise HTTPError(400, f"query parameter 'seconds' must be from 0 to 600, got {seconds:g}")
         self.ctx.leader.hold_election(seconds)
         return m.HoldResponse(held_s=seconds, pid=os.getpid())
 
