@@ -5,8 +5,15 @@
   next kill waits until three TaskManagers are registered again, so at most one is down at a time.
 - Leader kill: SIGKILL the leading JobManager; measured until a standby serves the job with every
   subtask RUNNING. Then the harness starts another standby.
-- Leader pause: SIGSTOP the leader (split brain: it still believes it leads), measured until the
-  standby serves the job RUNNING; then SIGCONT, measured until the old leader says it is a standby.
+- Leader pause: SIGSTOP the leader while a checkpoint it triggered is in progress (split brain: it still
+  believes it leads, and wakes up with that checkpoint to time out), measured until the standby serves
+  the job RUNNING; then SIGCONT, measured until the old leader says it is a standby.
+- TaskManager pause: SIGSTOP one TaskManager's process group (its Spark JVM too, as a frozen machine) for
+  longer than the heartbeat timeout, then SIGCONT; measured until the job runs again (the JobManager
+  declared it lost meanwhile; it registers again).
+- TaskManager kills timed to a checkpoint: as soon as one is seen in progress, 20-150 ms after that
+  (while its acknowledgements come in), or as soon as one is seen completed (while the sinks commit).
+  The phases are seen through REST polled every 10 ms, so a kill lands within tens of milliseconds.
 - ZooKeeper restart: SIGKILL the server, start it again on the same port and data after a while;
   measured until one JobManager serves the job RUNNING.
 - Checkpoint storage outage: the checkpoint directory is renamed aside and a plain file put in its
@@ -20,6 +27,7 @@ import os
 import random
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from runtime.cluster import LocalCluster
@@ -81,20 +89,53 @@ class Injectors:
         done = Injected(fault, at)
         handler = {FaultKind.TASKMANAGER_KILL: self.kill_taskmanager, FaultKind.LEADER_KILL: self.kill_leader,
                    FaultKind.LEADER_PAUSE: self.pause_leader, FaultKind.ZOOKEEPER_RESTART: self.restart_zookeeper,
-                   FaultKind.STORAGE_OUTAGE: self.storage_outage}[fault.kind]
+                   FaultKind.STORAGE_OUTAGE: self.storage_outage, FaultKind.TASKMANAGER_PAUSE: self.pause_taskmanager,
+                   FaultKind.KILL_AFTER_TRIGGER: self.kill_in_checkpoint, FaultKind.KILL_DURING_ACK: self.kill_in_checkpoint,
+                   FaultKind.KILL_DURING_COMMIT: self.kill_in_checkpoint}[fault.kind]
         handler(fault, done)
         self.log(f"  {at:7.1f} s  {fault.kind.value:<18} {done.note}")
         return done
 
     # -- TaskManagers -------------------------------------------------------------------------
-    def kill_taskmanager(self, fault: Fault, done: Injected) -> None:
+    def kill_taskmanager(self, fault: Fault, done: Injected, when: Callable[[], str] = lambda: "") -> None:
         registered, waited = probes.wait_for(lambda: self._registered_children(), RECOVERY_TIMEOUT_S,
                                              f"{TASKMANAGERS} registered TaskManagers")
         victim = self.rng.choice(registered)
+        moment = when()
         victim.kill()
         self.cluster.add_taskmanager(wait=False)  # standalone provider: the harness replaces it
         done.figures["waited_for_replacement_s"] = waited
-        done.note = f"SIGKILL {victim.name} (pid {victim.pid}); a replacement started"
+        done.note = f"SIGKILL {victim.name} (pid {victim.pid}){moment}; a replacement started"
+
+    def kill_in_checkpoint(self, fault: Fault, done: Injected) -> None:
+        """A TaskManager kill timed to a checkpoint's trigger, acknowledgements or commit (the fault's kind)."""
+        def when() -> str:
+            if fault.kind is FaultKind.KILL_DURING_COMMIT:
+                before = self._counts()["completed"]
+                _, took = probes.wait_for(lambda: self._counts()["completed"] > before, RECOVERY_TIMEOUT_S,
+                                          "a checkpoint to complete", interval=0.01)
+                return f" as a checkpoint completed ({took:.1f} s wait)"
+            _, took = probes.wait_for(lambda: self._counts()["in_progress"] > 0, RECOVERY_TIMEOUT_S,
+                                      "a checkpoint in progress", interval=0.01)
+            delay = self.rng.uniform(0.02, 0.15) if fault.kind is FaultKind.KILL_DURING_ACK else 0.0
+            time.sleep(delay)
+            return f" {delay * 1000:.0f} ms after a checkpoint was seen triggered ({took:.1f} s wait)"
+        self.kill_taskmanager(fault, done, when)
+
+    def pause_taskmanager(self, fault: Fault, done: Injected) -> None:
+        registered, _ = probes.wait_for(lambda: self._registered_children(), RECOVERY_TIMEOUT_S,
+                                        f"{TASKMANAGERS} registered TaskManagers")
+        victim = self.rng.choice(registered)
+        victim.signal_group(signal.SIGSTOP)
+        try:
+            time.sleep(fault.duration)
+        finally:
+            victim.signal_group(signal.SIGCONT)
+        _, took = probes.wait_for(lambda: probes.job_running_at(self.cluster, self.job_id), RECOVERY_TIMEOUT_S,
+                                  "the job RUNNING after the TaskManager pause", interval=0.05)
+        done.figures["to_running_s"] = took
+        done.note = (f"SIGSTOP {victim.name} and its JVM for {fault.duration:g} s (past heartbeat.timeout), then "
+                     f"SIGCONT; the job RUNNING {took:.1f} s later")
 
     def _registered_children(self):
         pids = {tm["pid"] for tm in probes.registered_taskmanagers(self.cluster)}
@@ -127,6 +168,7 @@ class Injectors:
     def pause_leader(self, fault: Fault, done: Injected) -> None:
         old = self._leader()
         process = self.cluster.jobmanager_at(old)
+        inside = _seen(lambda: (probes.checkpoint_counts(self.cluster, self.job_id) or {}).get("in_progress"), 10.0)
         os.kill(process.pid, signal.SIGSTOP)
         start = time.monotonic()
         try:
@@ -139,10 +181,12 @@ class Injectors:
                                         "the paused leader to stand by")
         done.figures["to_running_s"] = took
         done.figures["stood_down_after_resume_s"] = stood_down
+        done.figures["inside_checkpoint"] = float(inside)
         leaders = [url for url, role in probes.roles(self.cluster).items() if role == "leader"]
         if leaders != [new]:
             raise AssertionError(f"after the paused leader resumed, the leaders are {leaders}, not [{new}]")
-        done.note = (f"SIGSTOP leader {old} for {fault.duration:g} s; job RUNNING at {new} after {took:.1f} s; "
+        done.note = (f"SIGSTOP leader {old} for {fault.duration:g} s{' inside a checkpoint' if inside else ''}; "
+                     f"job RUNNING at {new} after {took:.1f} s; "
                      f"the old leader stood by {stood_down:.1f} s after SIGCONT")
 
     # -- ZooKeeper ----------------------------------------------------------------------------
@@ -181,5 +225,16 @@ class Injectors:
                      f"the next completed {took:.1f} s after the repair")
 
     def _counts(self) -> dict:
+        """The serving leader's checkpoint counts (waits while none answers)."""
         return probes.wait_for(lambda: probes.checkpoint_counts(self.cluster, self.job_id), RECOVERY_TIMEOUT_S,
                                "the job's checkpoint counts")[0]
+
+
+def _seen(condition: Callable[[], object], timeout: float) -> bool:
+    """Whether ``condition`` held within ``timeout`` (polled every 10 ms)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return False

@@ -32,11 +32,11 @@ class RunningCount(KeyedProcessFunction):
         out.collect((row["key"], row["seq"], self.count.value()))
 
 
-def build(env, out: str, rows: int, keys: int, pace: Pace, parallelism: int = 3) -> None:
+def build(env, out: str, rows: int, keys: int, pace: Pace, parallelism: int = 3, checkpoint_interval: str = "1 s") -> None:
     """The job on ``env``: source (and ``pace``) at SOURCE_PARALLELISM, the keyed counter and the sink at
     ``parallelism``."""
     env.set_parallelism(SOURCE_PARALLELISM)
-    env.enable_checkpointing("1 s")
+    env.enable_checkpointing(checkpoint_interval)
     (env.datagen("i BIGINT", name="Source: sequence", number_of_rows=rows, fields={"i": {"kind": "sequence"}})
         .map(pace, schema="i BIGINT")
         .with_columns(key=f"i % {keys}", seq=f"i DIV {keys}")

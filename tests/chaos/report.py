@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from tests.chaos.checker import Verdict
 from tests.chaos.injectors import Injected
 from tests.chaos.schedule import FaultKind, count_by_kind
+from tests.chaos.storage_audit import StorageAudit
 
 LEADER_TARGET_S = 10.0
 
@@ -23,6 +24,7 @@ class Report:
     errors: list[str] = field(default_factory=list)  # recoveries that did not happen, and other failures
     verdict: Verdict | None = None
     checkpoints: dict = field(default_factory=dict)  # the last leader's counts
+    audit: StorageAudit | None = None  # the storage trace's verdict, when the run traced
 
     def times(self, kind: FaultKind, figure: str = "to_running_s") -> list[float]:
         return [i.figures[figure] for i in self.injected if i.fault.kind is kind and figure in i.figures]
@@ -30,7 +32,7 @@ class Report:
     @property
     def ok(self) -> bool:
         return (not self.errors and self.job_state == "FINISHED" and len(self.injected) == self.planned
-                and self.verdict is not None and self.verdict.ok)
+                and self.verdict is not None and self.verdict.ok and (self.audit is None or self.audit.ok))
 
 
 def _seconds(values: list[float]) -> str:
@@ -55,10 +57,13 @@ def render(report: Report) -> list[str]:
             (FaultKind.LEADER_PAUSE, "stood_down_after_resume_s", "paused leader resumed (SIGCONT) -> it stands by"),
             (FaultKind.ZOOKEEPER_RESTART, "to_running_s", "ZooKeeper restarted -> one leader, job RUNNING"),
             (FaultKind.STORAGE_OUTAGE, "checkpoints_failed", "checkpoints failed while the storage was out"),
-            (FaultKind.STORAGE_OUTAGE, "next_checkpoint_after_s", "storage repaired -> next completed checkpoint")):
+            (FaultKind.STORAGE_OUTAGE, "next_checkpoint_after_s", "storage repaired -> next completed checkpoint"),
+            (FaultKind.LEADER_PAUSE, "inside_checkpoint", "leader paused while a checkpoint was in progress (1 = yes)"),
+            (FaultKind.TASKMANAGER_PAUSE, "to_running_s", "TaskManager paused past the heartbeat timeout -> job RUNNING")):
         values = report.times(kind, figure)
         if values:
-            shown = ", ".join(f"{v:g}" for v in values) if figure == "checkpoints_failed" else _seconds(values)
+            counted = figure in ("checkpoints_failed", "inside_checkpoint")
+            shown = ", ".join(f"{v:g}" for v in values) if counted else _seconds(values)
             lines.append(f"{label}: {shown}")
     if report.checkpoints:
         lines.append("checkpoints under the last leader: " + ", ".join(
@@ -70,6 +75,16 @@ def render(report: Report) -> list[str]:
                      f"duplicated {v.duplicated}, unexpected {v.unexpected}, keys with gaps {v.keys_with_gaps}, "
                      f"keys whose state count disagrees {v.keys_with_state_mismatch}")
         lines += [f"  {example}" for example in v.gap_examples]
+    lines += _audit_lines(report.audit)
     lines += [f"error: {e}" for e in report.errors]
     lines.append("PASS" if report.ok else "FAIL")
     return lines
+
+
+def _audit_lines(a: StorageAudit | None) -> list[str]:
+    if a is None:
+        return []
+    return [f"storage trace: {a.operations:,} writes and deletes over {a.sessions} leader sessions, {a.refused} refused "
+            f"by a fence, {a.late_aside} late uploads written aside; by a deposed leader {a.by_deposed_leaders}, "
+            f"by a superseded attempt {a.by_superseded_attempts}, unfenced {a.unfenced}",
+            *(f"  {example}" for example in a.examples)]

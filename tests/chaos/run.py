@@ -1,7 +1,9 @@
 """One chaos run: a real cluster (2 JobManagers with file or ZooKeeper HA, 3 TaskManagers), the keyed
 job of tests.chaos.job, the faults of a seeded schedule injected one after another while it runs, then
-the committed output checked. Used by ``make chaos`` (python -m tests.chaos) and by the short variant
-in the suite (tests/integration/test_chaos.py)."""
+the committed output checked. With ``trace`` every process records its storage operations
+(runtime.checkpoint.trace) and the run also checks that none was made by a process that had lost its
+leadership or whose attempt was superseded (tests.chaos.storage_audit). Used by ``make chaos``
+(python -m tests.chaos) and by the short variant in the suite (tests/integration/test_chaos.py)."""
 from __future__ import annotations
 
 import os
@@ -10,6 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from runtime.checkpoint import trace as storage_trace
 from runtime.cluster import LocalCluster
 from tests.chaos import job as chaos_job
 from tests.chaos import probes
@@ -17,6 +20,7 @@ from tests.chaos.checker import check
 from tests.chaos.injectors import CheckpointStorage, Injectors
 from tests.chaos.report import Report
 from tests.chaos.schedule import ScheduleSpec, build_schedule
+from tests.chaos.storage_audit import audit, read_trace
 from tests.helpers.pacing import Pace
 from tests.helpers.zookeeper import ZooKeeperServer
 
@@ -36,6 +40,7 @@ class RunSpec:
     tail_s: float = 20.0  # paced input beyond the last fault's time: the input outlasts the faults
     settle: bool = False  # leader faults wait for the job to run, so their figures time the leader change
     warmup_s: float = 60.0  # paced input for the first deployment, before the faults' schedule starts
+    trace: bool = False  # record every storage operation and audit them (gray failures)
 
     @property
     def rows(self) -> int:
@@ -44,6 +49,7 @@ class RunSpec:
 
 def cluster_config(ha: str, storage: CheckpointStorage, working_dir: str, quorum: str | None) -> dict:
     config = {"heartbeat.interval": "500 ms", "heartbeat.timeout": "3 s", "cluster.fault-injection.enabled": "true",
+              "execution.checkpointing.timeout": "10 s",  # a leader woken from a pause finds its checkpoint expired
               "high-availability.type": ha, "high-availability.lease-duration": f"{LEASE_S:g} s",
               "high-availability.storageDir": os.path.join(working_dir, "ha"),
               "state.checkpoints.dir": storage.directory, "resourcemanager.provider": PROVIDER,
@@ -60,6 +66,9 @@ def run(spec: RunSpec, log=print) -> Report:
     os.makedirs(spec.working_dir, exist_ok=True)
     storage = CheckpointStorage(os.path.join(spec.working_dir, "checkpoint-storage"))
     zookeeper = ZooKeeperServer(_mkdir(spec.working_dir, "zookeeper")) if spec.ha == "zookeeper" else None
+    trace_file = os.path.join(spec.working_dir, "storage-trace.jsonl") if spec.trace else None
+    if trace_file:
+        os.environ[storage_trace.ENV] = trace_file  # every process of the cluster inherits it
     try:
         if zookeeper is not None:
             zookeeper.start()
@@ -71,6 +80,11 @@ def run(spec: RunSpec, log=print) -> Report:
         storage.repair()
         if zookeeper is not None:
             zookeeper.kill()
+        os.environ.pop(storage_trace.ENV, None)
+    if trace_file:
+        report.audit = audit(read_trace(trace_file)) if os.path.exists(trace_file) else None
+        if report.audit is None:
+            report.errors.append(f"no storage trace at {trace_file}")
     return report
 
 

@@ -55,46 +55,46 @@ def zk_cluster(zk_link, tmp_path_factory):
         yield cluster
 
 
-def test_a_closed_leader_session_hands_over_and_fences_its_writes(zookeeper):
-    a = ZooKeeperHaServices(zookeeper.quorum, "/t1", 2.0)
-    b = ZooKeeperHaServices(zookeeper.quorum, "/t1", 2.0)
-    try:
-        job = JobId.new()
-        old = a.try_lead("jm-a", "a")
-        assert old is not None and b.try_lead("jm-b", "b") is None
-        assert a.try_lead("jm-a", "a") == old, "the holder is confirmed with the same session"
-        a.put_checkpoint_pointer(old, job, "/chk-1")
-        a.zk.stop()  # its session ends: the ephemeral leader znode goes with it
-        new = b.try_lead("jm-b", "b")
-        assert new not in (None, old) and b.leader().address == "b"
-        with pytest.raises(LeadershipLost):
-            b.put_checkpoint_pointer(old, job, "/chk-stale")
-        b.put_checkpoint_pointer(new, job, "/chk-2")
-        assert b.checkpoint_pointer(job) == "/chk-2"
-    finally:
-        a.close()
-        b.close()
+@pytest.fixture
+def contenders(zookeeper):
+    """Two JobManagers' ZooKeeper HA services under a root of their own, closed after the test."""
+    root = f"/t-{secrets.token_hex(4)}"
+    a, b = ZooKeeperHaServices(zookeeper.quorum, root, 2.0), ZooKeeperHaServices(zookeeper.quorum, root, 2.0)
+    yield a, b, root
+    a.close()
+    b.close()
 
 
-def test_the_checkpoint_id_counter_gives_each_id_to_one_leader_and_refuses_a_deposed_one(zookeeper):
-    a = ZooKeeperHaServices(zookeeper.quorum, "/t2", 2.0)
-    b = ZooKeeperHaServices(zookeeper.quorum, "/t2", 2.0)
-    try:
-        job = JobId.new()
-        old = a.try_lead("jm-a", "a")
-        assert [a.reserve_checkpoint_ids(old, job, 2, 1) for _ in range(2)] == [1, 3]
-        a.put_checkpoint_pointer(old, job, "/chk-2", ("/chk-1", "/chk-2"))
-        a.zk.stop()  # the old leader's session ends while ids 3 and 4 are still its own
-        new = b.try_lead("jm-b", "b")
-        with pytest.raises(LeadershipLost):
-            b.reserve_checkpoint_ids(old, job, 2, 1)
-        assert b.retained_checkpoints(job) == ["/chk-1", "/chk-2"]
-        assert b.reserve_checkpoint_ids(new, job, 2, 3) == 5, "after every id the old leader reserved"
-        b.remove_job(new, job)
-        assert b.zk.exists(f"/t2/checkpoint-counters/{job}") is None
-    finally:
-        a.close()
-        b.close()
+def test_a_closed_leader_session_hands_over_and_fences_its_writes(contenders):
+    a, b, _ = contenders
+    job = JobId.new()
+    old = a.try_lead("jm-a", "a")
+    assert old is not None and b.try_lead("jm-b", "b") is None
+    assert a.try_lead("jm-a", "a") == old, "the holder is confirmed with the same session"
+    a.put_checkpoint_pointer(old, job, "/chk-1")
+    a.zk.stop()  # its session ends: the ephemeral leader znode goes with it
+    new = b.try_lead("jm-b", "b")
+    assert new not in (None, old) and b.leader().address == "b"
+    with pytest.raises(LeadershipLost):
+        b.put_checkpoint_pointer(old, job, "/chk-stale")
+    b.put_checkpoint_pointer(new, job, "/chk-2")
+    assert b.checkpoint_pointer(job) == "/chk-2"
+
+
+def test_the_checkpoint_id_counter_gives_each_id_to_one_leader_and_refuses_a_deposed_one(contenders):
+    a, b, root = contenders
+    job = JobId.new()
+    old = a.try_lead("jm-a", "a")
+    assert [a.reserve_checkpoint_ids(old, job, 2, 1) for _ in range(2)] == [1, 3]
+    a.put_checkpoint_pointer(old, job, "/chk-2", ("/chk-1", "/chk-2"))
+    a.zk.stop()  # the old leader's session ends while ids 3 and 4 are still its own
+    new = b.try_lead("jm-b", "b")
+    with pytest.raises(LeadershipLost):
+        b.reserve_checkpoint_ids(old, job, 2, 1)
+    assert b.retained_checkpoints(job) == ["/chk-1", "/chk-2"]
+    assert b.reserve_checkpoint_ids(new, job, 2, 3) == 5, "after every id the old leader reserved"
+    b.remove_job(new, job)
+    assert b.zk.exists(f"{root}/checkpoint-counters/{job}") is None
 
 
 def leader_session(cluster, leader: str) -> str:

@@ -29,3 +29,16 @@ def test_a_duplicate_or_a_missed_target_shows_and_only_a_wrong_output_fails():
     assert any("target under 10 s: MISSED" in line for line in slow) and slow[-1] == "PASS"
     duplicated = render(_report(7.5, [0, 1, 0, 1, 1], [0, 0, 1, 1, 1]))
     assert any("duplicated 1" in line for line in duplicated) and duplicated[-1] == "FAIL"
+
+
+def test_a_storage_operation_by_a_fenced_out_process_fails_an_otherwise_clean_run():
+    from tests.chaos.storage_audit import StorageAudit
+
+    report = _report(7.5, [0, 1, 0, 1], [0, 0, 1, 1])
+    report.audit = StorageAudit(120, 3, 0, 0, 0, 2, 3)
+    lines = render(report)
+    assert any(line.startswith("storage trace: 120 writes and deletes over 3 leader sessions, 3 refused") for line in lines)
+    assert lines[-1] == "PASS"
+    report.audit = StorageAudit(120, 3, 1, 0, 0, 2, 3, ("leaders: pid 7 delete /ck/chk-5 at 12.000",))
+    lines = render(report)
+    assert "  leaders: pid 7 delete /ck/chk-5 at 12.000" in lines and lines[-1] == "FAIL"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.chaos.schedule import Fault, FaultKind, ScheduleSpec, build_schedule, count_by_kind
+from tests.chaos.schedule import KILLS, Fault, FaultKind, ScheduleSpec, build_schedule, count_by_kind
 
 SPEC = ScheduleSpec(duration=240, leader_kills=2, leader_pauses=1, zookeeper_restarts=1, storage_outages=1)
 
@@ -68,12 +68,26 @@ def test_only_taskmanager_kills_when_no_major_fault_is_asked():
 
 
 @pytest.mark.parametrize("ha", ["file", "zookeeper"])
-@pytest.mark.parametrize("duration", [100, 300, 1000])
+@pytest.mark.parametrize("duration", [150, 300, 1000])
 def test_make_chaos_fits_every_major_fault_kind_into_its_duration(ha, duration):
     from tests.chaos.__main__ import long_schedule
 
-    counts = count_by_kind(build_schedule(long_schedule(ha, duration), 1))
-    each = max(1, duration // 100)
-    assert counts[FaultKind.LEADER_KILL] == counts[FaultKind.LEADER_PAUSE] == counts[FaultKind.STORAGE_OUTAGE] == each
+    faults = build_schedule(long_schedule(ha, duration), 1)
+    counts = count_by_kind(faults)
+    each = max(1, duration // 150)
+    assert counts[FaultKind.LEADER_KILL] == counts[FaultKind.LEADER_PAUSE] == counts[FaultKind.STORAGE_OUTAGE] \
+        == counts[FaultKind.TASKMANAGER_PAUSE] == each
     assert counts[FaultKind.ZOOKEEPER_RESTART] == (each if ha == "zookeeper" else 0)
-    assert counts[FaultKind.TASKMANAGER_KILL] >= duration / 10
+    assert sum(counts[k] for k in KILLS) >= duration / 10
+    assert all(8.0 <= f.duration <= 15.0 for f in faults if f.kind is FaultKind.LEADER_PAUSE), "gray: past the lease"
+
+
+def test_gray_runs_time_some_kills_to_each_phase_of_a_checkpoint_and_keep_kills_off_taskmanager_pauses():
+    spec = ScheduleSpec(duration=300, leader_kills=1, leader_pauses=1, storage_outages=0, taskmanager_pauses=2,
+                        timed_kills=True, pause_range=(8.0, 15.0))
+    faults = build_schedule(spec, 4)
+    counts = count_by_kind(faults)
+    assert all(counts[k] > 0 for k in KILLS), counts
+    pauses = [(f.at - spec.quiet_before_leader_s, f.at + f.duration + spec.quiet_after_leader_s)
+              for f in faults if f.kind is FaultKind.TASKMANAGER_PAUSE]
+    assert not [f for f in faults if f.kind.kill and any(a <= f.at < b for a, b in pauses)]
