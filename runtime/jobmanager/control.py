@@ -85,7 +85,8 @@ class ControlSocket(tornado.websocket.WebSocketHandler):
             self.send(RegistrationRejected("register before sending other messages"))
         elif isinstance(message, Heartbeat):
             if rm.heartbeat(message.tm_id, message.slot_report, message.ready):
-                self.send(HeartbeatAck(message.tm_id))
+                if self.jm.is_leader:  # the answer vouches for the TaskManager's uploads: only a serving leader gives it
+                    self.send(HeartbeatAck(message.tm_id))
             else:
                 self.send(RegistrationRejected(f"{message.tm_id} is not registered; register again"))
         elif isinstance(message, SlotOffer):
