@@ -68,6 +68,15 @@ def checkpoint_counts(cluster: LocalCluster, job_id: str, skip: tuple[str, ...] 
     return None
 
 
+def last_checkpoint_failure(cluster: LocalCluster, job_id: str) -> str:
+    """Why the job's latest failed checkpoint failed, as the serving leader says ("" if none failed)."""
+    for url in live_urls(cluster):
+        status, stats = ask(url, cluster.token, f"/jobs/{job_id}/checkpoints")
+        if status == 200:
+            return ((stats.get("latest") or {}).get("failed") or {}).get("failure_message") or ""
+    return ""
+
+
 def roles(cluster: LocalCluster, skip: tuple[str, ...] = ()) -> dict[str, str]:
     """Each live JobManager's own word on its role: leader, suspended or standby ('?' if silent)."""
     return {url: ask(url, cluster.token, "/jobmanagers")[1].get("role", "?") for url in live_urls(cluster, skip)}

@@ -25,6 +25,7 @@ class Report:
     verdict: Verdict | None = None
     checkpoints: dict = field(default_factory=dict)  # the last leader's counts
     audit: StorageAudit | None = None  # the storage trace's verdict, when the run traced
+    last_checkpoint_failure: str = ""  # why the last leader's latest failed checkpoint failed
 
     def times(self, kind: FaultKind, figure: str = "to_running_s") -> list[float]:
         return [i.figures[figure] for i in self.injected if i.fault.kind is kind and figure in i.figures]
@@ -68,6 +69,8 @@ def render(report: Report) -> list[str]:
     if report.checkpoints:
         lines.append("checkpoints under the last leader: " + ", ".join(
             f"{k} {report.checkpoints[k]}" for k in ("completed", "failed", "restored") if k in report.checkpoints))
+    if report.last_checkpoint_failure:
+        lines.append(f"  the latest failed: {report.last_checkpoint_failure[:300]}")
     lines.append(f"job: {report.job_state or 'unknown'}" + (f" ({report.job_error})" if report.job_error else ""))
     v = report.verdict
     if v is not None:

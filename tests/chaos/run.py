@@ -49,7 +49,6 @@ class RunSpec:
 
 def cluster_config(ha: str, storage: CheckpointStorage, working_dir: str, quorum: str | None) -> dict:
     config = {"heartbeat.interval": "500 ms", "heartbeat.timeout": "3 s", "cluster.fault-injection.enabled": "true",
-              "execution.checkpointing.timeout": "10 s",  # a leader woken from a pause finds its checkpoint expired
               "high-availability.type": ha, "high-availability.lease-duration": f"{LEASE_S:g} s",
               "high-availability.storageDir": os.path.join(working_dir, "ha"),
               "state.checkpoints.dir": storage.directory, "resourcemanager.provider": PROVIDER,
@@ -112,6 +111,7 @@ def _run_on(cluster: LocalCluster, spec: RunSpec, faults, storage, zookeeper, re
     deadline = started + spec.warmup_s + spec.schedule.duration + spec.tail_s + START_TIMEOUT_S
     _await_end(cluster, job_id, deadline, report)
     report.checkpoints = probes.checkpoint_counts(cluster, job_id) or {}
+    report.last_checkpoint_failure = probes.last_checkpoint_failure(cluster, job_id)
     if os.path.isdir(out):
         report.verdict = check(*chaos_job.committed_columns(out), expected_rows=rows, num_keys=spec.keys)
     else:
