@@ -59,3 +59,22 @@ def test_a_delivery_the_storage_cannot_keep_is_refused_and_taken_when_re_sent(tm
     buffer.add(delivery([1, 2], checkpoint=1))  # re-sent by the sink restored from checkpoint 1
     assert everything(buffer) == [1, 2]
     assert everything(CollectBuffer(data_dir=f"file://{tmp_path}")) == [1, 2]
+
+
+def test_a_delivery_to_a_jobmanager_fenced_out_is_neither_kept_nor_failed_over(tmp_path):
+    from runtime.checkpoint.fencing import fenced_by
+
+    class Deposed:
+        token = {"role": "jobmanager", "session": "s1"}
+
+        def refusal(self):
+            return "leader session s1 holds no confirmed lease"
+
+    failing = []
+    buffer = CollectBuffer(data_dir=str(tmp_path), on_unkept=failing.append)
+    with fenced_by(Deposed()):
+        buffer.add(delivery([1, 2], checkpoint=4))
+    assert everything(buffer) == [] and not failing, "the new leader gets it from the restored sink"
+    assert not any(tmp_path.rglob("*.arrow"))
+    buffer.add(delivery([1, 2], checkpoint=4))  # not marked delivered: taken when it comes again
+    assert everything(buffer) == [1, 2]
