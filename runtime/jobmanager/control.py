@@ -85,8 +85,7 @@ class ControlSocket(tornado.websocket.WebSocketHandler):
             self.send(RegistrationRejected("register before sending other messages"))
         elif isinstance(message, Heartbeat):
             if rm.heartbeat(message.tm_id, message.slot_report, message.ready):
-                if self.jm.is_leader:  # the answer vouches for the TaskManager's uploads: only a serving leader gives it
-                    self.send(HeartbeatAck(message.tm_id))
+                self.send(HeartbeatAck(message.tm_id))  # every accepted one: the TaskManager pairs answers in order
             else:
                 self.send(RegistrationRejected(f"{message.tm_id} is not registered; register again"))
         elif isinstance(message, SlotOffer):

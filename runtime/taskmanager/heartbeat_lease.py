@@ -1,9 +1,10 @@
 """How long a TaskManager has gone unheard by its leader, as the TaskManager itself can tell.
 
 The JobManager declares a TaskManager lost once no heartbeat reached it for ``heartbeat.timeout`` (and
-fails over its attempts). The TaskManager cannot see that happen, but it can bound it: every heartbeat
-(and the registration) is answered in order, so when an answer arrives the heartbeat it answers was sent
-no later than the JobManager heard it. Until that send time plus the timeout has passed, the JobManager
+fails over its attempts). The TaskManager cannot see that happen, but it can bound it: the JobManager
+answers the registration and every heartbeat it accepts, in order on one connection (one it does not
+accept ends the connection, and a new one starts the count afresh), so when an answer arrives the
+heartbeat it answers was sent no later than the JobManager heard it. Until that send time plus the timeout has passed, the JobManager
 cannot have declared this TaskManager lost; after it, it may have. A snapshot upload asks first
 (runtime.checkpoint.fencing.UploadFence), so a TaskManager woken from a pause longer than the timeout
 writes nothing more for attempts that may have been superseded meanwhile. Any thread may read it.
