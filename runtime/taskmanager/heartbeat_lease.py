@@ -4,10 +4,11 @@ The JobManager declares a TaskManager lost once no heartbeat reached it for ``he
 fails over its attempts). The TaskManager cannot see that happen, but it can bound it: the JobManager
 answers the registration and every heartbeat it accepts, in order on one connection (one it does not
 accept ends the connection, and a new one starts the count afresh), so when an answer arrives the
-heartbeat it answers was sent no later than the JobManager heard it. Until that send time plus the timeout has passed, the JobManager
-cannot have declared this TaskManager lost; after it, it may have. A snapshot upload asks first
-(runtime.checkpoint.fencing.UploadFence), so a TaskManager woken from a pause longer than the timeout
-writes nothing more for attempts that may have been superseded meanwhile. Any thread may read it.
+heartbeat it answers was sent no later than the JobManager heard it. Until that send time plus the
+timeout has passed, the JobManager cannot have declared this TaskManager lost; after it, it may have.
+A snapshot upload asks first (runtime.checkpoint.fencing.UploadFence), so a TaskManager woken from a
+pause longer than the timeout writes nothing more for attempts that may have been superseded meanwhile.
+Any thread may read it.
 """
 from __future__ import annotations
 
