@@ -108,7 +108,9 @@ def _run_on(cluster: LocalCluster, spec: RunSpec, faults, storage, zookeeper, re
     injectors = Injectors(cluster, job_id, storage, zookeeper, random.Random(spec.seed), log, spec.settle)
     _inject_all(injectors, faults, report)
     pace.lift()  # the faults are over: the rest of the input at full speed
-    deadline = started + spec.warmup_s + spec.schedule.duration + spec.tail_s + START_TIMEOUT_S
+    # As planned, or, when recoveries made the faults overrun their schedule (a loaded machine), from their end:
+    # the job still has to recover from the last one and read the rest of its input.
+    deadline = max(started + spec.warmup_s + spec.schedule.duration + spec.tail_s, time.monotonic()) + START_TIMEOUT_S
     _await_end(cluster, job_id, deadline, report)
     report.checkpoints = probes.checkpoint_counts(cluster, job_id) or {}
     report.last_checkpoint_failure = probes.last_checkpoint_failure(cluster, job_id)
