@@ -38,6 +38,15 @@ class ChildProcess:
         except (ProcessLookupError, PermissionError):
             pass
 
+    def terminate(self) -> None:
+        """SIGTERM the process alone, to stop in order: a TaskManager ends its tasks, then its own Spark JVM.
+        Signalling its group too would end the JVM under its running tasks, which then started a fresh one
+        while their TaskManager stopped; :meth:`signal_group` with SIGKILL is the fallback after a grace period."""
+        try:
+            self.popen.send_signal(signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
     def kill(self) -> None:
         """SIGKILL the process group and reap the process."""
         self.signal_group(signal.SIGKILL)

@@ -160,7 +160,7 @@ class LocalCluster:
                     if not c.alive() and c.pid not in self._killed and c.popen.returncode not in CLEAN_EXITS]
         stopping = [c for c in children if c.alive()]
         for child in stopping:
-            child.signal_group(signal.SIGTERM)
+            child.terminate()
         deadline = time.monotonic() + STOP_TIMEOUT_S
         for child in stopping:
             try:

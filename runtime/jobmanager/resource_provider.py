@@ -114,7 +114,7 @@ class LocalProvider:
             self._poller.cancel()
         children = list(self.processes.values())
         for child in children:
-            child.signal_group(signal.SIGTERM)
+            child.terminate()
         deadline = time.monotonic() + STOP_GRACE_S
         while any(c.alive() for c in children) and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
@@ -195,7 +195,7 @@ class LocalProvider:
         if child is None:
             return
         self._stopping[action.tm_id] = action.reason
-        child.signal_group(signal.SIGTERM)
+        child.terminate()
         asyncio.get_running_loop().call_later(STOP_GRACE_S, child.signal_group, signal.SIGKILL)
 
     def _announce(self, decision: str, tm_id: str | None, reason: str) -> None:

@@ -112,14 +112,19 @@ class SparkSessionKeeper:
         self._session = None
         self._oom_errors = 0
         self._lock = threading.Lock()
+        self._stopped = False  # the TaskManager is stopping: no session is started again
 
     @property
     def master(self) -> str:
         return self.remote or self.settings["spark.master"]
 
     def session(self):
-        """The live session, replacing an unhealthy one first (the first call starts it)."""
+        """The live session, replacing an unhealthy one first (the first call starts it). After :meth:`stop`
+        it raises: a task still finishing its bundle then fails instead of launching a JVM nobody will use
+        (one did, at a cluster's stop, and held its TaskManager past the stop's grace period)."""
         with self._lock:
+            if self._stopped:
+                raise RuntimeError("this TaskManager is stopping: its Spark session is gone")
             if self._session is not None:
                 reason = self._verdict()
                 if reason:
@@ -145,6 +150,7 @@ class SparkSessionKeeper:
 
     def stop(self) -> None:
         with self._lock:
+            self._stopped = True
             if self._session is not None:
                 self._discard()
 

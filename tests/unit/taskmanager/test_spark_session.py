@@ -2,7 +2,8 @@
 import pytest
 
 from runtime.config import ConfigError, Configuration
-from runtime.taskmanager.spark_session import PAGE_SIZE, UNSEEN_HISTORY, health_verdict, is_out_of_memory, session_settings
+from runtime.taskmanager.spark_session import (PAGE_SIZE, UNSEEN_HISTORY, SparkSessionKeeper, health_verdict, is_out_of_memory,
+                                               session_settings)
 
 
 def test_a_local_session_binds_and_advertises_the_task_manager_host_and_takes_every_spark_key():
@@ -128,3 +129,11 @@ def test_repeated_out_of_memory_errors_replace_the_session(monkeypatch):
     second = keeper.session()
     assert second is not first and first.stopped and keeper.restarts == 1
     assert keeper.session() is second
+
+
+def test_a_stopped_keeper_starts_no_session_again():
+    """A task finishing its bundle while its TaskManager stops must not launch a fresh JVM."""
+    keeper = SparkSessionKeeper(Configuration(), 2, "flinkbench-test")
+    keeper.stop()
+    with pytest.raises(RuntimeError, match="stopping"):
+        keeper.session()
