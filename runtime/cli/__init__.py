@@ -6,6 +6,7 @@
     flinkbench run [-p N] [-D key=value] [-s SAVEPOINT] [--detached] job.py [args ...]
     flinkbench list [-r] [-a] | cancel JOB | checkpoint JOB | stop [-p DIR] [--drain] JOB
     flinkbench savepoint JOB [DIR] | savepoint --dispose PATH
+    flinkbench dashboard [JOB]   (a link that opens the web dashboard once, logged in)
     flinkbench --version
 
 Commands that talk to a cluster find it from ``-m host:port`` (or ``--jobmanager URL``) and
@@ -87,6 +88,9 @@ def _job_parsers(sub) -> None:
     stop.add_argument("-p", "--savepointPath", dest="target", metavar="DIR", help=SAVEPOINT_DIR_HELP)
     stop.add_argument("-d", "--drain", action="store_true",
                       help="first send a watermark of +infinity, so every event-time window fires")
+    dashboard = _with_target(sub.add_parser(
+        "dashboard", help="print a link that opens the web dashboard once, logged in (no token in it)"))
+    dashboard.add_argument("job_id", nargs="?", help="open this job's page (default: the overview)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -102,7 +106,7 @@ def parser() -> argparse.ArgumentParser:
 # Arrow's allocator before anything imports pyarrow, which the job commands' module does: runtime.taskmanager.allocators)
 COMMANDS = {"jobmanager": "processes.jobmanager", "taskmanager": "processes.taskmanager", "cluster": "processes.cluster",
             "run": "jobs.run", "list": "jobs.list_jobs", "cancel": "jobs.cancel", "savepoint": "jobs.savepoint",
-            "checkpoint": "jobs.checkpoint", "stop": "jobs.stop"}
+            "checkpoint": "jobs.checkpoint", "stop": "jobs.stop", "dashboard": "jobs.dashboard"}
 
 
 def command(name: str):

@@ -1,4 +1,5 @@
-"""Job commands of ``flinkbench``, as Flink's CLI has them: run, list, cancel, savepoint, checkpoint, stop.
+"""Job commands of ``flinkbench``, as Flink's CLI has them: run, list, cancel, savepoint, checkpoint, stop;
+and ``dashboard``, a one-time link to the web dashboard.
 
 Each finds its cluster with :func:`target` and talks to it through runtime.client's REST client.
 """
@@ -145,4 +146,15 @@ def stop(args) -> int:
     location = client(args).job(args.job_id).savepoint(args.target, stop=True, drain=args.drain)
     print(f"savepoint of {args.job_id} completed: {location}")
     print(f"Job {args.job_id} stopped{' after draining' if args.drain else ''}.")
+    return 0
+
+
+# -- dashboard --------------------------------------------------------------------------------
+def dashboard(args) -> int:
+    """A link that logs a browser into the dashboard once (runtime.jobmanager.logins): the token stays in its file."""
+    page = f"/dashboard?job={args.job_id}" if args.job_id else None
+    link = client(args).post("/login-links", {"next": page} if page else {})
+    print(link["url"])
+    print(f"(opens once, within {link['expires-in-s'] / 60:g} minutes; run 'flinkbench dashboard' again for another)",
+          file=sys.stderr)
     return 0

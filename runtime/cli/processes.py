@@ -149,7 +149,8 @@ def _start(args) -> int:
 def _describe(info: dict) -> None:
     print(f"cluster running: JobManager {info['url']}, {info['taskmanagers']} TaskManagers x {info['slots']} slots")
     print(f"token file: {info['token_file']}\nlogs: {info['logs']}")
-    print(f"dashboard: {info['url']}/dashboard?token=<the token in the token file>", flush=True)
+    print(f"dashboard: {info['url']}/dashboard ('flinkbench dashboard' prints a link that opens it logged in)",
+          flush=True)
 
 
 def _serve_until_stopped(local) -> None:

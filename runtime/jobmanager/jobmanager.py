@@ -39,6 +39,7 @@ from runtime.jobmanager.dashboard import Dashboard
 from runtime.jobmanager.dispatcher import Dispatcher
 from runtime.jobmanager.event_bus import EventBus
 from runtime.jobmanager.leader_election import LeaderElection
+from runtime.jobmanager.logins import LoginCodes
 from runtime.jobmanager.resource_manager import ResourceManager
 from runtime.jobmanager.resource_provider import resource_provider
 from runtime.metrics.endpoint import PrometheusEndpoint, start_endpoint
@@ -93,9 +94,10 @@ class JobManager:
         tls.warn_if_plain(self.conf, address, "the JobManager's REST port")
         sockets = tornado.netutil.bind_sockets(self.conf.get("rest.port"), address)
         self.port = sockets[0].getsockname()[1]
-        self.dashboard = Dashboard(self, self.port, rest.NotFoundHandler)
+        logins = LoginCodes()  # issued by the REST API, redeemed by the dashboard's login page
+        self.dashboard = Dashboard(self, self.port, rest.NotFoundHandler, logins)
         limit = self.conf.get("rest.server.max-content-length")
-        context = rest.RestContext(self.dispatcher, self, self.conf, self.provider.describe)
+        context = rest.RestContext(self.dispatcher, self, self.conf, self.provider.describe, logins)
         app = tornado.web.Application(rest.rules(context) + [
             (r"/control$", ControlSocket, {"jm": self}),
             (r"/$", tornado.web.RedirectHandler, {"url": DASHBOARD_PATH})],

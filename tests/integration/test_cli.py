@@ -15,6 +15,8 @@ import socket
 import subprocess
 import sys
 import types
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -101,6 +103,10 @@ def test_cluster_start_detached_honours_its_conf_file_and_cluster_stop_ends_it(h
         assert {"key": "heartbeat.timeout", "value": "7 s"} in config
         again = flinkbench(home, "cluster", "start", "--taskmanagers", "0", "--detach")
         assert again.returncode == 2 and f"already running at http://127.0.0.1:{port}" in again.stderr
+        assert "'flinkbench dashboard' prints a link" in started.stdout and "<" not in started.stdout
+        link = flinkbench(home, "dashboard")
+        assert link.returncode == 0 and "opens once" in link.stderr, link.stderr
+        assert_logs_in(link.stdout.strip(), f"http://127.0.0.1:{port}")
     finally:
         stopped = flinkbench(home, "cluster", "stop")
     assert stopped.returncode == 0, stopped.stderr
@@ -109,6 +115,19 @@ def test_cluster_start_detached_honours_its_conf_file_and_cluster_stop_ends_it(h
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
     nothing = flinkbench(home, "cluster", "stop")
     assert nothing.returncode == 2 and "no cluster to stop" in nothing.stderr
+
+
+def assert_logs_in(link: str, jobmanager: str) -> None:
+    """The link logs a browser in once: a redirect to the dashboard that sets the token cookie."""
+    class Stay(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    assert link.startswith(f"{jobmanager}/dashboard/login?code="), link
+    with pytest.raises(urllib.error.HTTPError) as answer:
+        urllib.request.build_opener(Stay).open(link, timeout=30)
+    assert answer.value.code == 302 and answer.value.headers["Location"] == "/dashboard"
+    assert "HttpOnly" in answer.value.headers["Set-Cookie"]
 
 
 BOUNDED = """

@@ -15,20 +15,25 @@ Bokeh itself (runtime.jobmanager.dashboard.server) is imported at the first requ
 path: a JobManager nobody looks at keeps its 22 MB. That first page waits for the import (0.3 s here).
 
 The page is behind the cluster token: ``/dashboard?token=<token>`` (which also sets the token
-cookie for the page's own requests and WebSocket), the cookie, or ``Authorization: Bearer``.
-Anything else is answered 401 with a line saying how to get in.
+cookie for the page's own requests and WebSocket), the cookie, or ``Authorization: Bearer``. A browser
+without any is sent to ``/dashboard/login`` (runtime.jobmanager.dashboard.login), which says how to get
+in and redeems the one-time links the panel and ``%flink local`` hand out.
 """
 from __future__ import annotations
 
 import logging
 import time
 
+import tornado.web
+
+from runtime.jobmanager.dashboard.login import LoginHandler
+from runtime.jobmanager.logins import DASHBOARD_PATH as PATH
+from runtime.jobmanager.logins import LOGIN_PATH, LoginCodes, login_path
 from runtime.process_info import LogTail
 from runtime.views.model import ClusterModel
 
 log = logging.getLogger(__name__)
 
-PATH = "/dashboard"
 #: what the Bokeh app serves besides its pages: its scripts and styles, and the browser's icon request
 OWN_PREFIXES = (PATH, "/static/", "/favicon.ico")
 
@@ -36,9 +41,12 @@ OWN_PREFIXES = (PATH, "/static/", "/favicon.ico")
 class Dashboard:
     """The dashboard's model (fed from the event bus from the start) and, once asked for, its web app."""
 
-    def __init__(self, jm, port: int, not_found: type):
-        """``not_found`` answers a dashboard path that names no page (the REST API's JSON 404)."""
+    def __init__(self, jm, port: int, not_found: type, logins: LoginCodes):
+        """``not_found`` answers a dashboard path that names no page (the REST API's JSON 404); ``logins``
+        are the one-time codes the REST API issues and the login page redeems."""
         self.jm, self.port, self.not_found = jm, port, not_found
+        self.login = tornado.web.Application([(LOGIN_PATH, LoginHandler, {"token": jm.token, "logins": logins})],
+                                             default_handler_class=not_found)
         self.model = ClusterModel()
         self.model.reset(jm.snapshot())
         self.model.set_connection("connected", jm.url, f"this JobManager ({jm.url})")
@@ -52,8 +60,26 @@ class Dashboard:
         """True for the paths the Bokeh app answers (the front door sends everything else to REST)."""
         return path.startswith(OWN_PREFIXES)
 
+    @staticmethod
+    def open_without_token(path: str) -> bool:
+        """The login page: it is how a browser without the token gets one."""
+        return path == LOGIN_PATH
+
+    @staticmethod
+    def login_redirect(request) -> str | None:
+        """Where a browser that asked for a dashboard page without the token goes: the login page, which
+        says what to do, then back to the page asked for. None for anything but a browser's page request
+        (API clients and the page's own scripts keep the JSON 401)."""
+        wants_page = request.method in ("GET", "HEAD") and "text/html" in request.headers.get("Accept", "")
+        if not wants_page or request.path not in ("/", PATH):
+            return None
+        query = "&".join(p for p in request.query.split("&") if p and not p.startswith("token="))
+        return login_path(PATH + ("?" + query if query else ""))
+
     def find_handler(self, request):
-        """Tornado's routing hook: the Bokeh app's handler for ``request``, the app built at the first call."""
+        """Tornado's routing hook: the login page's handler, else the Bokeh app's (built at the first call)."""
+        if request.path == LOGIN_PATH:
+            return self.login.find_handler(request)
         if self._server is None:
             started = time.monotonic()
             from runtime.jobmanager.dashboard.server import DashboardServer

@@ -12,7 +12,7 @@ import functools
 import inspect
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Callable
 
@@ -23,6 +23,7 @@ from runtime.connectors.push import PushError
 from runtime.errors import SubmissionError
 from runtime.jobmanager.gateways import (DispatcherGateway, LeaderRetriever, OperationRefused, UnknownJob,
                                          UnknownTaskManager)
+from runtime.jobmanager.logins import LoginCodes
 from runtime.jobmanager.push import PushNotKept, SourceRefused, UnknownSource
 from runtime.jobmanager.rest.fields import BodyError, decode, encode
 from runtime.jobmanager.rest.messages import ErrorResponseBody
@@ -46,6 +47,7 @@ class RestContext:
     leader: LeaderRetriever
     conf: Configuration
     resources: Callable[[], dict] | None = None  # the resource provider's state, for the event stream's start
+    logins: LoginCodes = field(default_factory=LoginCodes)  # the dashboard's one-time codes, shared with it
 
 
 class HTTPError(tornado.web.HTTPError):

@@ -1,4 +1,5 @@
-"""REST handlers for the cluster: overview, configuration, JobManagers, TaskManagers, fault injection."""
+"""REST handlers for the cluster: overview, configuration, JobManagers, TaskManagers, fault injection,
+and the dashboard's one-time login links."""
 from __future__ import annotations
 
 import asyncio
@@ -7,6 +8,7 @@ import signal
 
 import tornado.web
 
+from runtime.jobmanager.logins import login_path
 from runtime.jobmanager.rest import convert
 from runtime.jobmanager.rest import messages as m
 from runtime.jobmanager.rest.base import ApiHandler, HTTPError, Query, operation
@@ -122,3 +124,17 @@ class HealthHandler(ApiHandler):
     @operation("Liveness: the process answers (no token needed).", m.HealthStatus)
     def get(self):
         return m.HealthStatus(status="ok")
+
+
+class LoginLinksHandler(ApiHandler):
+    """A browser link to the dashboard for whoever holds the token (runtime.jobmanager.logins says why)."""
+    standby_serves = True
+
+    @operation("A link that opens the web dashboard once, logged in (an HTTP-only cookie), with no token in it; "
+               "it expires after expires-in-s.", m.LoginLink, status=201, request=m.LoginLinkRequest)
+    def post(self):
+        wanted = self.body(m.LoginLinkRequest)
+        code = self.ctx.logins.issue()
+        # The address the caller reached this JobManager at is the one its browser is about to open.
+        base = f"{self.request.protocol}://{self.request.host}"
+        return m.LoginLink(url=base + login_path(wanted.next, code), expires_in_s=self.ctx.logins.ttl_s)

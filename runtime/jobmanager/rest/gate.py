@@ -1,8 +1,9 @@
 """The JobManager's front door: authenticate first, then route, then let handlers validate.
 
 Every request goes through :class:`RestGate` before any handler sees it. Without a valid token the
-answer is 401 with a JSON body, whatever the path (only ``/healthz`` is open), method, headers or body,
-so nothing about routes or job ids can be learnt without it. Then: ``/v1/...`` is served as the bare
+answer is 401 with a JSON body, whatever the path (only ``/healthz`` and the dashboard's login page are
+open), method, headers or body, so nothing about routes or job ids can be learnt without it; a browser
+asking for a dashboard page is sent to the login page instead, which says how to get in. Then: ``/v1/...`` is served as the bare
 path; a body larger than ``rest.server.max-content-length`` is 413 (refused from its Content-Length
 before it is read, or once a chunked body grows past the limit); a path that matches nothing is 404,
 a WebSocket path without an upgrade 400, all with JSON bodies. Then the web dashboard's paths go to the
@@ -25,7 +26,7 @@ V1 = "/v1"
 #: pages of the web dashboard (Bokeh), which browsers open with ``?token=`` once and then carry a cookie
 BROWSER_PREFIXES = ("/dashboard", "/static/", "/events")
 TOKEN_MISSING = ("missing or invalid cluster token: send 'Authorization: Bearer <token>' (the token is in the "
-                 "cluster's token file); a browser opens /dashboard?token=<token>")
+                 "cluster's token file); a browser opens /dashboard/login")
 
 
 def presented_token(request: tornado.httputil.HTTPServerRequest) -> str | None:
@@ -43,12 +44,14 @@ def presented_token(request: tornado.httputil.HTTPServerRequest) -> str | None:
 
 
 class Refusal(tornado.httputil.HTTPMessageDelegate):
-    """Answers one request with a JSON error and nothing else. A body it was sent is read and dropped
-    (so the connection can carry the next request), unless it is too large to read at all."""
+    """Answers one request with a JSON error (or, given ``location``, a redirect there) and nothing else.
+    A body it was sent is read and dropped (so the connection can carry the next request), unless it is
+    too large to read at all."""
 
-    def __init__(self, connection, status: int, message: str, read_body: bool = True, method: str = "GET"):
+    def __init__(self, connection, status: int, message: str, read_body: bool = True, method: str = "GET",
+                 location: str | None = None):
         self.connection, self.status, self.message, self.read_body = connection, status, message, read_body
-        self.head = method == "HEAD"
+        self.head, self.location = method == "HEAD", location
 
     def headers_received(self, start_line, headers):
         if not self.read_body:
@@ -67,6 +70,8 @@ class Refusal(tornado.httputil.HTTPMessageDelegate):
     def _answer(self) -> None:
         body = json.dumps({"errors": [self.message]}).encode()
         headers = tornado.httputil.HTTPHeaders({"Content-Type": "application/json", "Content-Length": str(len(body))})
+        if self.location is not None:
+            headers["Location"] = self.location
         if not self.read_body:
             headers["Connection"] = "close"
         reason = tornado.httputil.responses.get(self.status, "Error")
@@ -115,9 +120,14 @@ class NotFoundHandler(JsonErrors, tornado.web.RequestHandler):
 
 
 class Pages(Protocol):
-    """Web pages served beside the REST API (the dashboard): which paths are theirs, and their handler."""
+    """Web pages served beside the REST API (the dashboard): which paths are theirs, which of them open
+    without the token (a login page), where a browser without the token goes, and their handler."""
 
     def serves(self, path: str) -> bool: ...
+
+    def open_without_token(self, path: str) -> bool: ...
+
+    def login_redirect(self, request) -> str | None: ...
 
     def find_handler(self, request) -> tornado.httputil.HTTPMessageDelegate: ...
 
@@ -137,9 +147,10 @@ class RestGate(tornado.routing.Router):
             request.uri = request.uri[len(V1):] or "/"
         connection = request.connection
         chunked = "chunked" in request.headers.get("Transfer-Encoding", "").lower()
-        if request.path not in self.open_paths and not tokens_match(self.token, presented_token(request)):
-            return Refusal(connection, 401, TOKEN_MISSING, not chunked and self._length(request) <= self.limit,
-                           request.method)
+        if not self._open(request.path) and not tokens_match(self.token, presented_token(request)):
+            login = self.pages.login_redirect(request) if self.pages is not None else None
+            return Refusal(connection, 302 if login else 401, TOKEN_MISSING,
+                           not chunked and self._length(request) <= self.limit, request.method, login)
         if self._length(request) > self.limit:
             return Refusal(connection, 413, too_large(self.limit), False, request.method)
         if request.path in self.websocket_paths and request.headers.get("Upgrade", "").lower() != "websocket":
@@ -148,6 +159,9 @@ class RestGate(tornado.routing.Router):
         routed = self.pages if self.pages is not None and self.pages.serves(request.path) else self.app
         inner = routed.find_handler(request)
         return BodyLimit(inner, connection, self.limit) if chunked else inner
+
+    def _open(self, path: str) -> bool:
+        return path in self.open_paths or (self.pages is not None and self.pages.open_without_token(path))
 
     @staticmethod
     def _length(request) -> int:

@@ -55,6 +55,7 @@ ROUTES: tuple[Route, ...] = (
     Route("/taskmanagers", cluster.TaskManagersHandler),
     Route("/taskmanagers/:taskmanagerid", cluster.TaskManagerHandler),
     Route("/taskmanagers/:taskmanagerid/kill", cluster.KillTaskManagerHandler),
+    Route("/login-links", cluster.LoginLinksHandler),
     Route("/jobs", jobs.JobsHandler),
     Route("/jobs/overview", jobs.JobsOverviewHandler),
     Route(JOB, jobs.JobHandler),

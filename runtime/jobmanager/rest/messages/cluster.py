@@ -123,3 +123,15 @@ class HoldResponse:
 @message
 class HealthStatus:
     status: str = F("status")
+
+
+@message
+class LoginLinkRequest:
+    next: str | None = F("next", default=None,
+                         doc="the dashboard page to open once logged in, e.g. /dashboard?job=<id> (default /dashboard)")
+
+
+@message
+class LoginLink:
+    url: str = F("url", doc="opens the web dashboard once, logged in; the token is not in it")
+    expires_in_s: float = F("expires-in-s", doc="seconds the link stays usable if not opened")
