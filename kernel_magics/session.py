@@ -1,6 +1,7 @@
 """FlinkSession: what one kernel knows about its cluster: the REST client, the one event-stream
 connection and the model it feeds, the live views, the jobs shown, and a local cluster if the
-kernel started one (stopped when the kernel exits).
+kernel started one (stopped when the kernel exits). Which cluster that is, and when it stops, is
+told to the Jupyter server too (kernel_magics.kernel_registration), so the side panel follows it.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from runtime.views.model import ClusterModel
 from runtime.views.stream import EventStream
 
 from kernel_magics.errors import FlinkError, cluster_error
+from kernel_magics.kernel_registration import KernelRecord, server_dashboard_link
 from kernel_magics.widgets.updater import ViewUpdater
 
 log = logging.getLogger(__name__)
@@ -38,6 +40,7 @@ class FlinkSession:
         self.model.add_listener(self.updater.poke)
         self.jobs: dict[str, object] = {}  # job id -> JobView, in the order shown
         self.dashboards: list = []
+        self.record = KernelRecord.for_this_kernel()
         atexit.register(self.shutdown)
 
     # -- state --------------------------------------------------------------------------------
@@ -121,13 +124,13 @@ class FlinkSession:
         except BaseException:
             cluster.stop()
             raise
-        self.disconnect()
+        self._detach()
         self.cluster = cluster
         self._attach(cluster.client, cluster.token_file)
         return cluster
 
     def _attach(self, client: RestClient, token_file: str | None) -> None:
-        self.disconnect()
+        self._detach()
         self.client, self.token_file = client, token_file
         os.environ["FLINKBENCH_JOBMANAGER_URL"] = client.url
         if token_file:
@@ -140,17 +143,38 @@ class FlinkSession:
             os.environ[tls.TRUST_CERT_ENV] = client.trust_cert
         self.stream = EventStream(self.model, client.url, client.token, on_leader_change=self._leader_moved,
                                   addresses=client.urls, ssl_context=client.ssl_context).start()
+        self._register()
         if not self.stream.wait_connected(STREAM_CONNECT_WAIT_S):
             log.warning("event stream not connected yet: %s", self.model.connection["message"])
+
+    def _register(self) -> None:
+        """Tell the Jupyter server which cluster this kernel follows (the panel shows it for this notebook)."""
+        if self.client is not None:
+            self.record.connected(self.client.url, self.token_file, self.client.trust_cert, self.cluster is not None)
 
     def _leader_moved(self, url: str) -> None:
         """The event stream found a new leader: REST calls go there too (the client object is shared)."""
         if self.client is not None:
             self.client.url = url
             os.environ["FLINKBENCH_JOBMANAGER_URL"] = url
+            self._register()
+
+    def dashboard_link(self) -> str:
+        """A link that opens the cluster's web dashboard logged in, with no token in it: through the Jupyter
+        server when one started this kernel (good for as long as the cluster runs), else a one-time link."""
+        client = self.require_client()
+        through_jupyter = server_dashboard_link()
+        if through_jupyter:
+            return through_jupyter
+        link = client.post("/login-links", {})
+        return f"{link['url']}  (opens once, within {link['expires-in-s'] / 60:g} minutes)"
 
     def disconnect(self) -> None:
         """Stop following the cluster; views stop updating, jobs and a local cluster keep running."""
+        self._detach()
+        self.record.clear()
+
+    def _detach(self) -> None:
         for view in list(self.jobs.values()):
             view.stop()
         if self.stream is not None:
@@ -167,7 +191,8 @@ class FlinkSession:
             raise FlinkError("this kernel started no local cluster" +
                              (f" (it is connected to {self.url}; '%flink disconnect' leaves it)" if self.connected else ""))
         url = self.cluster.url
-        self.disconnect()
+        self._detach()
+        self.record.stopped(url, "'%flink stop' stopped it")  # before it goes, so the panel never sees it dead
         self.cluster.stop()
         self.cluster = None
         return url
@@ -175,10 +200,14 @@ class FlinkSession:
     def shutdown(self) -> None:
         """At kernel exit: stop every thread and the local cluster's processes."""
         try:
-            self.disconnect()
+            was_connected = self.client is not None
+            self._detach()
             if self.cluster is not None:
+                self.record.stopped(self.cluster.url, "it stopped with the kernel that started it")
                 self.cluster.stop()
                 self.cluster = None
+            elif was_connected:  # a second call (unload, then exit) keeps what the first one said
+                self.record.clear()
         finally:
             self.updater.close()
 

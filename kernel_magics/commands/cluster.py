@@ -50,7 +50,7 @@ def local(session, line: str):
     cluster = session.start_local(args.taskmanagers, args.slots, config, **kwargs)
     print(f"local cluster running: JobManager {cluster.url}, {args.taskmanagers} TaskManagers x {args.slots} slots")
     print(f"token file {cluster.token_file}; logs in {cluster.working_dir}")
-    print(f"web dashboard: {cluster.url}/dashboard?token=<token from the token file>")
+    print(f"web dashboard: {session.dashboard_link()}")
     if args.show_api:
         print(api_hints.cli_line(cluster.url, cluster.token_file,
                                  f"cluster start --taskmanagers {args.taskmanagers} --slots {args.slots}"))

@@ -16,5 +16,5 @@ def dashboard(session, line: str):
     session.require_client()
     view = ClusterView(session)
     session.add_dashboard(view)
-    print(f"the JobManager serves the same views at {session.url}/dashboard (open it with ?token=<token>)")
+    print(f"the JobManager's web dashboard shows them too: {session.dashboard_link()}")
     return view

@@ -5,8 +5,11 @@ import asyncio
 import os
 
 from jupyter_server.extension.application import ExtensionApp
+from tornado.ioloop import IOLoop
 from traitlets import Float, Unicode
 
+from kernel_magics.kernel_registration import JUPYTER_URL_ENV
+from kernel_magics.server.kernels import KernelClusters
 from kernel_magics.server.local_cluster import LocalClusterManager
 from kernel_magics.server.target import Connection, JobManagerTarget, TargetError
 
@@ -30,9 +33,19 @@ class FlinkbenchServerExtension(ExtensionApp):
     def initialize_settings(self) -> None:
         self.connection = Connection(self._default_target())
         self.local_cluster = LocalClusterManager(self.local_cluster_dir or None)
+        # Kernels started from now on say which cluster they follow (kernel_magics.kernel_registration).
+        self.kernels = KernelClusters(self.serverapp.runtime_dir)
+        self.kernels.export()
+        IOLoop.current().add_callback(self._export_url)
         self.settings.update({"flinkbench_connection": self.connection,
                               "flinkbench_local_cluster": self.local_cluster,
+                              "flinkbench_kernels": self.kernels,
                               "flinkbench_request_timeout": self.request_timeout})
+
+    def _export_url(self) -> None:
+        """This server's address, for the dashboard links kernels print: known once it listens, before any
+        kernel starts."""
+        os.environ[JUPYTER_URL_ENV] = self.serverapp.connection_url
 
     def _default_target(self) -> JobManagerTarget | None:
         url = self.jobmanager_url or os.environ.get("FLINKBENCH_JOBMANAGER_URL", "")
@@ -53,3 +66,4 @@ class FlinkbenchServerExtension(ExtensionApp):
 
     async def stop_extension(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.local_cluster.shutdown)
+        self.kernels.close()

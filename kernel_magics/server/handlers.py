@@ -1,25 +1,27 @@
-"""Routes under ``<base_url>/flinkbench/``: REST and event-stream forwarding, connection, local cluster.
+"""Routes under ``<base_url>/flinkbench/``: REST forwarding, connection, local cluster, kernels' clusters.
 
 Every verb carries ``@tornado.web.authenticated`` (WebSockets: ``@ws_authenticated``), so only a
 logged-in Jupyter user reaches the JobManager through here; the cluster token is added on the way out
 and nothing that comes back carries it. Errors are ``{"errors": [message]}`` like the JobManager's own:
-502 when the JobManager cannot be reached or refuses the token, 503 when none is configured.
+502 when the JobManager cannot be reached or refuses the token, 503 when none is configured, 410 when
+the cluster of the kernel asked for has stopped.
+
+The forwarding routes come twice: ``api/...``, ``events``, ``graph/...`` and ``dashboard`` reach the
+server's own JobManager (the panel's choice, or the server's default), and the same under
+``kernel/<kernel id>/`` reach the cluster that kernel follows (kernel_magics.server.kernels): the panel
+uses those for the notebook in focus.
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from urllib.parse import quote
 
 import tornado.web
-import tornado.websocket
-from jupyter_server.auth.decorator import ws_authenticated
-from jupyter_server.base.handlers import APIHandler, JupyterHandler
-from jupyter_server.base.websocket import WebSocketMixin
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+from jupyter_server.base.handlers import APIHandler
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest, HTTPResponse
 
-from kernel_magics.server.failover import find_leader, note_jobmanagers
+from kernel_magics.server.kernels import KernelCluster, KernelClusters
 from kernel_magics.server.local_cluster import LocalClusterError, LocalClusterManager
 from kernel_magics.server.target import Connection, JobManagerTarget, TargetError
 
@@ -29,9 +31,43 @@ log = logging.getLogger(__name__)
 FORWARDED_RESPONSE_HEADERS = ("X-Next-Offset", "X-Finished", "X-Job-State")
 LOCAL_CLUSTER_SOURCE = "local cluster"
 CONNECT_TIMEOUT_S = 5.0
+KERNEL = r"kernel/(?P<kernel>[0-9a-f-]+)/"
 
 
-class FlinkbenchHandler(APIHandler):
+class ScopedConnection:
+    """For handlers of both route kinds: the Connection a request means (``kernel`` None: the server's own)."""
+
+    settings: dict
+
+    def connection_for(self, kernel: str | None) -> Connection:
+        """Raises HTTPError: 404 for a kernel this server does not run, 410 for its stopped cluster, 503
+        when it follows none."""
+        if kernel is None:
+            return self.settings["flinkbench_connection"]
+        cluster = self.kernel_cluster(kernel)
+        if cluster.state == "stopped":
+            raise tornado.web.HTTPError(410, f"the cluster at {cluster.url} stopped: {cluster.reason}")
+        try:
+            return self.settings["flinkbench_kernels"].connection(kernel, cluster)
+        except TargetError as err:
+            raise tornado.web.HTTPError(503, str(err)) from None
+
+    def kernel_cluster(self, kernel: str) -> KernelCluster:
+        try:
+            connection_file = self.settings["kernel_manager"].get_kernel(kernel).connection_file
+        except (KeyError, tornado.web.HTTPError):  # Jupyter's kernel manager raises its own 404
+            raise tornado.web.HTTPError(404, f"no kernel {kernel} runs on this Jupyter server") from None
+        kernels: KernelClusters = self.settings["flinkbench_kernels"]
+        return kernels.cluster_of(connection_file)
+
+    def target(self, kernel: str | None = None) -> JobManagerTarget:
+        try:
+            return self.connection_for(kernel).current()
+        except TargetError as err:
+            raise tornado.web.HTTPError(503, str(err)) from None
+
+
+class FlinkbenchHandler(ScopedConnection, APIHandler):
     """Shared state and the JobManager-style error body."""
 
     @property
@@ -41,12 +77,6 @@ class FlinkbenchHandler(APIHandler):
     @property
     def local_cluster(self) -> LocalClusterManager:
         return self.settings["flinkbench_local_cluster"]
-
-    def target(self) -> JobManagerTarget:
-        try:
-            return self.connection.current()
-        except TargetError as err:
-            raise tornado.web.HTTPError(503, str(err)) from None
 
     def json_body(self) -> dict:
         try:
@@ -65,6 +95,32 @@ class FlinkbenchHandler(APIHandler):
 
 def unreachable(target: JobManagerTarget, reason) -> tornado.web.HTTPError:
     return tornado.web.HTTPError(502, f"JobManager at {target.url} is unreachable: {reason}")
+
+
+async def call_jobmanager(target: JobManagerTarget, path: str, timeout: float, method: str = "GET",
+                          body: bytes | None = None, content_type: str | None = None) -> HTTPResponse:
+    """One request to the JobManager (``path`` with its query) with the token added; HTTPError 502 when it
+    cannot be reached or refuses the token. Any other answer is the caller's to read."""
+    try:
+        token, context = target.token(), target.ssl_context()
+    except TargetError as err:
+        raise tornado.web.HTTPError(502, str(err)) from None
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+    if content_type:
+        headers["Content-Type"] = content_type
+    request = HTTPRequest(f"{target.url}/{path.lstrip('/')}", method=method, headers=headers, body=body,
+                          allow_nonstandard_methods=True, follow_redirects=False, connect_timeout=CONNECT_TIMEOUT_S,
+                          ssl_options=context, request_timeout=timeout)
+    try:
+        response = await AsyncHTTPClient().fetch(request, raise_error=False)
+    except (OSError, HTTPClientError) as err:
+        raise unreachable(target, err) from None
+    if response.code == 599:
+        raise unreachable(target, response.error)
+    if response.code == 401:
+        raise tornado.web.HTTPError(502, f"the JobManager at {target.url} rejected the token from "
+                                         f"{target.token_file}: {_errors(response.body)}")
+    return response
 
 
 class ConnectionHandler(FlinkbenchHandler):
@@ -94,36 +150,25 @@ class ConnectionHandler(FlinkbenchHandler):
         return {**self.connection.describe(), "local_cluster": self.local_cluster.status()}
 
 
+class KernelClusterHandler(FlinkbenchHandler):
+    """GET ``kernel/<id>/cluster``: the cluster that kernel follows, for the panel: running, stopped or none."""
+
+    @tornado.web.authenticated
+    def get(self, kernel: str):
+        cluster = self.kernel_cluster(kernel)
+        self.finish(json.dumps({**cluster.describe(), "local_cluster": self.local_cluster.status()}))
+
+
 class ProxyHandler(FlinkbenchHandler):
     """``api/<path>`` -> ``<JobManager>/<path>`` with the same method, query and body, plus the token."""
 
-    async def forward(self, path: str) -> None:
-        target = self.target()
-        try:
-            token, context = target.token(), target.ssl_context()
-        except TargetError as err:
-            raise tornado.web.HTTPError(502, str(err)) from None
-        url = f"{target.url}/{quote(path, safe='/:@-._~!$&()*+,;=')}"
-        if self.request.query:
-            url += "?" + self.request.query
-        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
-        if self.request.headers.get("Content-Type"):
-            headers["Content-Type"] = self.request.headers["Content-Type"]
-        method = self.request.method
-        request = HTTPRequest(url, method=method, headers=headers,
-                              body=self.request.body if method in ("POST", "PUT", "PATCH") else None,
-                              allow_nonstandard_methods=True, follow_redirects=False,
-                              connect_timeout=CONNECT_TIMEOUT_S, ssl_options=context,
-                              request_timeout=self.settings["flinkbench_request_timeout"])
-        try:
-            response = await AsyncHTTPClient().fetch(request, raise_error=False)
-        except (OSError, HTTPClientError) as err:
-            raise unreachable(target, err) from None
-        if response.code == 599:
-            raise unreachable(target, response.error)
-        if response.code == 401:
-            raise tornado.web.HTTPError(502, f"the JobManager at {target.url} rejected the token from "
-                                             f"{target.token_file}: {_errors(response.body)}")
+    async def forward(self, path: str, kernel: str | None) -> None:
+        target = self.target(kernel)
+        path = quote(path, safe="/:@-._~!$&()*+,;=") + ("?" + self.request.query if self.request.query else "")
+        method = self.request.method or "GET"
+        response = await call_jobmanager(target, path, self.settings["flinkbench_request_timeout"], method,
+                                         self.request.body if method in ("POST", "PUT", "PATCH") else None,
+                                         self.request.headers.get("Content-Type"))
         self.set_status(response.code, response.reason or "Unknown")
         for name in FORWARDED_RESPONSE_HEADERS:
             if name in response.headers:
@@ -132,24 +177,24 @@ class ProxyHandler(FlinkbenchHandler):
                     set_content_type=response.headers.get("Content-Type", "application/json"))
 
     @tornado.web.authenticated
-    async def get(self, path):
-        await self.forward(path)
+    async def get(self, path, kernel=None):
+        await self.forward(path, kernel)
 
     @tornado.web.authenticated
-    async def post(self, path):
-        await self.forward(path)
+    async def post(self, path, kernel=None):
+        await self.forward(path, kernel)
 
     @tornado.web.authenticated
-    async def patch(self, path):
-        await self.forward(path)
+    async def patch(self, path, kernel=None):
+        await self.forward(path, kernel)
 
     @tornado.web.authenticated
-    async def put(self, path):
-        await self.forward(path)
+    async def put(self, path, kernel=None):
+        await self.forward(path, kernel)
 
     @tornado.web.authenticated
-    async def delete(self, path):
-        await self.forward(path)
+    async def delete(self, path, kernel=None):
+        await self.forward(path, kernel)
 
 
 def _errors(body: bytes | None) -> str:
@@ -188,86 +233,15 @@ class LocalClusterHandler(FlinkbenchHandler):
         self.finish(json.dumps(self.local_cluster.status()))
 
 
-class EventsProxySocket(WebSocketMixin, tornado.websocket.WebSocketHandler, JupyterHandler):
-    """The JobManager's ``/events`` stream, relayed message by message.
-
-    When the JobManager cannot be reached, or drops the stream, the browser gets one
-    ``{"type": "ProxyError", "message": ...}`` before the socket closes, so the panel can say why.
-    """
-
-    upstream: tornado.websocket.WebSocketClientConnection | None = None
-    _pump: asyncio.Task | None = None
-
-    @ws_authenticated
-    async def get(self, *args, **kwargs):
-        await super().get(*args, **kwargs)
-
-    async def open(self, *args, **kwargs):
-        super().open(*args, **kwargs)
-        connection = self.settings["flinkbench_connection"]
-        try:
-            target = connection.current()
-            try:
-                self.upstream = await self._connect(target)
-            except (OSError, HTTPClientError, tornado.websocket.WebSocketError) as err:
-                leader = await find_leader(connection)  # HA: the leader may have moved while we were away
-                if leader is None:
-                    raise err from None
-                target = leader
-                self.upstream = await self._connect(target)
-        except TargetError as err:
-            self._fail(str(err))
-            return
-        except (OSError, HTTPClientError, tornado.websocket.WebSocketError) as err:
-            self._fail(str(unreachable(target, err).log_message))
-            return
-        self._pump = asyncio.get_running_loop().create_task(self._relay(target))
-
-    @staticmethod
-    async def _connect(target: JobManagerTarget):
-        request = HTTPRequest(target.ws_url + "/events", headers={"Authorization": f"Bearer {target.token()}"},
-                              connect_timeout=CONNECT_TIMEOUT_S, request_timeout=CONNECT_TIMEOUT_S,
-                              ssl_options=target.ssl_context())
-        return await tornado.websocket.websocket_connect(request)
-
-    async def _relay(self, target: JobManagerTarget) -> None:
-        while True:
-            message = await self.upstream.read_message()
-            if message is None:
-                reason = self.upstream.close_reason or "connection lost"
-                self._fail(f"JobManager at {target.url} closed the event stream: {reason}")
-                return
-            note_jobmanagers(self.settings["flinkbench_connection"], message)
-            try:
-                await self.write_message(message)
-            except tornado.websocket.WebSocketClosedError:
-                return
-
-    def _fail(self, message: str) -> None:
-        try:
-            self.write_message(json.dumps({"type": "ProxyError", "message": message}))
-        except tornado.websocket.WebSocketClosedError:
-            return
-        self.close(1011, message[:120])
-
-    def on_message(self, message):
-        pass  # the stream is one-way
-
-    def on_close(self):
-        if self._pump is not None:
-            self._pump.cancel()
-        if self.upstream is not None:
-            self.upstream.close()
-
-
 def routes(prefix: str) -> list:
     """Every route of the extension; tests walk this list to check each one requires authentication."""
+    from kernel_magics.server.dashboard import DashboardHandler
+    from kernel_magics.server.events import EventsProxySocket
     from kernel_magics.server.graph import JobGraphHandler
 
-    return [
-        (rf"/{prefix}/graph/([^/]+)", JobGraphHandler),
-        (rf"/{prefix}/connection", ConnectionHandler),
-        (rf"/{prefix}/local-cluster", LocalClusterHandler),
-        (rf"/{prefix}/events", EventsProxySocket),
-        (rf"/{prefix}/api/(.*)", ProxyHandler),
-    ]
+    scoped = [(r"graph/(?P<job>[^/]+)", JobGraphHandler), (r"events", EventsProxySocket),
+              (r"dashboard", DashboardHandler), (r"api/(?P<path>.*)", ProxyHandler)]
+    return [(rf"/{prefix}/connection", ConnectionHandler),
+            (rf"/{prefix}/local-cluster", LocalClusterHandler),
+            (rf"/{prefix}/{KERNEL}cluster", KernelClusterHandler),
+            *[(rf"/{prefix}/{scope}{tail}", handler) for tail, handler in scoped for scope in ("", KERNEL)]]

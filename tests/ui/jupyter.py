@@ -1,6 +1,7 @@
 """A real JupyterLab server for tests: own port, known token, temp root and config directories."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -16,6 +17,11 @@ from tests.helpers.clusters import wait_until
 from tests.helpers.ports import free_port
 
 START_TIMEOUT_S = 60.0
+
+
+class _Stay(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
 
 
 class JupyterLabServer:
@@ -92,19 +98,34 @@ class JupyterLabServer:
             return ""
 
     def request(self, method: str, path: str, body=None, token: str | None = "default",
-                headers: dict | None = None) -> tuple[int, dict, bytes]:
-        """One HTTP call; ``token=None`` sends no credentials. Returns (status, headers, body)."""
+                headers: dict | None = None, follow: bool = True) -> tuple[int, dict, bytes]:
+        """One HTTP call; ``token=None`` sends no credentials; ``follow=False`` answers a redirect itself.
+        Returns (status, headers, body)."""
         data = json.dumps(body).encode() if body is not None else (b"" if method in ("POST", "PATCH") else None)
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers or {})
         if token is not None:
             req.add_header("Authorization", f"token {self.token if token == 'default' else token}")
         if data is not None:
             req.add_header("Content-Type", "application/json")
+        opener = urllib.request.build_opener(*(() if follow else (_Stay,)))
         try:
-            with urllib.request.urlopen(req, timeout=60) as resp:
+            with opener.open(req, timeout=60) as resp:
                 return resp.status, dict(resp.headers), resp.read()
         except urllib.error.HTTPError as err:
             return err.code, dict(err.headers), err.read()
+
+    @contextlib.contextmanager
+    def kernel(self, kernel_id: str):
+        """A client of one of this server's kernels, through its connection file (as the server talks to it)."""
+        from jupyter_client import BlockingKernelClient
+
+        client = BlockingKernelClient(connection_file=os.path.join(self.runtime_dir, f"kernel-{kernel_id}.json"))
+        client.load_connection_file()
+        client.start_channels(hb=False)  # the heartbeat is the server's business; requests wait for the kernel
+        try:
+            yield client
+        finally:
+            client.stop_channels()
 
     def json(self, method: str, path: str, body=None, **kwargs) -> tuple[int, dict]:
         status, _, payload = self.request(method, path, body, **kwargs)

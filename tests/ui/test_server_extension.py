@@ -10,6 +10,7 @@ import pytest
 import websocket
 
 from kernel_magics.server.handlers import routes
+from tests.helpers.clusters import wait_until
 from tests.helpers.ports import free_port
 
 PREFIX = "/flinkbench"
@@ -20,8 +21,8 @@ def open_events(lab, token: str | None = "default"):
     return websocket.create_connection(f"ws://127.0.0.1:{lab.port}{PREFIX}/events", header=headers, timeout=20)
 
 
-GROUP = re.compile(r"\((?:\[[^\]]*\]|[^()])*\)")  # a capture group, e.g. (.*) or ([^/]+)
-SAMPLES = {"(.*)": "overview"}  # the REST path forwarded; any other group: a job id
+GROUP = re.compile(r"\((?:\[[^\]]*\]|[^()])*\)")  # a capture group, e.g. (?P<path>.*) or ([^/]+)
+SAMPLES = {"(?P<path>.*)": "overview"}  # the REST path forwarded; any other group: a job or kernel id
 SAMPLE_ID = "0123456789abcdef0123456789abcdef"
 
 
@@ -41,10 +42,13 @@ def test_every_route_requires_jupyter_authentication(lab_for_jobmanager, method)
     for path in route_paths():
         if path.endswith("/events"):
             continue
-        status, _, body = lab_for_jobmanager.request(method, path, body={} if method != "GET" else None, token=None)
-        assert status in (403, 405), f"{method} {path} answered {status} without credentials: {body[:200]!r}"
-        status, _, _ = lab_for_jobmanager.request(method, path, body={} if method != "GET" else None, token="wrong")
-        assert status in (403, 405), f"{method} {path} answered {status} with a wrong token"
+        for token in (None, "wrong"):
+            status, headers, body = lab_for_jobmanager.request(method, path, body={} if method != "GET" else None,
+                                                               token=token, follow=False)
+            if path.endswith("/dashboard") and method == "GET":  # a browser page: to Jupyter's login first
+                assert status == 302 and "/login?next=" in headers["Location"], f"{path} with {token}: {status}"
+            else:
+                assert status in (403, 405), f"{method} {path} answered {status} with {token}: {body[:200]!r}"
 
 
 def test_event_stream_requires_jupyter_authentication(lab_for_jobmanager):
@@ -164,3 +168,82 @@ def test_local_cluster_starts_and_stops_from_the_server(lab_for_jobmanager, jobm
     assert status == 200 and body["state"] == "stopped"
     status, connection = lab_for_jobmanager.json("GET", f"{PREFIX}/connection")
     assert connection["url"] == jobmanager.url, "stopping the local cluster returns to the server's default"
+
+
+# -- the cluster of a notebook's kernel ---------------------------------------------------------------------
+def run_in(kernel, code: str) -> str:
+    """Run ``code`` in a real kernel of the server; what it printed (a failure fails the test with its traceback)."""
+    printed: list[str] = []
+
+    def collect(msg):
+        if msg["msg_type"] == "stream":
+            printed.append(msg["content"]["text"])
+        elif msg["msg_type"] == "error":
+            printed.append("\n".join(msg["content"]["traceback"]))
+
+    reply = kernel.execute_interactive(code, timeout=180, output_hook=collect)
+    assert reply["content"]["status"] == "ok", "".join(printed)
+    return "".join(printed)
+
+
+def kernel_cluster(lab, kernel_id: str) -> dict:
+    status, cluster = lab.json("GET", f"{PREFIX}/kernel/{kernel_id}/cluster")
+    assert status == 200, cluster
+    return cluster
+
+
+@pytest.fixture
+def kernel_id(lab_for_jobmanager):
+    status, kernel = lab_for_jobmanager.json("POST", "/api/kernels", {"name": "python3"})
+    assert status == 201, kernel
+    yield kernel["id"]
+    lab_for_jobmanager.request("DELETE", f"/api/kernels/{kernel['id']}")
+
+
+def test_a_kernel_tells_the_server_which_cluster_it_follows(lab_for_jobmanager, jobmanager, kernel_id):
+    lab = lab_for_jobmanager
+    assert kernel_cluster(lab, kernel_id)["state"] == "none"
+    with lab.kernel(kernel_id) as kernel:
+        run_in(kernel, f"%load_ext kernel_magics\n%flink connect {jobmanager.url} --token-file {jobmanager.token_file}")
+        cluster = kernel_cluster(lab, kernel_id)
+        assert (cluster["state"], cluster["url"], cluster["source"]) == ("running", jobmanager.url, "notebook kernel")
+        assert cluster["token_file"] == jobmanager.token_file and jobmanager.token not in json.dumps(cluster)
+        status, overview = lab.json("GET", f"{PREFIX}/kernel/{kernel_id}/api/overview")
+        assert status == 200 and overview["leader"]["url"] == jobmanager.url
+        status, headers, _ = lab.request("GET", f"{PREFIX}/kernel/{kernel_id}/dashboard?job=abc", follow=False)
+        assert status == 302 and headers["Location"].startswith(f"{jobmanager.url}/dashboard/login?code=")
+        assert "next=%2Fdashboard%3Fjob%3Dabc" in headers["Location"] and jobmanager.token not in headers["Location"]
+        run_in(kernel, "%flink disconnect")
+        assert kernel_cluster(lab, kernel_id)["state"] == "none"
+        status, body = lab.json("GET", f"{PREFIX}/kernel/{kernel_id}/api/overview")
+        assert status == 503 and "follows no cluster" in body["errors"][0]
+    status, body = lab.json("GET", f"{PREFIX}/kernel/{SAMPLE_ID}/cluster")
+    assert status == 404 and "no kernel" in body["errors"][0]
+
+
+@pytest.mark.slow
+def test_a_kernels_own_cluster_stops_with_it_and_the_server_says_so(lab_for_jobmanager, kernel_id):
+    lab = lab_for_jobmanager
+    with lab.kernel(kernel_id) as kernel:
+        printed = run_in(kernel, "%load_ext kernel_magics\n%flink local --taskmanagers 0")
+    link = f"{lab.url}/flinkbench/kernel/{kernel_id}/dashboard"
+    assert f"web dashboard: {link}\n" in printed, "the link goes through Jupyter, with no token and no placeholder"
+    cluster = kernel_cluster(lab, kernel_id)
+    assert cluster["state"] == "running", cluster
+    status, headers, _ = lab.request("GET", link[len(lab.url):], follow=False)
+    assert status == 302 and headers["Location"].startswith(f"{cluster['url']}/dashboard/login?code=")
+    status, _ = lab.json("POST", f"/api/kernels/{kernel_id}/restart")
+    assert status == 200
+    stopped = wait_until(lambda: (c := kernel_cluster(lab, kernel_id))["state"] != "running" and c, 60,
+                         "the server to see the kernel's cluster stop")
+    assert stopped["state"] == "stopped" and stopped["url"] == cluster["url"], stopped
+    assert "stopped with the kernel" in stopped["reason"]
+    status, body = lab.json("GET", f"{PREFIX}/kernel/{kernel_id}/api/overview")
+    assert status == 410 and f"the cluster at {cluster['url']} stopped" in body["errors"][0]
+    with lab.kernel(kernel_id) as kernel:
+        run_in(kernel, "%load_ext kernel_magics\n%flink local --taskmanagers 0")
+        again = kernel_cluster(lab, kernel_id)
+        assert again["state"] == "running" and again["url"] != cluster["url"]
+        run_in(kernel, "%flink stop")
+    stopped = kernel_cluster(lab, kernel_id)
+    assert (stopped["state"], stopped["url"]) == ("stopped", again["url"]) and "%flink stop" in stopped["reason"]
