@@ -12,7 +12,7 @@ import { Widget } from '@lumino/widgets';
 
 import { short } from './format';
 import { ClusterModel, ICellLink } from './model';
-import { jobManagerAPI, requestAPI } from './request';
+import { dashboardUrl, jobManagerAPI, requestAPI } from './request';
 import { ILocalClusterStatus } from './types';
 
 export namespace CommandIDs {
@@ -28,6 +28,8 @@ export namespace CommandIDs {
   export const killTaskManager = 'flinkbench:kill-taskmanager';
   export const killLeader = 'flinkbench:kill-leader';
   export const openCell = 'flinkbench:open-cell';
+  export const followNotebooks = 'flinkbench:follow-notebooks';
+  export const openDashboard = 'flinkbench:open-dashboard';
 }
 
 /** A small form for a dialog body: labelled inputs, read back as strings. */
@@ -134,6 +136,31 @@ function registerConnectionCommands(commands: Commands, model: ClusterModel, set
     label: 'Flinkbench: Reconnect to the JobManager',
     execute: () => model.connect()
   });
+  registerFollowCommands(commands, model, settings);
+}
+
+/** Back to the notebook's own cluster, and its dashboard in the browser. */
+function registerFollowCommands(commands: Commands, model: ClusterModel, settings: ISettingRegistry.ISettings | null): void {
+  commands.addCommand(CommandIDs.followNotebooks, {
+    label: 'Flinkbench: Show the cluster of the notebook in focus',
+    caption: 'Leave the JobManager connected by hand; the panel follows each notebook\'s own cluster again',
+    isEnabled: () => !model.follow,
+    execute: async () => {
+      if (await attempt('following the notebooks', () => model.followNotebooks()) && settings) {
+        await settings.set('jobmanagerUrl', '');
+        await settings.set('tokenFile', '');
+      }
+    }
+  });
+
+  commands.addCommand(CommandIDs.openDashboard, {
+    label: 'Flinkbench: Open the web dashboard',
+    caption: 'The JobManager\'s dashboard in a new browser tab, logged in (the token stays on the server)',
+    isEnabled: () => model.link === 'live',
+    execute: args => {
+      window.open(dashboardUrl(model.scope, (args.jobId as string) || undefined), '_blank', 'noopener');
+    }
+  });
 }
 
 /** A cluster the Jupyter server starts and stops as child processes. */
@@ -195,7 +222,7 @@ function registerJobCommands(commands: Commands, model: ClusterModel): void {
     execute: async args => {
       const jobId = args.jobId as string;
       if (await confirm('Cancel job?', `Cancel "${jobName(jobId)}" (${jobId})? Its state is not kept.`, 'Cancel job')) {
-        await attempt('cancelling', () => jobManagerAPI(`jobs/${jobId}?mode=cancel`, 'PATCH'));
+        await attempt('cancelling', () => jobManagerAPI(model.scope, `jobs/${jobId}?mode=cancel`, 'PATCH'));
       }
     }
   });
@@ -205,7 +232,7 @@ function registerJobCommands(commands: Commands, model: ClusterModel): void {
     execute: async args => {
       const jobId = args.jobId as string;
       const ok = await attempt('triggering a savepoint', () =>
-        jobManagerAPI(`jobs/${jobId}/savepoints`, 'POST', { 'cancel-job': false })
+        jobManagerAPI(model.scope, `jobs/${jobId}/savepoints`, 'POST', { 'cancel-job': false })
       );
       if (ok) {
         void showDialog({ title: 'Savepoint triggered', body: `The savepoint of "${jobName(jobId)}" appears under Checkpoints when it completes.`, buttons: [Dialog.okButton()] });
@@ -218,7 +245,7 @@ function registerJobCommands(commands: Commands, model: ClusterModel): void {
     execute: async args => {
       const jobId = args.jobId as string;
       if (await confirm('Stop with savepoint?', `Take a savepoint of "${jobName(jobId)}" and stop it.`, 'Stop job')) {
-        await attempt('stopping with a savepoint', () => jobManagerAPI(`jobs/${jobId}/stop`, 'POST', { drain: false }));
+        await attempt('stopping with a savepoint', () => jobManagerAPI(model.scope, `jobs/${jobId}/stop`, 'POST', { drain: false }));
       }
     }
   });
@@ -232,7 +259,7 @@ function registerFaultCommands(commands: Commands, model: ClusterModel): void {
     execute: async args => {
       const tmId = args.tmId as string;
       if (await confirm('Kill TaskManager?', `SIGKILL TaskManager ${tmId} and its Spark JVM; its jobs fail over.`, 'Kill')) {
-        await attempt('killing the TaskManager', () => jobManagerAPI(`taskmanagers/${tmId}/kill`, 'POST', {}));
+        await attempt('killing the TaskManager', () => jobManagerAPI(model.scope, `taskmanagers/${tmId}/kill`, 'POST', {}));
       }
     }
   });
@@ -242,7 +269,7 @@ function registerFaultCommands(commands: Commands, model: ClusterModel): void {
     isEnabled: () => model.faultInjection,
     execute: async () => {
       if (await confirm('Kill the leading JobManager?', 'SIGKILL the leader; a standby takes over if there is one.', 'Kill')) {
-        await attempt('killing the JobManager', () => jobManagerAPI('jobmanager/kill', 'POST', {}));
+        await attempt('killing the JobManager', () => jobManagerAPI(model.scope, 'jobmanager/kill', 'POST', {}));
       }
     }
   });

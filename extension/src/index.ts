@@ -10,6 +10,7 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 import { IStateDB } from '@jupyterlab/statedb';
 
 import { CommandIDs, registerPanelCommands } from './commands';
+import { followNotebooks } from './follow';
 import { ClusterModel } from './model';
 import { FlinkbenchPanel } from './panel';
 import { highlightSqlCells } from './sqlCells';
@@ -41,6 +42,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
     highlightSqlCells(tracker);
     app.contextMenu.addItem({ command: CommandIDs.submitCell, selector: '.jp-Notebook .jp-CodeCell', rank: 0 });
     addPanel(app, model, restorer, palette);
+    followNotebooks(tracker, model);
     settings?.changed.connect(() => void applySettings(model, settings));
     // Not awaited: the app is restored only after every plugin, this one included, has activated.
     void app.restored.then(() => applySettings(model, settings));
@@ -71,19 +73,23 @@ function addPanel(app: JupyterFrontEnd, model: ClusterModel, restorer: ILayoutRe
   });
   if (palette) {
     const category = 'Flinkbench';
-    for (const command of [CommandIDs.submitCell, CommandIDs.openPanel, CommandIDs.connect, CommandIDs.reconnect,
-      CommandIDs.startLocal, CommandIDs.stopLocal]) {
+    for (const command of [CommandIDs.submitCell, CommandIDs.openPanel, CommandIDs.openDashboard, CommandIDs.connect,
+      CommandIDs.followNotebooks, CommandIDs.reconnect, CommandIDs.startLocal, CommandIDs.stopLocal]) {
       palette.addItem({ command, category });
     }
   }
 }
 
-/** The settings' JobManager, when set, is the one to use; otherwise the server's default. */
+/** The settings' JobManager, when set, was connected by hand and stays the panel's; otherwise the panel
+ * follows the notebook in focus. */
 async function applySettings(model: ClusterModel, settings: ISettingRegistry.ISettings | null): Promise<void> {
   const refresh = Number(settings?.get('refreshRate').composite) || DEFAULT_REFRESH_MS;
   model.refreshMs = Math.max(200, refresh);
   const url = (settings?.get('jobmanagerUrl').composite as string) || '';
   const tokenFile = (settings?.get('tokenFile').composite as string) || '';
+  if (!url ? model.follow && model.connection : url === model.connection?.url && !model.follow) {
+    return; // only the refresh rate changed, or this is the change a panel command saved itself
+  }
   if (url) {
     try {
       await model.useJobManager(url, tokenFile);
@@ -92,6 +98,7 @@ async function applySettings(model: ClusterModel, settings: ISettingRegistry.ISe
       model.error = `the JobManager in the Flinkbench settings cannot be used: ${(error as Error).message}`;
     }
   }
+  model.follow = true;
   await model.connect();
 }
 

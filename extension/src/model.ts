@@ -3,13 +3,17 @@
  * stream (forwarded by the server extension). The stream starts with a ClusterSnapshot and then
  * sends every change, so the panel never polls the cluster; only a job's detail view fetches REST
  * views, for fields that no event carries (the task graph, exception traces).
+ *
+ * Which cluster that is follows the notebook in focus (target.ts): its kernel's cluster, switched when
+ * the focus moves or the kernel starts, stops or restarts one. A cluster that stopped is shown as
+ * stopped, with nothing of it left behind, rather than retried on its dead port.
  */
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { ClusterEvent } from './events';
 import { ClusterEventFolder } from './modelEvents';
-import { addStartingFromSnapshot } from './provider';
-import { ApiError, eventsUrl, jobManagerAPI, requestAPI } from './request';
+import { ApiError, eventsUrl, jobManagerAPI, requestAPI, Scope } from './request';
+import { ITarget, resolveTarget, sameTarget } from './target';
 import {
   IActivity,
   ICellLink,
@@ -17,6 +21,7 @@ import {
   IConnectionInfo,
   IJobManagerInfo,
   IJobState,
+  INotebookFocus,
   IProxyError,
   ITaskManagerState
 } from './types';
@@ -26,7 +31,7 @@ export { lastLine, short } from './format';
 export type { IActivity, ICellLink, IJobState, ISlotState, ISubtaskState, ITaskManagerState } from './types';
 
 /** How the panel's view of the cluster stands. */
-export type LinkState = 'connecting' | 'live' | 'unreachable' | 'not-configured';
+export type LinkState = 'connecting' | 'live' | 'unreachable' | 'stopped' | 'not-configured';
 
 const MAX_ACTIVITY = 30;
 const MAX_RECONNECT_DELAY_MS = 10000;
@@ -45,6 +50,11 @@ export class ClusterModel {
   link: LinkState = 'connecting';
   error = '';
   connection: IConnectionInfo | null = null;
+  /** Follow the notebook in focus (the default), or stay with the JobManager connected by hand. */
+  follow = true;
+  notebook: INotebookFocus | null = null;
+  /** Where calls for the cluster shown go (request.ts); kept with the connection it belongs to. */
+  scope: Scope = '';
   faultInjection = false;
   jobmanagers: IJobManagerInfo[] = [];
   taskmanagers = new Map<string, ITaskManagerState>();
@@ -53,45 +63,135 @@ export class ClusterModel {
   jobCells = new Map<string, ICellLink>();
   lastEventAt = 0;
 
-  /** Open the event stream (again); the snapshot it starts with replaces what the panel knew. */
+  /** Find the cluster to show and open its event stream; the snapshot it starts with replaces what the
+   * panel knew. A call made while an earlier one still waits wins: the earlier one gives up. */
   async connect(): Promise<void> {
+    const generation = ++this._generation;
     this.closeSocket();
     window.clearTimeout(this._retryTimer);
     this.link = 'connecting';
     this.emit();
+    let target: ITarget;
     try {
-      this.connection = await requestAPI<IConnectionInfo>('connection');
+      target = await this.resolve();
     } catch (error) {
-      this.setUnreachable(String((error as Error).message));
+      if (generation === this._generation) {
+        this.setUnreachable(String((error as Error).message));
+      }
       return;
     }
-    if (!this.connection.configured) {
-      this.link = 'not-configured';
-      this.error = '';
-      this.emit();
+    if (generation !== this._generation) {
       return;
     }
-    const socket = new WebSocket(eventsUrl());
-    this._socket = socket;
-    socket.onmessage = msg => this.onMessage(socket, msg.data);
-    socket.onclose = event => {
-      if (socket !== this._socket) {
-        return;
-      }
-      this._socket = null;
-      if (this.link !== 'unreachable') {
-        this.setUnreachable(`event stream closed (${event.code}${event.reason ? ': ' + event.reason : ''})`);
-      }
-    };
+    this.adopt(target);
+    if (this.link === 'connecting') {
+      this.openStream();
+    }
   }
 
-  /** Point the server extension at another JobManager, then reconnect. */
+  /** The notebook in focus changed (or its kernel did): show its cluster. */
+  showNotebook(focus: INotebookFocus | null): void {
+    const moved = (focus?.kernelId || null) !== (this.notebook?.kernelId || null);
+    this.notebook = focus;
+    if (moved && this.follow) {
+      void this.connect();
+    } else {
+      this.emit();
+    }
+  }
+
+  /** The notebook's kernel ran something or restarted: reconnect if its cluster is another one now. */
+  async recheck(): Promise<void> {
+    const generation = this._generation;
+    try {
+      const now = await this.resolve();
+      if (generation === this._generation && !sameTarget(now, this.target())) {
+        await this.connect();
+      }
+    } catch {
+      // the next stream event or retry tells
+    }
+  }
+
+  /** Point the server extension at another JobManager by hand: the panel stays with it. */
   async useJobManager(url: string, tokenFile: string): Promise<void> {
     this.connection = await requestAPI<IConnectionInfo>('connection', {
       method: 'POST',
       body: JSON.stringify({ url, token_file: tokenFile })
     });
+    this.follow = false;
     await this.connect();
+  }
+
+  /** Leave the JobManager connected by hand and follow the notebook in focus again. */
+  async followNotebooks(): Promise<void> {
+    await requestAPI<IConnectionInfo>('connection', { method: 'POST', body: JSON.stringify({ url: '' }) });
+    this.follow = true;
+    await this.connect();
+  }
+
+  private resolve(): Promise<ITarget> {
+    return resolveTarget(this.follow ? this.notebook?.kernelId || null : null);
+  }
+
+  private target(): ITarget | null {
+    return this.connection ? { scope: this.scope, info: this.connection } : null;
+  }
+
+  /** Take the target the server named; another cluster than before starts from a clean slate. */
+  private adopt(target: ITarget): void {
+    if (!sameTarget(target, this.target())) {
+      this.clearCluster();
+    }
+    this.scope = target.scope;
+    this.connection = target.info;
+    this.error = target.info.reason || '';
+    if (target.info.state === 'stopped') {
+      this.link = 'stopped';
+    } else if (!target.info.configured) {
+      this.link = 'not-configured';
+    }
+    this.emit();
+  }
+
+  private clearCluster(): void {
+    this.jobmanagers = [];
+    this.taskmanagers = new Map();
+    this.jobs = new Map();
+    this.activity = [];
+    this.faultInjection = false;
+    this.lastEventAt = 0;
+  }
+
+  private openStream(): void {
+    const socket = new WebSocket(eventsUrl(this.scope));
+    this._socket = socket;
+    socket.onmessage = msg => this.onMessage(socket, msg.data);
+    socket.onclose = event => {
+      if (socket === this._socket) {
+        this._socket = null;
+        void this.streamLost(`event stream closed (${event.code}${event.reason ? ': ' + event.reason : ''})`);
+      }
+    };
+  }
+
+  /** The stream ended: a cluster that stopped (or moved) is shown as it is now; the same one is retried. */
+  private async streamLost(message: string): Promise<void> {
+    const generation = this._generation;
+    let now: ITarget | null = null;
+    try {
+      now = await this.resolve();
+    } catch {
+      now = null;
+    }
+    if (generation !== this._generation) {
+      return;
+    }
+    if (now && (!now.info.configured || now.info.state === 'stopped' || !sameTarget(now, this.target()))) {
+      await this.connect();
+    } else {
+      this.setUnreachable(message);
+    }
   }
 
   /** Remember which cell a job of this name is being submitted from, to link the job to it. */
@@ -118,6 +218,7 @@ export class ClusterModel {
 
   private setUnreachable(message: string): void {
     this.link = message.startsWith('no JobManager configured') ? 'not-configured' : 'unreachable';
+    ++this._generation; // a connect() still waiting gives up: this state stands until the retry
     this.error = message;
     this.emit();
     if (this._disposed || this.link === 'not-configured') {
@@ -140,7 +241,8 @@ export class ClusterModel {
       return;
     }
     if (event.type === 'ProxyError') {
-      this.setUnreachable(String(event.message));
+      this.closeSocket();
+      void this.streamLost(String(event.message));
       return;
     }
     this.lastEventAt = Date.now();
@@ -148,7 +250,7 @@ export class ClusterModel {
       this._failures = 0;
       this.link = 'live';
       this.error = '';
-      this.applySnapshot(event);
+      this._folder.applySnapshot(event);
       void this.loadFeatures();
     } else {
       this.apply(event);
@@ -158,45 +260,12 @@ export class ClusterModel {
 
   private async loadFeatures(): Promise<void> {
     try {
-      const config = await jobManagerAPI<{ features?: { 'fault-injection'?: boolean } }>('config');
+      const config = await jobManagerAPI<{ features?: { 'fault-injection'?: boolean } }>(this.scope, 'config');
       this.faultInjection = !!config.features?.['fault-injection'];
       this.emit();
     } catch {
       this.faultInjection = false;
     }
-  }
-
-  private applySnapshot(snapshot: IClusterSnapshot): void {
-    this.jobmanagers = snapshot.jobmanagers || [];
-    const previous = this.taskmanagers;
-    this.taskmanagers = new Map();
-    for (const tm of snapshot.taskmanagers || []) {
-      const lost = tm.state !== 'REGISTERED';
-      const known = previous.get(tm.id);
-      const slots = lost && known ? known.slots : tm.slots.map(s => ({
-        index: s.index,
-        jobId: s['job-id'] || null,
-        jobName: s['job-name'] || null,
-        tasks: new Set(s.tasks || [])
-      }));
-      this.taskmanagers.set(tm.id, { id: tm.id, host: tm.host, pid: tm.pid, lost, reason: tm.reason, slots });
-    }
-    addStartingFromSnapshot(this.taskmanagers, snapshot['resource-provider']);
-    const jobs = new Map<string, IJobState>();
-    for (const overview of snapshot.jobs || []) {
-      const job = this.jobs.get(overview.jid) || this.newJob(overview.jid, overview.name);
-      job.state = overview.state;
-      job.startTime = overview['start-time'];
-      job.endTime = overview['end-time'];
-      job.parallelism = overview.parallelism;
-      job.restarts = overview.restarts;
-      job.recordsPerS = overview['records-out-per-s'] || 0;
-      jobs.set(job.jid, job);
-      if (!job.sinkVertices) {
-        void this.loadPlan(job);
-      }
-    }
-    this.jobs = jobs;
   }
 
   /** A job the panel has just heard of, before any of its tasks. */
@@ -211,7 +280,7 @@ export class ClusterModel {
   async loadPlan(job: IJobState): Promise<void> {
     try {
       const detail = await jobManagerAPI<{ plan: { nodes: { id: string; inputs?: { id: string }[] }[] }; parallelism: number }>(
-        `jobs/${job.jid}`
+        this.scope, `jobs/${job.jid}`
       );
       const consumed = new Set(detail.plan.nodes.flatMap(n => (n.inputs || []).map(i => i.id)));
       job.sinkVertices = new Set(detail.plan.nodes.map(n => n.id).filter(id => !consumed.has(id)));
@@ -252,6 +321,7 @@ export class ClusterModel {
   private _socket: WebSocket | null = null;
   private _retryTimer = 0;
   private _failures = 0;
+  private _generation = 0;
   private _disposed = false;
   private _pending = new Map<string, ICellLink>();
 }

@@ -7,6 +7,7 @@ import type {
   IActivity,
   ICellLink,
   ICheckpoint,
+  IClusterSnapshot,
   IJobManagerInfo,
   IJobState,
   ISlotState,
@@ -14,7 +15,7 @@ import type {
   ITaskMetrics
 } from './types';
 import { lastLine, short } from './format';
-import { applyProviderDecision } from './provider';
+import { addStartingFromSnapshot, applyProviderDecision } from './provider';
 import {
   CheckpointCompletedEvent,
   CheckpointFailedEvent,
@@ -63,6 +64,41 @@ export class ClusterEventFolder {
   apply(event: ClusterEvent): void {
     const handler = this.handlers[event.type] as ((e: ClusterEvent) => void) | undefined;
     handler?.(event);
+  }
+
+  /** The stream's first message: the whole cluster, replacing what the panel knew (lost TaskManagers keep their
+   * last known slots). */
+  applySnapshot(snapshot: IClusterSnapshot): void {
+    this.m.jobmanagers = snapshot.jobmanagers || [];
+    const previous = this.m.taskmanagers;
+    this.m.taskmanagers = new Map();
+    for (const tm of snapshot.taskmanagers || []) {
+      const lost = tm.state !== 'REGISTERED';
+      const known = previous.get(tm.id);
+      const slots = lost && known ? known.slots : tm.slots.map(s => ({
+        index: s.index,
+        jobId: s['job-id'] || null,
+        jobName: s['job-name'] || null,
+        tasks: new Set(s.tasks || [])
+      }));
+      this.m.taskmanagers.set(tm.id, { id: tm.id, host: tm.host, pid: tm.pid, lost, reason: tm.reason, slots });
+    }
+    addStartingFromSnapshot(this.m.taskmanagers, snapshot['resource-provider']);
+    const jobs = new Map<string, IJobState>();
+    for (const overview of snapshot.jobs || []) {
+      const job = this.m.jobs.get(overview.jid) || this.m.newJob(overview.jid, overview.name);
+      job.state = overview.state;
+      job.startTime = overview['start-time'];
+      job.endTime = overview['end-time'];
+      job.parallelism = overview.parallelism;
+      job.restarts = overview.restarts;
+      job.recordsPerS = overview['records-out-per-s'] || 0;
+      jobs.set(job.jid, job);
+      if (!job.sinkVertices) {
+        void this.m.loadPlan(job);
+      }
+    }
+    this.m.jobs = jobs;
   }
 
   private readonly handlers: EventHandlers = {

@@ -44,22 +44,43 @@ function useThrottledModel(model: ClusterModel): void {
   }, [model, model.refreshMs]);
 }
 
-function ConnectionBar({ model, run }: { model: ClusterModel; run: Run }): JSX.Element {
-  const local = model.connection?.local_cluster;
-  const url = model.connection?.url;
-  let status: JSX.Element;
+/** Whose cluster is shown: the notebook in focus's, or a JobManager connected by hand or by the server. */
+function whose(model: ClusterModel): JSX.Element {
+  const url = <span className="jp-Flinkbench-url">{model.connection?.url}</span>;
+  if (model.scope && model.notebook) {
+    return <span>Cluster of <b data-field="notebook">{model.notebook.name}</b>: {url}</span>;
+  }
+  const how = model.follow ? model.connection?.source : 'connected by hand';
+  return <span>Connected to {url} <span className="jp-Flinkbench-muted">({how})</span></span>;
+}
+
+function Status({ model }: { model: ClusterModel }): JSX.Element {
+  const notebook = model.notebook ? <b>{model.notebook.name}</b> : 'this notebook';
   switch (model.link) {
     case 'live':
-      status = <span>Connected to {url} <span className="jp-Flinkbench-muted">({model.connection?.source})</span></span>;
-      break;
+      return whose(model);
     case 'connecting':
-      status = <span>Connecting{url ? ` to ${url}` : ''}…</span>;
-      break;
+      return <span>Connecting{model.connection?.url ? ` to ${model.connection.url}` : ''}…</span>;
+    case 'stopped':
+      return (
+        <span>
+          The cluster of {notebook} at <span className="jp-Flinkbench-url">{model.connection?.url}</span> has
+          stopped: {model.error}.
+          <div className="jp-Flinkbench-muted">Run <code>%flink local</code> in the notebook for a new one.</div>
+        </span>
+      );
     case 'not-configured':
-      status = <span>Not connected. Connect to a JobManager or start a local cluster.</span>;
-      break;
+      return (
+        <span>
+          No cluster{model.notebook ? <> for {notebook}</> : ''} yet.
+          <div className="jp-Flinkbench-muted">
+            Run <code>%load_ext kernel_magics</code> and <code>%flink local</code> in a notebook, or start a
+            local cluster here.
+          </div>
+        </span>
+      );
     default:
-      status = (
+      return (
         <span>
           <b>JobManager unreachable</b>
           <div className="jp-Flinkbench-error">{model.error}</div>
@@ -67,19 +88,39 @@ function ConnectionBar({ model, run }: { model: ClusterModel; run: Run }): JSX.E
         </span>
       );
   }
+}
+
+function LocalClusterButton({ model, run }: { model: ClusterModel; run: Run }): JSX.Element | null {
+  const local = model.connection?.local_cluster;
+  if (local && (local.state === 'running' || local.state === 'stopping')) {
+    return model.scope ? null : (
+      <button className="jp-Flinkbench-button jp-mod-danger" disabled={local.state === 'stopping'} onClick={() => run(CommandIDs.stopLocal)}>Stop local cluster</button>
+    );
+  }
   return (
-    <div className={`jp-Flinkbench-connection jp-mod-${model.link}`} data-link={model.link}>
-      <div className="jp-Flinkbench-status"><span className="jp-Flinkbench-dot" />{status}</div>
+    <button className="jp-Flinkbench-button" data-action="start-local" disabled={local?.state === 'starting'} onClick={() => run(CommandIDs.startLocal)}>
+      {local?.state === 'starting' ? 'Starting local cluster…' : 'Start local cluster…'}
+    </button>
+  );
+}
+
+function ConnectionBar({ model, run }: { model: ClusterModel; run: Run }): JSX.Element {
+  const local = model.connection?.local_cluster;
+  return (
+    <div className={`jp-Flinkbench-connection jp-mod-${model.link}`} data-link={model.link} data-scope={model.scope}
+      data-url={model.connection?.url || ''} data-follow={String(model.follow)}>
+      <div className="jp-Flinkbench-status"><span className="jp-Flinkbench-dot" /><Status model={model} /></div>
       <div className="jp-Flinkbench-actions">
+        {model.link === 'live' && (
+          <button className="jp-Flinkbench-button" data-action="dashboard" title="The JobManager's web dashboard in a new tab, logged in"
+            onClick={() => run(CommandIDs.openDashboard)}>Dashboard</button>
+        )}
+        {!model.follow && (
+          <button className="jp-Flinkbench-button" data-action="follow" onClick={() => run(CommandIDs.followNotebooks)}>Follow the notebook</button>
+        )}
         <button className="jp-Flinkbench-button" onClick={() => run(CommandIDs.connect)}>Connect…</button>
         {model.link === 'unreachable' && <button className="jp-Flinkbench-button" onClick={() => run(CommandIDs.reconnect)}>Retry now</button>}
-        {local && (local.state === 'running' || local.state === 'stopping') ? (
-          <button className="jp-Flinkbench-button jp-mod-danger" disabled={local.state === 'stopping'} onClick={() => run(CommandIDs.stopLocal)}>Stop local cluster</button>
-        ) : (
-          <button className="jp-Flinkbench-button" disabled={local?.state === 'starting'} onClick={() => run(CommandIDs.startLocal)}>
-            {local?.state === 'starting' ? 'Starting local cluster…' : 'Start local cluster…'}
-          </button>
-        )}
+        {model.link !== 'live' || !model.scope ? <LocalClusterButton model={model} run={run} /> : null}
       </div>
       {local?.state === 'failed' && local.error && <div className="jp-Flinkbench-error">{local.error}</div>}
     </div>
@@ -94,7 +135,7 @@ function PanelView({ model, run }: { model: ClusterModel; run: Run }): JSX.Eleme
   return (
     <div className="jp-Flinkbench-body">
       <ConnectionBar model={model} run={run} />
-      {model.link !== 'not-configured' && (
+      {model.link !== 'not-configured' && model.link !== 'stopped' && (
         <div className={stale ? 'jp-Flinkbench-stale' : ''}>
           <ClusterView model={model} run={run} />
           <JobsView model={model} selected={selected} select={select} run={run} />

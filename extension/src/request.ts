@@ -42,22 +42,42 @@ export async function requestAPI<T>(path: string, init: RequestInit = {}): Promi
   return data as T;
 }
 
-/** JSON call to the JobManager's REST API through the server extension (`api/<path>`). */
-export function jobManagerAPI<T>(path: string, method = 'GET', body?: unknown): Promise<T> {
+/**
+ * Which cluster a call reaches: '' for the server's own JobManager (the panel's choice or the server's
+ * default), `kernel/<id>/` for the cluster a notebook's kernel follows.
+ */
+export type Scope = string;
+
+export function kernelScope(kernelId: string): Scope {
+  return `kernel/${kernelId}/`;
+}
+
+/** JSON call to the JobManager's REST API through the server extension (`[scope]api/<path>`). */
+export function jobManagerAPI<T>(scope: Scope, path: string, method = 'GET', body?: unknown): Promise<T> {
   const init: RequestInit = { method };
   if (body !== undefined) {
     init.body = JSON.stringify(body);
     init.headers = { 'Content-Type': 'application/json' };
   }
-  return requestAPI<T>(`api/${path.replace(/^\//, '')}`, init);
+  return requestAPI<T>(`${scope}api/${path.replace(/^\//, '')}`, init);
 }
 
 /** URL of the forwarded event stream, with the token only when Jupyter itself wants it in URLs. */
-export function eventsUrl(): string {
+export function eventsUrl(scope: Scope): string {
   const settings = ServerConnection.makeSettings();
-  let url = URLExt.join(settings.wsUrl, URL_PREFIX, 'events');
+  let url = URLExt.join(settings.wsUrl, URL_PREFIX, scope, 'events');
   if (settings.token && settings.appendToken) {
     url += `?token=${encodeURIComponent(settings.token)}`;
   }
   return url;
+}
+
+/**
+ * The page that opens the JobManager's web dashboard in a new tab, logged in: the server extension asks the
+ * JobManager for a one-time login link and redirects there, so the token never reaches the page.
+ */
+export function dashboardUrl(scope: Scope, jobId?: string): string {
+  const settings = ServerConnection.makeSettings();
+  const url = URLExt.join(settings.baseUrl, URL_PREFIX, scope, 'dashboard');
+  return jobId ? `${url}?job=${encodeURIComponent(jobId)}` : url;
 }

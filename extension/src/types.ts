@@ -9,6 +9,15 @@ export interface IConnectionInfo {
   token_file: string | null;
   source: string | null;
   local_cluster: ILocalClusterStatus;
+  /** Only for a notebook kernel's cluster (`kernel/<id>/cluster`): running, stopped or none, and why. */
+  state?: 'running' | 'stopped' | 'none';
+  reason?: string;
+}
+
+/** The notebook in focus, whose kernel's cluster the panel shows. */
+export interface INotebookFocus {
+  name: string;
+  kernelId: string | null;
 }
 
 export interface ILocalClusterStatus {

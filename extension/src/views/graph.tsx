@@ -7,7 +7,7 @@
 import React, { useEffect, useState } from 'react';
 
 import { bytes, count } from '../format';
-import { requestAPI } from '../request';
+import { requestAPI, Scope } from '../request';
 
 interface IGraphSubtask {
   subtask: number;
@@ -63,7 +63,7 @@ export interface IJobGraph {
 const TERMINAL = new Set(['FINISHED', 'FAILED', 'CANCELED']);
 
 /** The job's graph, re-read every `refreshMs` until the job ends. */
-function useJobGraph(jid: string, refreshMs: number): { graph: IJobGraph | null; error: string } {
+function useJobGraph(scope: Scope, jid: string, refreshMs: number): { graph: IJobGraph | null; error: string } {
   const [state, setState] = useState<{ graph: IJobGraph | null; error: string }>({ graph: null, error: '' });
   useEffect(() => {
     let live = true;
@@ -71,7 +71,7 @@ function useJobGraph(jid: string, refreshMs: number): { graph: IJobGraph | null;
     const load = async () => {
       let next = 0;
       try {
-        const graph = await requestAPI<IJobGraph>(`graph/${encodeURIComponent(jid)}`);
+        const graph = await requestAPI<IJobGraph>(`${scope}graph/${encodeURIComponent(jid)}`);
         if (live) {
           setState({ graph, error: '' });
         }
@@ -91,7 +91,7 @@ function useJobGraph(jid: string, refreshMs: number): { graph: IJobGraph | null;
       live = false;
       window.clearTimeout(timer);
     };
-  }, [jid, refreshMs]);
+  }, [scope, jid, refreshMs]);
   return state;
 }
 
@@ -144,8 +144,8 @@ function SubtaskTable({ node }: { node: IGraphNode }): JSX.Element {
   );
 }
 
-export function JobGraphView({ jid, refreshMs }: { jid: string; refreshMs: number }): JSX.Element {
-  const { graph, error } = useJobGraph(jid, refreshMs);
+export function JobGraphView({ scope, jid, refreshMs }: { scope: Scope; jid: string; refreshMs: number }): JSX.Element {
+  const { graph, error } = useJobGraph(scope, jid, refreshMs);
   const [picked, setPicked] = useState<string | null>(null);
   if (!graph) {
     return <p className="jp-Flinkbench-muted">{error ? `Graph unavailable: ${error}` : 'Loading the job graph…'}</p>;

@@ -37,16 +37,16 @@ function parseCheckpoints(data: any): ICheckpoint[] {
   }));
 }
 
-function useRestViews(job: IJobState): IRestViews {
+function useRestViews(model: ClusterModel, job: IJobState): IRestViews {
   const [views, setViews] = useState<IRestViews>({ detail: null, exceptions: null, checkpoints: [], checkpointError: '', error: '' });
   const taskStates = Array.from(job.subtasks.values()).map(s => s.state).join(',');
   useEffect(() => {
     let live = true;
     const load = async () => {
       const [detail, exceptions, checkpoints] = await Promise.allSettled([
-        jobManagerAPI<IJobDetail>(`jobs/${job.jid}`),
-        jobManagerAPI<IExceptionsView>(`jobs/${job.jid}/exceptions`),
-        jobManagerAPI<any>(`jobs/${job.jid}/checkpoints`)
+        jobManagerAPI<IJobDetail>(model.scope, `jobs/${job.jid}`),
+        jobManagerAPI<IExceptionsView>(model.scope, `jobs/${job.jid}/exceptions`),
+        jobManagerAPI<any>(model.scope, `jobs/${job.jid}/checkpoints`)
       ]);
       if (!live) {
         return;
@@ -63,7 +63,7 @@ function useRestViews(job: IJobState): IRestViews {
     return () => {
       live = false;
     };
-  }, [job.jid, job.state, job.restarts, taskStates]);
+  }, [model.scope, job.jid, job.state, job.restarts, taskStates]);
   return views;
 }
 
@@ -162,16 +162,25 @@ function Statement({ text }: { text?: string | null }): JSX.Element | null {
   ) : null;
 }
 
+function JobHeader({ job, close, run }: Omit<IProps, 'model'>): JSX.Element {
+  return (
+    <h3>
+      <span className="jp-Flinkbench-jobName" title={job.name}>{job.name}</span>
+      <span className={`jp-Flinkbench-state jp-mod-${job.state.toLowerCase()}`}>{job.state}</span>
+      <button className="jp-Flinkbench-link" data-action="dashboard" title="This job in the JobManager's web dashboard, in a new tab"
+        onClick={() => run(CommandIDs.openDashboard, { jobId: job.jid })}>dashboard</button>
+      <button className="jp-Flinkbench-button" onClick={close} title="Close the detail">×</button>
+    </h3>
+  );
+}
+
 export function JobDetailView({ model, job, close, run }: IProps): JSX.Element {
-  const views = useRestViews(job);
+  const views = useRestViews(model, job);
   const running = !isTerminal(job.state) && job.state !== 'CANCELLING';
   const entries = views.exceptions?.exceptionHistory?.entries || [];
   return (
     <section className="jp-Flinkbench-section jp-Flinkbench-jobDetail" data-job-id={job.jid}>
-      <h3>
-        {job.name} <span className={`jp-Flinkbench-state jp-mod-${job.state.toLowerCase()}`}>{job.state}</span>
-        <button className="jp-Flinkbench-button" onClick={close} title="Close the detail">×</button>
-      </h3>
+      <JobHeader job={job} close={close} run={run} />
       <div className="jp-Flinkbench-muted">
         {job.jid} · {duration(jobDuration(job))} · parallelism {job.parallelism || '-'} · {job.restarts} restarts
       </div>
@@ -185,7 +194,7 @@ export function JobDetailView({ model, job, close, run }: IProps): JSX.Element {
       {views.error && <p className="jp-Flinkbench-error">{views.error}</p>}
       <Statement text={views.detail?.plan.statement} />
       <h4>Job graph</h4>
-      <JobGraphView jid={job.jid} refreshMs={model.refreshMs} />
+      <JobGraphView scope={model.scope} jid={job.jid} refreshMs={model.refreshMs} />
       {views.detail && (
         <>
           <h4>Tasks</h4>

@@ -38,11 +38,11 @@ export function JobsView({ model, selected, select, run }: IProps): JSX.Element 
             data-job-name={job.name}
             data-state={job.state}
             className={`jp-Flinkbench-job${job.jid === selected ? ' jp-mod-selected' : ''}`}
-            title={`${job.jid}: click for details`}
+            title={`${job.name} (${job.jid}): click for details`}
             onClick={() => select(job.jid === selected ? null : job.jid)}
           >
             <div className="jp-Flinkbench-jobHead">
-              <span className="jp-Flinkbench-jobName">{job.name}</span>
+              <span className="jp-Flinkbench-jobName" title={job.name}>{job.name}</span>
               <span className={`jp-Flinkbench-state jp-mod-${job.state.toLowerCase()}`}>{job.state}</span>
               {model.jobCells.has(job.jid) && (
                 <button className="jp-Flinkbench-link" title="Show the cell this job came from" onClick={e => { e.stopPropagation(); run(CommandIDs.openCell, { jobId: job.jid }); }}>cell</button>
