@@ -27,7 +27,8 @@ class _Stay(urllib.request.HTTPRedirectHandler):
 class JupyterLabServer:
     """``jupyter lab`` in its own process group, isolated from the user's Jupyter config and data."""
 
-    def __init__(self, workdir, env: dict[str, str] | None = None, server_extension_flag: bool = False):
+    def __init__(self, workdir, env: dict[str, str | None] | None = None, server_extension_flag: bool = False):
+        """``env`` adds to this process's environment; a None value removes that variable."""
         self.workdir = workdir
         self.root = workdir / "root"
         self.root.mkdir(parents=True, exist_ok=True)
@@ -51,7 +52,8 @@ class JupyterLabServer:
         labconfig.mkdir(parents=True, exist_ok=True)
         (labconfig / "page_config.json").write_text(json.dumps(
             {"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
-        env = {**os.environ, **self.extra_env,
+        env = {**{k: v for k, v in os.environ.items() if self.extra_env.get(k, "") is not None},
+               **{k: v for k, v in self.extra_env.items() if v is not None},
                "JUPYTER_CONFIG_DIR": str(self.workdir / "config"),
                "JUPYTER_RUNTIME_DIR": self.runtime_dir,
                "IPYTHONDIR": str(self.workdir / "ipython"),
