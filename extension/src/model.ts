@@ -13,7 +13,7 @@ import { ISignal, Signal } from '@lumino/signaling';
 import { ClusterEvent } from './events';
 import { ClusterEventFolder } from './modelEvents';
 import { ApiError, eventsUrl, jobManagerAPI, requestAPI, Scope } from './request';
-import { ITarget, resolveTarget, sameTarget } from './target';
+import { ITarget, resolveTarget, sameJobManager, sameTarget } from './target';
 import {
   IActivity,
   ICellLink,
@@ -100,12 +100,20 @@ export class ClusterModel {
     }
   }
 
-  /** The notebook's kernel ran something or restarted: reconnect if its cluster is another one now. */
+  /** The notebook's kernel ran something or restarted: reconnect if its cluster is another one now. The
+   * same JobManager reached another way (the kernel connected to the one the panel showed) keeps its stream. */
   async recheck(): Promise<void> {
     const generation = this._generation;
     try {
       const now = await this.resolve();
-      if (generation === this._generation && !sameTarget(now, this.target())) {
+      if (generation !== this._generation || sameTarget(now, this.target())) {
+        return;
+      }
+      if (this.link === 'live' && sameJobManager(now, this.target())) {
+        this.scope = now.scope;
+        this.connection = now.info;
+        this.emit();
+      } else {
         await this.connect();
       }
     } catch {

@@ -212,10 +212,16 @@ export class ClusterEventFolder {
 
   private onTaskMetricsReported(e: TaskMetricsReportedEvent): void {
     const job = this.m.jobs.get(e.job_id);
-    const sub = job?.subtasks.get(`${e.vertex_id}/${e.subtask_index}`);
-    if (!job || !sub) {
+    if (!job || isTerminal(job.state)) {
       return;
     }
+    const key = `${e.vertex_id}/${e.subtask_index}`;
+    // A subtask that started before the stream did (the panel reconnected) is known from its first report.
+    const sub = job.subtasks.get(key) || {
+      vertexId: e.vertex_id, taskName: e.task_name, subtask: e.subtask_index, state: 'RUNNING', tmId: null, slot: null,
+      metrics: {}
+    };
+    job.subtasks.set(key, sub);
     sub.metrics = (e.metrics || {}) as ITaskMetrics;
     if (job.sinkVertices && job.sinkVertices.size) {
       let rate = 0;

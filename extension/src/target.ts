@@ -38,3 +38,9 @@ export function sameTarget(a: ITarget | null, b: ITarget | null): boolean {
   return !!a && !!b && a.scope === b.scope && a.info.url === b.info.url && a.info.configured === b.info.configured &&
     (a.info.state || '') === (b.info.state || '');
 }
+
+/** Whether both are the same running JobManager, reached through either scope. */
+export function sameJobManager(a: ITarget | null, b: ITarget | null): boolean {
+  const running = (t: ITarget | null) => !!t && t.info.configured && t.info.state !== 'stopped';
+  return running(a) && running(b) && a!.info.url === b!.info.url;
+}
