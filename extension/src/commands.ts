@@ -98,7 +98,7 @@ export function registerPanelCommands(
   docManager: IDocumentManager | null
 ): void {
   registerConnectionCommands(app.commands, model, settings);
-  registerLocalClusterCommands(app.commands, model);
+  registerLocalClusterCommands(app.commands, model, settings);
   registerJobCommands(app.commands, model);
   registerFaultCommands(app.commands, model);
   registerNavigationCommands(app.commands, model, docManager);
@@ -163,8 +163,12 @@ function registerFollowCommands(commands: Commands, model: ClusterModel, setting
   });
 }
 
-/** A cluster the Jupyter server starts and stops as child processes. */
-function registerLocalClusterCommands(commands: Commands, model: ClusterModel): void {
+/**
+ * A cluster the Jupyter server starts and stops as child processes. Starting one is a choice made in the
+ * panel, as Connect… is: the panel shows it until it stops, then follows the notebook again (or the
+ * JobManager connected by hand before).
+ */
+function registerLocalClusterCommands(commands: Commands, model: ClusterModel, settings: ISettingRegistry.ISettings | null): void {
   commands.addCommand(CommandIDs.startLocal, {
     label: 'Flinkbench: Start a local cluster…',
     isEnabled: () => !['starting', 'running'].includes(model.connection?.local_cluster.state || ''),
@@ -179,6 +183,7 @@ function registerLocalClusterCommands(commands: Commands, model: ClusterModel): 
         return;
       }
       await attempt('stopping the local cluster', () => requestAPI('local-cluster', { method: 'DELETE' }));
+      model.follow = !settings?.get('jobmanagerUrl').composite;
       await model.connect();
     }
   });
@@ -202,7 +207,7 @@ async function startLocalCluster(model: ClusterModel): Promise<void> {
     model.connection.local_cluster = { ...model.connection.local_cluster, state: 'starting', error: null };
     model.emit();
   }
-  await attempt('starting the local cluster', () =>
+  const started = await attempt('starting the local cluster', () =>
     requestAPI<ILocalClusterStatus>('local-cluster', {
       method: 'POST',
       body: JSON.stringify({
@@ -210,6 +215,9 @@ async function startLocalCluster(model: ClusterModel): Promise<void> {
       })
     })
   );
+  if (started) {
+    model.follow = false;
+  }
   await model.connect();
 }
 

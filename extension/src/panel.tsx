@@ -50,7 +50,8 @@ function whose(model: ClusterModel): JSX.Element {
   if (model.scope && model.notebook) {
     return <span>Cluster of <b data-field="notebook">{model.notebook.name}</b>: {url}</span>;
   }
-  const how = model.follow ? model.connection?.source : 'connected by hand';
+  const source = model.connection?.source;
+  const how = model.follow || source === 'local cluster' ? source : 'connected by hand';
   return <span>Connected to {url} <span className="jp-Flinkbench-muted">({how})</span></span>;
 }
 
@@ -120,7 +121,7 @@ function ConnectionBar({ model, run }: { model: ClusterModel; run: Run }): JSX.E
         )}
         <button className="jp-Flinkbench-button" onClick={() => run(CommandIDs.connect)}>Connect…</button>
         {model.link === 'unreachable' && <button className="jp-Flinkbench-button" onClick={() => run(CommandIDs.reconnect)}>Retry now</button>}
-        {model.link !== 'live' || !model.scope ? <LocalClusterButton model={model} run={run} /> : null}
+        <LocalClusterButton model={model} run={run} />
       </div>
       {local?.state === 'failed' && local.error && <div className="jp-Flinkbench-error">{local.error}</div>}
     </div>
