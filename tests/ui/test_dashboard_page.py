@@ -1,4 +1,4 @@
-"""The JobManager's dashboard in headless Chromium: refused without the token, drawn with it."""
+"""The JobManager's dashboard in headless Chromium: its login page without the token, drawn with it."""
 from __future__ import annotations
 
 import pytest
@@ -9,12 +9,14 @@ pytestmark = [pytest.mark.ui, pytest.mark.skipif(chromium_missing_reason() is no
                                                  reason=chromium_missing_reason() or "")]
 
 
-def test_dashboard_page_refuses_without_token_and_draws_the_cluster_with_it(cluster, tmp_path):
+def test_dashboard_page_shows_how_to_log_in_without_token_and_draws_the_cluster_with_it(cluster, tmp_path):
     with chromium_context(tmp_path / "profile") as context:
         page = context.new_page()
-        refused = page.goto(f"{cluster.url}/dashboard")
-        assert refused.status == 401
-        assert "missing or invalid cluster token" in page.content()
+        page.goto(f"{cluster.url}/dashboard?page=jobs")
+        assert page.url == f"{cluster.url}/dashboard/login?next=%2Fdashboard%3Fpage%3Djobs", page.url
+        page.get_by_text("Flinkbench panel").first.wait_for()
+        assert "%flink local" in page.content() and cluster.token not in page.content()
+        screenshot(page, "dashboard-login")
 
         page.goto(f"{cluster.url}/dashboard?token={cluster.token}")
         page.locator("canvas").first.wait_for(timeout=60_000)
