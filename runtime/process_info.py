@@ -1,4 +1,5 @@
-"""What a process can say about itself for the dashboard: its recent log lines and its memory."""
+"""What a process can say about itself for the dashboard (its recent log lines and its memory), and whether
+another process still runs."""
 from __future__ import annotations
 
 import collections
@@ -54,3 +55,20 @@ def rss_bytes() -> int:
         except OSError:
             continue
     return own + sum(_rss_of(pid) for pid in children)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether ``pid`` runs: it exists and is not a zombie (dead, its parent not having reaped it yet)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True

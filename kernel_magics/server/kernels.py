@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from kernel_magics.kernel_registration import RECORDS_ENV
 from kernel_magics.server.target import Connection, JobManagerTarget, TargetError
+from runtime.process_info import process_alive
 
 SOURCE = "notebook kernel"
 NO_CLUSTER = "this notebook's kernel follows no cluster: run '%load_ext kernel_magics' and '%flink local' in it"
@@ -69,23 +70,6 @@ def kernel_cluster(record: dict | None, alive: Callable[[int], bool]) -> KernelC
     except TargetError as err:
         return KernelCluster("none", reason=str(err))
     return KernelCluster("running", target=target, url=target.url)
-
-
-def process_alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
-    if pid <= 0:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
 
 
 class KernelClusters:

@@ -22,6 +22,7 @@ from runtime import tls
 from runtime.config import Configuration, parse_dynamic_properties, read_yaml
 from runtime.errors import ClusterError
 from runtime.java import check_java
+from runtime.process_info import process_alive
 from runtime.security import read_token_file
 
 DETACH_TIMEOUT_S = 300.0
@@ -54,21 +55,6 @@ def _forget(pid: int | None) -> None:
     info = recorded()
     if info is not None and (pid is None or info.get("pid") == pid):
         os.remove(os.path.join(state_dir(), "current-cluster.json"))
-
-
-def _alive(pid: int) -> bool:
-    """The process exists and is not a zombie (a detached owner's parent is gone; init may be slow to reap)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
 
 
 def jobmanager_url(address: str, secure: bool = False) -> str:
@@ -122,7 +108,7 @@ def cluster(args) -> int:
 def _start(args) -> int:
     conf = _configuration(args)  # every key checked before anything starts
     current = recorded()
-    if current and _alive(current.get("pid", 0)):
+    if current and process_alive(current.get("pid", 0)):
         raise ClusterError(f"a cluster is already running at {current['url']} (pid {current['pid']}); "
                            "'flinkbench cluster stop' stops it")
     if args.detach:
@@ -202,13 +188,13 @@ def _stop() -> int:
     if info is None:
         raise ClusterError("no cluster to stop: none was started with 'flinkbench cluster start'")
     pid = info["pid"]
-    if not _alive(pid):
+    if not process_alive(pid):
         _forget(pid)
         print(f"the cluster at {info['url']} was no longer running (pid {pid}); its record is removed")
         return 0
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT_S
-    while _alive(pid):
+    while process_alive(pid):
         if time.monotonic() > deadline:
             raise ClusterError(f"the cluster's process {pid} did not stop within {STOP_TIMEOUT_S:g} s")
         time.sleep(0.2)
