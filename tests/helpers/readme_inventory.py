@@ -30,6 +30,7 @@ class NotRun:
 
 
 NOTEBOOK = "tests/notebooks/test_readme_notebook.py"
+NEWCOMER = "tests/ui/test_newcomer.py"  # the "In a notebook" section's cells, pasted into JupyterLab in Chromium
 CLI = "tests/integration/test_cli.py"
 WHEEL = "tests/install/test_wheel_install.py"
 CERTIFICATES = "tests/helpers/certificates.py"  # every TLS test makes its certificates with them
@@ -60,7 +61,7 @@ FROM orders AS o JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c ON o.cust
 GROUP BY c.country"""
 
 INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
-    # Install
+    # Install, and In a notebook (the newcomer's cells; tests/ui/test_newcomer.py runs them all in JupyterLab)
     "sudo apt-get install openjdk-17-jre-headless": NotRun(
         "changes the machine's system packages; make test installs Java through scripts/install-system-deps.sh, and "
         "tests/install/test_java_check.py checks the one line said when Java is missing"),
@@ -69,6 +70,13 @@ INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
     "%load_ext kernel_magics": Run(NOTEBOOK),
     "%flink local --taskmanagers 2 --slots 2": Run(NOTEBOOK),
     "%%flink --name clicks --parallelism 2 --checkpoint-interval 5s\n" + CLICKS_CELL: Run(NOTEBOOK),
+    "%%flink sql --name tumble-sql\n"
+    "CREATE TABLE clicks (`user` BIGINT, url STRING, amount DOUBLE, ts TIMESTAMP(3),\n"
+    "  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND\n"
+    ") WITH ('connector' = 'datagen', 'rows-per-second' = '1000', 'fields.user.min' = '0', 'fields.user.max' = '9');\n"
+    "SELECT window_start, window_end, `user`, COUNT(*) AS clicks, SUM(amount) AS total\n"
+    "FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND))\n"
+    "GROUP BY window_start, window_end, `user`": Run(NEWCOMER),
     # From a clone
     "make demo": Run("tests/integration/test_demo.py"),
     "make test": NotRun("the whole suite, which this test is part of: the lead runs it when branches land"),
@@ -145,6 +153,7 @@ INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
     "flinkbench savepoint JOB [DIR]  |  flinkbench savepoint --dispose PATH": Run(CLI),
     "flinkbench stop [--drain] [-p DIR] JOB": Run(CLI),
     "flinkbench cancel JOB": Run(CLI),
+    "flinkbench dashboard [JOB]": Run(CLI),
     "flinkbench --version": Run(CLI),
     # Flink's own CLI
     "export FLINK_HOME=.../site-packages/pyflink": Elsewhere(

