@@ -60,7 +60,7 @@ class FlinkbenchServerExtension(ExtensionApp):
             return None
 
     def initialize_handlers(self) -> None:
-        from kernel_magics.server.handlers import routes
+        from kernel_magics.server.routes import routes
 
         self.handlers.extend(routes(self.name))
 

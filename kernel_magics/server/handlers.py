@@ -1,4 +1,4 @@
-"""Routes under ``<base_url>/flinkbench/``: REST forwarding, connection, local cluster, kernels' clusters.
+"""Handlers under ``<base_url>/flinkbench/``: REST forwarding, connection, local cluster, kernels' clusters.
 
 Every verb carries ``@tornado.web.authenticated`` (WebSockets: ``@ws_authenticated``), so only a
 logged-in Jupyter user reaches the JobManager through here; the cluster token is added on the way out
@@ -231,17 +231,3 @@ class LocalClusterHandler(FlinkbenchHandler):
         await self.local_cluster.stop()
         self.connection.forget(LOCAL_CLUSTER_SOURCE)
         self.finish(json.dumps(self.local_cluster.status()))
-
-
-def routes(prefix: str) -> list:
-    """Every route of the extension; tests walk this list to check each one requires authentication."""
-    from kernel_magics.server.dashboard import DashboardHandler
-    from kernel_magics.server.events import EventsProxySocket
-    from kernel_magics.server.graph import JobGraphHandler
-
-    scoped = [(r"graph/(?P<job>[^/]+)", JobGraphHandler), (r"events", EventsProxySocket),
-              (r"dashboard", DashboardHandler), (r"api/(?P<path>.*)", ProxyHandler)]
-    return [(rf"/{prefix}/connection", ConnectionHandler),
-            (rf"/{prefix}/local-cluster", LocalClusterHandler),
-            (rf"/{prefix}/{KERNEL}cluster", KernelClusterHandler),
-            *[(rf"/{prefix}/{scope}{tail}", handler) for tail, handler in scoped for scope in ("", KERNEL)]]

@@ -9,7 +9,7 @@ import re
 import pytest
 import websocket
 
-from kernel_magics.server.handlers import routes
+from kernel_magics.server.routes import routes
 from tests.helpers.clusters import wait_until
 from tests.helpers.ports import free_port
 
