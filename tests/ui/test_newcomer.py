@@ -54,6 +54,7 @@ def lab(tmp_path, built_extension):
         yield server
 
 
+@pytest.mark.timeout(900)  # two clusters of two Spark JVMs, two jobs, a kernel restart: minutes on 2 cores
 def test_a_newcomer_follows_the_readme_in_jupyterlab(lab, readme_cells, tmp_path):
     with chromium_context(tmp_path / "profile") as context:
         context.grant_permissions(["clipboard-read", "clipboard-write"], origin=lab.url)
@@ -89,8 +90,8 @@ def walk_through(page, context, lab, cells: list[str]) -> None:
     problems: list[str] = []  # what the user should see and does not, told together at the end
     rows = run_jobs(page, panel, notebook, cells[1:], problems)
     screenshot(page, "newcomer-3-jobs")
-    for cell, row in zip(cells[1:], rows):
-        check_figures(page, panel, notebook, row, "%%flink sql" in cell, problems)
+    for index, (cell, row) in enumerate(zip(cells[1:], rows), start=1):
+        check_figures(page, panel, notebook.locator(".jp-Cell").nth(index), row, "%%flink sql" in cell, problems)
 
     open_dashboard(context, lambda: panel.locator('.jp-Flinkbench-connection button[data-action="dashboard"]').click(),
                    url, "newcomer-4-dashboard-from-panel")
@@ -216,7 +217,7 @@ def first_rows_after(cell, started: float) -> float:
     return time.monotonic() - started
 
 
-def check_figures(page, panel, notebook, row, sql: bool, problems: list[str], samples: int = 3) -> None:
+def check_figures(page, panel, cell, row, sql: bool, problems: list[str], samples: int = 3) -> None:
     """The job's row keeps its name to one line (whole on hover); at the README's rates no task is a
     bottleneck, in the cells' headers or the panel's graph; the SQL job's watermark (its datagen stamps rows
     near now) lags by seconds. Sampled over a few refreshes of the job's graph in the panel."""
@@ -232,7 +233,7 @@ def check_figures(page, panel, notebook, row, sql: bool, problems: list[str], sa
     for _ in range(samples):
         page.wait_for_timeout(2000)
         hints = graph.locator(".jp-Flinkbench-bottleneck").all_inner_texts() + \
-            row_cell_hints(notebook, row.get_attribute("data-job-id"))
+            cell.locator(".flinkbench-bottleneck").all_inner_texts()  # the cell's header line
         if hints:
             seen[f"{name}: a bottleneck warning at the README's rates: {sorted(set(hints))}"] = None
         lags = [t for t in graph.locator(".jp-Flinkbench-nodeLine").all_text_contents() if "watermark" in t]
@@ -241,12 +242,6 @@ def check_figures(page, panel, notebook, row, sql: bool, problems: list[str], sa
     problems.extend(seen)
     screenshot(page, f"newcomer-3-{'sql' if sql else 'datastream'}-graph")
     name_shown.click()
-
-
-def row_cell_hints(notebook, job_id: str) -> list[str]:
-    """The bottleneck hints in the header of the cell whose job this is (its header names the job's id)."""
-    header = notebook.locator(".jp-OutputArea-output", has_text=job_id)
-    return header.locator(".flinkbench-bottleneck").all_inner_texts() if header.count() else []
 
 
 def lag_s(line: str) -> float:
