@@ -54,6 +54,8 @@ def lab(tmp_path, built_extension):
         yield server
 
 
+@pytest.mark.serial  # its figures (first rows, busy time, watermark lag) are the README's claims: measured alone,
+# as on a newcomer's machine, not beside another module's cluster
 @pytest.mark.timeout(900)  # two clusters of two Spark JVMs, two jobs, a kernel restart: minutes on 2 cores
 def test_a_newcomer_follows_the_readme_in_jupyterlab(lab, readme_cells, tmp_path):
     with chromium_context(tmp_path / "profile") as context:
