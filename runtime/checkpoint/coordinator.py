@@ -308,9 +308,11 @@ class CheckpointCoordinator:
 
     def restore_failed(self, round: int, error: str) -> None:
         """A subtask of restart round ``round`` could not read its part of the checkpoint it was deployed
-        with: after a few rounds the job falls back to an older retained one, or fails naming it."""
+        with: after a few rounds the job falls back to an older retained one, or fails naming it. A round
+        failed while the checkpoint storage itself cannot be listed (an outage) is not held against it."""
         if self.restored is not None:
-            self._handle(ev.RestoreFailed(self.restored.checkpoint_id, round, error))
+            reachable = storage.is_directory(self.base)
+            self._handle(ev.RestoreFailed(self.restored.checkpoint_id, round, error, storage_reachable=reachable))
 
     def restore_from(self, checkpoint: CompletedCheckpoint) -> None:
         """Subtasks are being deployed with this checkpoint's state (first start or failover)."""

@@ -166,6 +166,8 @@ class CheckpointLifecycle:
         failed = self.latest()
         if failed is None or failed.checkpoint_id != event.checkpoint_id:
             return  # given up already (a report from a later subtask of that round)
+        if not event.storage_reachable:
+            return  # the storage was out: the restart strategy tries again, the checkpoint may be whole
         rounds = self.restore_failures.setdefault(failed.checkpoint_id, set())
         rounds.add(event.round)
         if len(rounds) < RESTORE_ATTEMPTS:

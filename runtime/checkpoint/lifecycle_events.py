@@ -143,10 +143,12 @@ class ReserveFailed:
 @dataclass(frozen=True)
 class RestoreFailed:
     """A subtask of restart round ``round`` could not read its part of checkpoint ``checkpoint_id``
-    (missing or damaged files)."""
+    (missing or damaged files). ``storage_reachable`` is False when the checkpoint storage itself could not
+    be listed at the time: an outage says nothing about the checkpoint, so that round does not count."""
     checkpoint_id: int
     round: int
     error: str
+    storage_reachable: bool = True
 
 
 Event = (TriggerRequested | Acknowledged | Declined | TimedOut | AbortAll | MetadataWritten | MetadataFailed

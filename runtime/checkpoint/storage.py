@@ -98,6 +98,17 @@ def exists(url: str) -> bool:
         return False
 
 
+def is_directory(url: str) -> bool:
+    """Whether ``url`` is a directory the store can list now: False while the store is out (unreachable,
+    or something other than a directory where the directory should be)."""
+    fs, path = _fs(url)
+    try:
+        fs.ls(path, detail=False)
+        return bool(fs.isdir(path))
+    except Exception:  # noqa: BLE001 - an unreachable store is the answer, not an error
+        return False
+
+
 def remove(url: str) -> None:
     """Delete a checkpoint directory; a missing one is fine. FencedOut when the fence refuses."""
     guard("delete", url)

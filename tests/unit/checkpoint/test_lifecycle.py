@@ -285,6 +285,16 @@ def test_a_restore_point_that_fails_in_two_rounds_gives_way_to_the_older_retaine
     assert m.handle(ev.RestoreFailed(2, 3, "a late report of the given-up one"), 302.0) == []
 
 
+def test_rounds_failed_while_the_storage_was_out_are_not_held_against_the_checkpoint():
+    m = retained_two()
+    for round in range(1, 6):
+        assert m.handle(ev.RestoreFailed(2, round, "NotADirectoryError", storage_reachable=False), 300.0) == []
+    assert m.latest().checkpoint_id == 2, "an outage says nothing about the checkpoint's files"
+    assert m.handle(ev.RestoreFailed(2, 6, "no such checkpoint file"), 310.0) == [], "the first round that counts"
+    fell, _ = m.handle(ev.RestoreFailed(2, 7, "no such checkpoint file"), 311.0)
+    assert (fell.failed.checkpoint_id, fell.to.checkpoint_id) == (2, 1)
+
+
 def test_with_nothing_older_to_fall_back_to_the_restore_is_impossible_naming_the_checkpoint():
     m = machine(retained=1)
     trigger(m)

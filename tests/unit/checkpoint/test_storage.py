@@ -32,3 +32,13 @@ def test_a_restore_of_missing_or_damaged_files_names_the_checkpoint_and_the_snap
     storage.write_bytes(storage.join(pointer, "op.arrow"), b"not arrow at all")
     with pytest.raises(RestoreFailed, match="checkpoint 4: .*ArrowInvalid"):
         read_restored(tdd, True, True)
+
+
+def test_a_directory_replaced_by_a_file_is_not_a_reachable_directory(tmp_path):
+    root = tmp_path / "checkpoints"
+    root.mkdir()
+    assert storage.is_directory(str(root))
+    root.rmdir()
+    root.write_text("an outage")
+    assert not storage.is_directory(str(root)) and not storage.is_directory(str(root / "job"))
+    assert not storage.is_directory(str(tmp_path / "missing"))
