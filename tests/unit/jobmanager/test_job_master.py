@@ -176,6 +176,7 @@ def test_a_restore_point_whose_files_are_gone_fails_the_job_within_two_rounds_na
     async def body():
         master, rm, _ = job_master(tmp_path, **{"restart-strategy.type": "fixed-delay",
                                                  "restart-strategy.fixed-delay.delay": "0 s"})
+        (tmp_path / "ck").mkdir()  # the storage is there (not an outage); the checkpoint's files are not
         master.checkpoints.recover(CompletedCheckpoint(7, 1.0, False, "file:///ck/chk-7", [], 0.0, 0))
         master.start()
         for _ in range(10):  # restarts are unlimited; the restore attempts are not
