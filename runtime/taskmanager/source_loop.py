@@ -11,10 +11,12 @@ import asyncio
 import collections
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import pyarrow as pa
 
+from runtime.config import Configuration
 from runtime.connectors.base import ConnectorError
 from runtime.messages import CheckpointBarrier, TaskDeploymentDescriptor, TriggerCheckpoint, Watermark
 from runtime.taskmanager.bundles import (backpressured_bundle_size, burst_rows, first_bundle_size, next_bundle_size,
@@ -29,7 +31,6 @@ class SourceTask(Protocol):
     """What the source loop needs of its task (runtime.taskmanager.task.Task)."""
 
     tdd: TaskDeploymentDescriptor
-    tm: Any
     reader: Any
     chain: Any
     metrics: TaskMetricsTracker
@@ -53,11 +54,26 @@ class SourceTask(Protocol):
     async def checkpoint(self, barrier: CheckpointBarrier) -> None: ...
 
 
+@dataclass(frozen=True)
+class BundleSizing:
+    """How big a source's bundles may be: the time one should take, its bounds in rows, and how long a paced
+    source waits to fill one."""
+    target_s: float
+    min_rows: int
+    max_rows: int
+    max_wait_s: float  # longest a rate-limited source lets its due rows wait to fill a bundle of min_rows
+
+    @classmethod
+    def from_conf(cls, conf: Configuration) -> BundleSizing:
+        return cls(conf.get("taskmanager.bundle.target-time"), conf.get("taskmanager.bundle.min-rows"),
+                   conf.get("taskmanager.bundle.max-rows"), conf.get("taskmanager.bundle.max-wait"))
+
+
 class SourceLoop:
     """Drives one source task; the checkpoints the JobManager triggers wait here for a bundle boundary."""
 
-    def __init__(self, task: SourceTask):
-        self.task = task
+    def __init__(self, task: SourceTask, sizing: BundleSizing):
+        self.task, self.sizing = task, sizing
         self._triggers: collections.deque[TriggerCheckpoint] = collections.deque()
 
     def trigger(self, trigger: TriggerCheckpoint) -> None:
@@ -73,11 +89,10 @@ class SourceLoop:
             await asyncio.to_thread(self.task.reader.close)
 
     async def _run(self) -> None:
-        task, conf = self.task, self.task.tm.conf
-        target, max_rows, min_rows = (conf.get("taskmanager.bundle.target-time"),
-                                      conf.get("taskmanager.bundle.max-rows"), conf.get("taskmanager.bundle.min-rows"))
+        task = self.task
+        target, max_rows, min_rows = self.sizing.target_s, self.sizing.max_rows, self.sizing.min_rows
         # a paced source skips what is more than its burst behind: it must not wait longer to fill a bundle
-        floor, max_wait = min(min_rows, burst_rows(task.reader)), min(conf.get("taskmanager.bundle.max-wait"),
+        floor, max_wait = min(min_rows, burst_rows(task.reader)), min(self.sizing.max_wait_s,
                                                                         task.reader.max_burst_s or float("inf"))
         size = first_bundle_size(task.reader.rate, target, min_rows, max_rows)
         overhead = None  # the quickest bundle so far: what one Spark action costs

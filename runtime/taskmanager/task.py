@@ -15,8 +15,27 @@ then snapshots and forwards it. State goes to checkpoint storage on a separate t
 the upload; then the task acknowledges. With incremental checkpoints the task remembers what its last completed
 checkpoint holds and uploads only the key groups that changed since (runtime.checkpoint.incremental).
 
-The task's coroutine runs on the TaskManager's loop; Spark calls run in the thread pool via :meth:`Task.run_blocking`.
-States go to the JobManager as TaskStateChanged; a failure carries the Python traceback.
+A task sees its TaskManager only through :class:`~runtime.taskmanager.services.TaskServices` (send,
+request, thread pools, data port and input gates, the Spark session, configuration). Its coroutine runs
+on the TaskManager's loop; Spark calls run in the thread pool via :meth:`Task.run_blocking`. States go to
+the JobManager as TaskStateChanged; a failure carries the Python traceback.
+
+A task's life (the JobMaster's view of the same states is runtime.states)::
+
+    deployed --run()--> INITIALIZING: chain built, result partitions registered, Spark session awaited,
+       |                connectors opened, state restored (tdd.restore), input gate connected
+       |                             |
+       |                             v
+       |                          RUNNING: source loop or input loop; barriers -> snapshot, forward,
+       |                             |     upload in the background, acknowledge (or decline);
+       |                             |     notify complete / aborted -> sink commits / aborts
+       |        end of input, or the stop-with-savepoint barrier (then its savepoint completed)
+       |                             v
+       |                          pending uploads acknowledged --> FINISHED
+       |
+       +--cancel() (CancelTask, FreeSlot, lost JobManager) at any step --> CANCELED
+       +--an exception at any step (operator, connector, Spark, lost input) --> FAILED, with its traceback
+
 """
 from __future__ import annotations
 
@@ -29,7 +48,7 @@ from collections.abc import Callable
 import pyarrow as pa
 
 from runtime.checkpoint import storage
-from runtime.checkpoint.fencing import UploadFence, run_fenced
+from runtime.checkpoint.fencing import run_fenced
 from runtime.checkpoint.incremental import IncrementalBase, SnapshotRefs
 from runtime.connectors.base import ConnectorContext
 from runtime.connectors.registry import sink_writer, source_reader
@@ -38,15 +57,16 @@ from runtime.keygroups import KEY_GROUP_COLUMN, KeyGroupRange
 from runtime.messages import (AcknowledgeCheckpoint, CheckpointBarrier, DeclineCheckpoint, EndOfPartition,
                               TaskDeploymentDescriptor, TaskStateChanged, TriggerCheckpoint, Watermark)
 from runtime.states import ExecutionState
-from runtime.taskmanager.barriers import BarrierAligner
 from runtime.checkpoint.task_state import read_restored, take_snapshot, write_snapshot
 from runtime.taskmanager.chain import OperatorChain, OperatorError
-from runtime.taskmanager.input_gate import InputGate
+from runtime.taskmanager.input_loop import InputLoop
 from runtime.taskmanager.metrics import TaskMetricsTracker
 from runtime.taskmanager.network import ResultPartition
 from runtime.taskmanager.partitioning import split_for_output
-from runtime.taskmanager.source_loop import SourceLoop
-from runtime.taskmanager.watermarks import WatermarkValve, from_wire, to_wire
+from runtime.taskmanager.services import TaskServices
+from runtime.taskmanager.source_loop import BundleSizing, SourceLoop
+from runtime.taskmanager.spark import SparkRunner
+from runtime.taskmanager.watermarks import to_wire
 from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME
 
 log = logging.getLogger(__name__)
@@ -58,18 +78,17 @@ class Task:
     """One deployed subtask attempt: sets up its chain, connectors and exchange, runs its source loop
     or its input loop, snapshots on barriers and reports its state; runs on the TaskManager's loop."""
 
-    def __init__(self, tdd: TaskDeploymentDescriptor, tm):
-        self.tdd, self.tm = tdd, tm
+    def __init__(self, tdd: TaskDeploymentDescriptor, services: TaskServices):
+        self.tdd = tdd
+        self.services = services
         self.metrics = TaskMetricsTracker()
         self.partitions: list[ResultPartition] = []
-        self.gate: InputGate | None = None
+        self.input_loop: InputLoop | None = None
         self.reader = None
         self.sink = None
         self.chain: OperatorChain | None = None
-        self.valve: WatermarkValve | None = None
         self.output_watermark = BEFORE_TIME
-        self.aligner = BarrierAligner()
-        self.source_loop = SourceLoop(self)
+        self.source_loop = SourceLoop(self, BundleSizing.from_conf(services.conf))
         self.stopped_at: int | None = None  # the stop-with-savepoint checkpoint this task ended with
         self.incremental = IncrementalBase() if tdd.incremental_checkpoints else None
         self._stop_outcome: asyncio.Future | None = None
@@ -82,8 +101,8 @@ class Task:
         return self.tdd.attempt_id
 
     @property
-    def spark(self):
-        return self.tm.spark
+    def spark(self) -> SparkRunner:
+        return self.services.spark
 
     @property
     def is_source(self) -> bool:
@@ -100,8 +119,8 @@ class Task:
             self._report(ExecutionState.RUNNING)
             if self.is_source:
                 await self.source_loop.run()
-            else:
-                await self._run_inputs()
+            elif self.input_loop is not None:
+                await self.input_loop.run()
             if self.stopped_at is None:
                 await self._finish_outputs()
             else:
@@ -136,7 +155,7 @@ class Task:
             self.metrics.phases.add("schedule_wait", time.monotonic() - queued)
             return fn(*args)
 
-        return await asyncio.get_running_loop().run_in_executor(self.tm.executor, timed)
+        return await self.services.run_blocking(timed)
 
     # -- setup --------------------------------------------------------------------------------
     async def _prepare(self) -> None:
@@ -145,10 +164,11 @@ class Task:
         self.chain.phases = self.metrics.phases
         # Partitions first: consumers may ask for them while this TaskManager's Spark is still starting.
         for out in self.tdd.outputs:
-            partition = ResultPartition(self.attempt_id, out.num_consumers, self.tm.conf.get("taskmanager.network.credits"))
-            self.tm.data_server.register(partition)
+            partition = ResultPartition(self.attempt_id, out.num_consumers,
+                                        self.services.conf.get("taskmanager.network.credits"))
+            self.services.register_partition(partition)
             self.partitions.append(partition)
-        await asyncio.shield(self.tm.spark_ready)  # shared by every task: one cancelled task must not cancel it
+        await self.services.spark_ready()
         if self.is_source:
             self.reader = source_reader(self._context(ops[0]))
         if ops[-1].kind == "sink":
@@ -157,15 +177,13 @@ class Task:
             await self._restore()
         producers = [p for gate in self.tdd.inputs for p in gate.producers]
         if producers:
-            self.gate = InputGate(producers, self.tdd.subtask_index, self.attempt_id, self.tm.token,
-                                  self.tm.conf.get("taskmanager.network.credits"), self.tm.data_client_ssl)
-            self.valve = WatermarkValve(len(producers))
-            await self.gate.connect()
+            gate = await self.services.connect_inputs(producers, self.tdd.subtask_index, self.attempt_id)
+            self.input_loop = InputLoop(self, gate, self.services.conf.get("taskmanager.bundle.max-rows"))
 
     def _context(self, op) -> ConnectorContext:
         return ConnectorContext(op.id, op.name, self.tdd.subtask_index, self.tdd.parallelism, op.params,
-                                self.spark, self.tm.send, self.tdd.job_id, self.attempt_id, self.tdd.runtime_mode,
-                                self.run_blocking, self.tdd.checkpointing, self.tm.request_blocking)
+                                self.spark, self.services.send, self.tdd.job_id, self.attempt_id,
+                                self.tdd.runtime_mode, self.run_blocking, self.tdd.checkpointing, self.services.request)
 
     async def _restore(self) -> None:
         """Load the snapshots of every old subtask that ran one of our operators and hand each its part."""
@@ -184,62 +202,6 @@ class Task:
         """From the JobManager, for source tasks: taken at the next bundle boundary."""
         self.source_loop.trigger(trigger)
 
-    # -- the input loop -----------------------------------------------------------------------
-    async def _run_inputs(self) -> None:
-        waiting = None  # an event met while gathering tables; handled right after them
-        max_rows = self.tm.conf.get("taskmanager.bundle.max-rows")
-        while True:
-            item = waiting or await self._next_input()
-            waiting = None
-            if item is None:
-                return
-            channel, payload = item
-            if isinstance(payload, pa.Table):
-                self.metrics.phases.add("input_wait", time.monotonic() - self.gate.last_arrival)
-                table, waiting = self.gate.gather(payload, max_rows)
-                await self._on_table(table)
-            elif isinstance(payload, Watermark):
-                update = (self.valve.mark_idle(channel) if payload.idle
-                          else self.valve.update(channel, from_wire(payload.timestamp)))
-                await self._on_input_watermark(update)
-            elif isinstance(payload, CheckpointBarrier):
-                if await self._on_barrier(channel, payload):
-                    return
-            elif isinstance(payload, EndOfPartition):
-                await self._on_input_watermark(self.valve.finish(channel))
-                if self.aligner.barrier is not None and self.aligner.complete(self.gate):
-                    await self._aligned()
-
-    async def _next_input(self):
-        """The gate's next item; processing-time timers falling due before it arrives fire meanwhile."""
-        while True:
-            delay = self.chain.processing_timer_delay()
-            if delay is None:
-                with self.metrics.idle():
-                    return await self.gate.next()
-            if delay > 0:
-                try:
-                    with self.metrics.idle():
-                        return await asyncio.wait_for(self.gate.next(), delay)  # gate.next() is safe to cancel
-                except asyncio.TimeoutError:
-                    pass
-            for table in await self.run_blocking(self.chain.on_processing_time, self.spark):
-                await self.emit(table)
-
-    async def _on_table(self, table: pa.Table) -> None:
-        t0 = time.monotonic()
-        self.metrics.records_in += table.num_rows
-        self.metrics.bytes_in += table.nbytes
-        out = await self.run_blocking(self.chain.process, self.spark, table) if self.chain.runs_in_spark else table
-        await self.emit(out)
-        if self.chain.assigner is not None:
-            await self.advance_watermark(self.chain.assigner.current)
-        self.bundle_done(t0)
-
-    async def _on_input_watermark(self, watermark: int | None) -> None:
-        if watermark is not None and self.chain.assigner is None:
-            await self.advance_watermark(watermark)
-
     async def advance_watermark(self, watermark: int | None) -> None:
         """Fire what the new watermark completes, then pass it on."""
         if watermark is None or watermark <= self.output_watermark:
@@ -253,19 +215,6 @@ class Task:
             self.metrics.watermark = to_wire(passed_on)
             for partition in self.partitions:
                 await partition.broadcast_event(Watermark(to_wire(passed_on)))
-
-    async def _on_barrier(self, channel: int, barrier: CheckpointBarrier) -> bool:
-        """Align: hold back ``channel`` until every input delivered this barrier. True to stop the task."""
-        return await self._aligned() if self.aligner.arrive(channel, barrier, self.gate) else False
-
-    async def _aligned(self) -> bool:
-        barrier = self.aligner.barrier
-        self.aligner.reset()
-        await self.checkpoint(barrier)
-        self.gate.unblock_all()
-        if barrier.stop:
-            self.stopped_at = barrier.checkpoint_id
-        return barrier.stop
 
     async def _await_stop_savepoint(self) -> None:
         """A task stopped by a savepoint ends only once that savepoint is complete, after its sink committed."""
@@ -297,18 +246,18 @@ class Task:
         """Write the snapshot (only what changed since ``base``, when not None) and acknowledge it."""
         checkpoint_id, target = barrier.checkpoint_id, barrier.target
         name = f"{self.tdd.vertex_id}-{self.tdd.subtask_index}-{self.attempt_id}"  # its own: a stale one lands aside
-        fence = UploadFence.of(self.attempt_id, checkpoint_id, self.tm, lambda: self._cancelled)  # asked before each file
+        fence = self.services.upload_fence(self.attempt_id, checkpoint_id, lambda: self._cancelled)  # asked before each file
         try:
-            written = await asyncio.get_running_loop().run_in_executor(
-                self.tm.io_executor, run_fenced, fence, write_snapshot, target, name, meta, tables, base)
+            written = await self.services.run_io(lambda: run_fenced(fence, write_snapshot, target, name, meta, tables,
+                                                                    base))
         except Exception as err:  # noqa: BLE001 - a snapshot that cannot be written declines its checkpoint alone
             reason = str(err) if isinstance(err, storage.StorageError) else f"{type(err).__name__}: {err}"
-            self.tm.send(DeclineCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, reason))
+            self.services.send(DeclineCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, reason))
             return
         if base is not None and self.incremental is not None:
             self.incremental.taken(checkpoint_id, written.refs)
         self.metrics.last_checkpoint = (checkpoint_id, max(0.0, time.time() - barrier.timestamp), written.state_size)
-        self.tm.send(AcknowledgeCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, written.pointer,
+        self.services.send(AcknowledgeCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, written.pointer,
                                            written.state_size, written.checkpointed_size, list(written.uploaded),
                                            list(written.reused)))
 
@@ -370,20 +319,20 @@ class Task:
 
     async def _close(self) -> None:
         for partition in self.partitions:
-            self.tm.data_server.unregister(partition)
-        if self.gate is not None:
-            await self.gate.close()
+            self.services.unregister_partition(partition)
+        if self.input_loop is not None:
+            await self.input_loop.gate.close()
 
     # -- reporting ----------------------------------------------------------------------------
     def _report(self, state: ExecutionState, error: str | None = None) -> None:
-        self.tm.send(TaskStateChanged(self.tdd.job_id, self.attempt_id, state, error))
+        self.services.send(TaskStateChanged(self.tdd.job_id, self.attempt_id, state, error))
 
     def _send_metrics(self) -> None:
         backpressure = max((p.backpressure_ratio() for p in self.partitions), default=0.0)
         for partition in self.partitions:
             self.metrics.sent_to = partition.records_by_subpartition()
         late, state_rows = (self.chain.late_records, self.chain.state_rows) if self.chain else (0, 0)
-        self.tm.send(self.metrics.snapshot(self.tdd.job_id, self.attempt_id, backpressure, late, state_rows,
+        self.services.send(self.metrics.snapshot(self.tdd.job_id, self.attempt_id, backpressure, late, state_rows,
                                            self.blocked_seconds()))
 
     async def _report_metrics(self) -> None:

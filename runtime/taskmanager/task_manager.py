@@ -43,6 +43,7 @@ from runtime.process_info import LogTail, rss_bytes
 from runtime.states import ExecutionState
 from runtime.taskmanager import allocators, heartbeat_lease, lean_pyspark
 from runtime.taskmanager.network import DataServer
+from runtime.taskmanager.services import REQUEST_TIMEOUT_S, TaskManagerServices
 from runtime.taskmanager.slots import SlotError, TaskSlotTable
 from runtime.taskmanager.spark import SparkRunner
 from runtime.taskmanager.task import Task
@@ -50,7 +51,6 @@ from runtime.taskmanager.task import Task
 log = logging.getLogger(__name__)
 
 PENDING_LIMIT = 10_000
-REQUEST_TIMEOUT_S = 30.0
 STATUS_EVERY_S = 5.0  # how often memory and recent log lines go to the JobManager (its dashboard page)
 STATUS_LOG_LINES = 60
 WARM_UP_AFTER_IDLE_S = 2.0  # a job waiting for this TaskManager's slots places its tasks well within this
@@ -68,7 +68,6 @@ class TaskManager:
             raise ConfigError(f"config key 'security.ssl.rest.enabled' is true but the JobManager URL "
                               f"{self.bootstrap_url} is not https://")
         self.control_ssl = tls.rest_client_context(conf)  # verifies the JobManager; internal cert when on
-        self.data_client_ssl = tls.internal_client_context(conf)
         self.ha: HaServices | None = None if conf.get("high-availability.type") == "none" else ha_services(
             conf, working_dir(conf))
         self.token = token
@@ -78,19 +77,19 @@ class TaskManager:
         self.slots = TaskSlotTable(self.num_slots)
         self.spark = SparkRunner(conf, self.num_slots, app_name=f"flinkbench-{self.tm_id}")
         self.executor = ThreadPoolExecutor(max_workers=self.num_slots * 2 + 2, thread_name_prefix="task")
-        # Checkpoint uploads get their own threads so that a slow store never holds up processing.
         self.io_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="checkpoint-io")
         # binds taskmanager.bind-host, advertises taskmanager.host (in RegisterTaskManager, for producers' peers)
         self.data_server = DataServer(conf.taskmanager_bind_host(), conf.get("taskmanager.data.port"), token,
                                       tls.server_context(conf, tls.INTERNAL))
         tls.warn_if_plain(conf, conf.taskmanager_bind_host(), "this TaskManager's data port", tls.INTERNAL)
+        self.services = TaskManagerServices(conf, self.spark, self.executor, self.io_executor, self.data_server, token,
+                                            tls.internal_client_context(conf), self)
         self.tasks: dict[ExecutionAttemptId, Task] = {}
         self.leader_session_id: LeaderSessionId | None = None
         self.heartbeats = heartbeat_lease.HeartbeatLease()  # how long the leader has not heard us (uploads ask)
         self._ws: tornado.websocket.WebSocketClientConnection | None = None
         self._pending: collections.deque = collections.deque(maxlen=PENDING_LIMIT)
         self._stopping = asyncio.Event()
-        self.spark_ready: asyncio.Future | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self._replies: dict[int, asyncio.Future] = {}  # request id -> the JobManager's answer
         self._request_ids = itertools.count(1)
@@ -103,9 +102,9 @@ class TaskManager:
         self.metrics_endpoint = start_endpoint(self.conf, self._metric_families, self.token,
                                                self.conf.get("taskmanager.host"))
         loop = self.loop = asyncio.get_running_loop()
-        self.spark_ready = loop.run_in_executor(self.executor, lambda: self.spark.session)
-        self.spark_ready.add_done_callback(lambda _: self._report_ready())
-        self.spark_ready.add_done_callback(lambda _: loop.call_later(WARM_UP_AFTER_IDLE_S, self._warm_up_if_idle))
+        started = self.services.spark_started = loop.run_in_executor(self.executor, lambda: self.spark.session)
+        started.add_done_callback(lambda _: self._report_ready())
+        started.add_done_callback(lambda _: loop.call_later(WARM_UP_AFTER_IDLE_S, self._warm_up_if_idle))
         if self.jobmanager_ready_file and not self.bootstrap_url:  # started beside its JobManager (LocalCluster)
             self.bootstrap_url = self.jobmanager_url = await jobmanager_url_from(self.jobmanager_ready_file)
         while not self._stopping.is_set():
@@ -137,7 +136,7 @@ class TaskManager:
     def ready(self) -> bool:
         """Tasks deployed here start at once: the Spark session is up (or failed to start, so that its
         tasks fail naming why). The ResourceManager hands out the slots of ready TaskManagers only."""
-        return self.spark_ready is not None and self.spark_ready.done()
+        return self.services.spark_started is not None and self.services.spark_started.done()
 
     def _report_ready(self) -> None:
         """Tell the JobManager now, not at the next heartbeat: slot requests may be waiting for this."""
@@ -148,7 +147,8 @@ class TaskManager:
         """Warm the new Spark session if no task came for it meanwhile: a spare TaskManager then takes a
         failover's tasks at full speed. A task placed here warms it anyway, and a warm-up beside it would
         only take CPU from it; a Spark Connect server's JVM is warm already."""
-        failed = self.spark_ready is None or self.spark_ready.cancelled() or self.spark_ready.exception()
+        started = self.services.spark_started
+        failed = started is None or started.cancelled() or started.exception()
         if failed or self.tasks or self.conf.get("spark.remote") or self._stopping.is_set():
             return
         asyncio.get_running_loop().run_in_executor(self.executor, self._warm_up)
@@ -364,7 +364,7 @@ class TaskManager:
                                        f"cannot deploy: {err}"))
             return
         slot.tasks.add(tdd.attempt_id)
-        task = Task(tdd, self)
+        task = Task(tdd, self.services)
         self.tasks[tdd.attempt_id] = task
         asyncio.get_running_loop().create_task(self._run_task(task, slot))
 

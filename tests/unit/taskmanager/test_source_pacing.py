@@ -12,12 +12,11 @@ import pytest
 from runtime.taskmanager import metrics as metrics_module
 from runtime.taskmanager import source_loop
 from runtime.taskmanager.metrics import TaskMetricsTracker
-from runtime.taskmanager.source_loop import SourceLoop
+from runtime.taskmanager.source_loop import BundleSizing, SourceLoop
 
 ACTION_S = 0.2  # what one Spark action costs here, plus its rows at ROWS_PER_S
 ROWS_PER_S = 1_000_000
-CONF = {"taskmanager.bundle.target-time": 0.5, "taskmanager.bundle.max-rows": 1_000_000,
-        "taskmanager.bundle.min-rows": 1_000, "taskmanager.bundle.max-wait": 2.0}
+SIZING = BundleSizing(target_s=0.5, min_rows=1_000, max_rows=1_000_000, max_wait_s=2.0)
 
 
 class Clock:
@@ -56,7 +55,6 @@ class FakeTask:
 
     def __init__(self, clock: Clock, reader: PacedReader):
         self.clock, self.reader, self.bundle_sizes, self.took = clock, reader, [], 0.0
-        self.tm = types.SimpleNamespace(conf=types.SimpleNamespace(get=CONF.__getitem__))
         self.tdd = types.SimpleNamespace(operators=[types.SimpleNamespace(name="Source: paced")])
         self.chain = types.SimpleNamespace(assigner=None, process=lambda spark, df: None)
         self.metrics = TaskMetricsTracker()
@@ -97,7 +95,7 @@ def run_source(clock: Clock, rate: float, seconds: float, max_burst_s: float | N
     task = FakeTask(clock, PacedReader(rate, int(rate * seconds), max_burst_s))
     start = clock.now
     task.metrics.start()
-    asyncio.run(SourceLoop(task).run())
+    asyncio.run(SourceLoop(task, SIZING).run())
     task.took = clock.now - start
     return task
 
