@@ -95,8 +95,12 @@ class HeartbeatView(Protocol):
 
 class UploadingTaskManager(Protocol):
     """What an upload fence reads of its TaskManager (runtime.taskmanager.heartbeat_lease has the lease)."""
-    leader_session_id: Any
-    heartbeats: HeartbeatView
+
+    @property
+    def leader_session_id(self) -> Any: ...
+
+    @property
+    def heartbeats(self) -> HeartbeatView: ...
 
 
 @dataclass(frozen=True)

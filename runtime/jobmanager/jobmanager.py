@@ -33,7 +33,7 @@ from runtime.fileio import working_dir, write_json_atomically
 from runtime.ha.services import LeaderInfo, ha_services
 from runtime.ids import LeaderSessionId
 from runtime.jobmanager import rest
-from runtime.jobmanager.control import ControlSocket
+from runtime.jobmanager.control import ControlGateways, ControlSocket
 from runtime.jobmanager.dashboard import PATH as DASHBOARD_PATH
 from runtime.jobmanager.dashboard import Dashboard
 from runtime.jobmanager.dispatcher import Dispatcher
@@ -99,7 +99,7 @@ class JobManager:
         limit = self.conf.get("rest.server.max-content-length")
         context = rest.RestContext(self.dispatcher, self, self.conf, self.provider.describe, logins)
         app = tornado.web.Application(rest.rules(context) + [
-            (r"/control$", ControlSocket, {"jm": self}),
+            (r"/control$", ControlSocket, {"gateways": self._control_gateways()}),
             (r"/$", tornado.web.RedirectHandler, {"url": DASHBOARD_PATH})],
             websocket_max_message_size=limit)
         front = rest.gate(app, self.token, limit, ("/control",), pages=self.dashboard)
@@ -112,6 +112,10 @@ class JobManager:
         self.metrics = start_endpoint(self.conf, lambda: jobmanager_families(address, self.dispatcher, time.time()),
                                       self.token, address)
         self.election.start(self.url)
+
+    def _control_gateways(self) -> ControlGateways:
+        return ControlGateways(self.rm, self.dispatcher.job_master, self.bus.publish, self, self.token,
+                               tls.enabled(self.conf, tls.INTERNAL))
 
     async def stop(self) -> None:
         self.provider.stop_provisioning()  # TaskManagers leaving now, and jobs they leave, start none

@@ -11,8 +11,9 @@ from runtime.codec import encode, to_plain
 from runtime.config import Configuration
 from runtime.ha.services import LeaderInfo
 from runtime.ids import LeaderSessionId
-from runtime.messages import Envelope, RegistrationAccepted
-from runtime.taskmanager.task_manager import TaskManager
+from runtime.ids import AllocationId, JobId, TaskManagerId
+from runtime.messages import Envelope, Heartbeat, RegisterTaskManager, RegistrationAccepted, RequestSlot
+from runtime.taskmanager.control_endpoint import ControlEndpoint
 
 OLD, NEW = LeaderSessionId("a" * 32), LeaderSessionId("b" * 32)
 TORNADO_CLOSE_WAIT_S = 5.0  # how long a polite close waits for the peer's answer
@@ -58,21 +59,63 @@ class NewLeader:
         return LeaderInfo("jm-new", "http://127.0.0.1:1", NEW)
 
 
+class IdleTaskManager:
+    """A TaskManager role with no slots and nothing to do."""
+    lost = 0
+
+    def registration(self):
+        return RegisterTaskManager(TaskManagerId("tm-test"), "127.0.0.1", 1, 0, 1, "local[1]", [], True)
+
+    def heartbeat(self):
+        return Heartbeat(TaskManagerId("tm-test"), [], True)
+
+    def status(self):
+        raise AssertionError("no status is due within the test")
+
+    def routes(self):
+        return {}
+
+    def connection_lost(self):
+        self.lost += 1
+
+
 def test_a_taskmanager_leaves_a_paused_deposed_leader_without_waiting_for_its_answer():
     async def body() -> None:
         paused = PausedJobManager()
         url = await paused.start()
-        tm = TaskManager(Configuration({"heartbeat.interval": "100 ms"}), url, "token", slots=1)
-        tm.ha = NewLeader()  # type: ignore[assignment]
+        endpoint = ControlEndpoint(Configuration({"heartbeat.interval": "100 ms"}), url, "token",
+                                   NewLeader())  # type: ignore[arg-type]
+        endpoint.serve(IdleTaskManager())
         try:
-            tm.jobmanager_url = url
-            serving = asyncio.ensure_future(tm._connect_and_serve())
+            serving = asyncio.ensure_future(endpoint._connect_and_serve())
             await asyncio.wait_for(paused.registered.wait(), 10)
             await asyncio.wait_for(serving, TORNADO_CLOSE_WAIT_S - 1.0)  # no answer to the close awaited
-            assert tm.leader_session_id is None and tm._ws is None
+            assert endpoint.leader_session_id is None and endpoint._ws is None
         finally:
             paused.close()
-            tm.executor.shutdown(wait=False)
-            tm.io_executor.shutdown(wait=False)
 
     asyncio.run(body())
+
+
+class RecordingTaskManager(IdleTaskManager):
+    def __init__(self):
+        self.handled = []
+
+    def routes(self):
+        return {RequestSlot: self.handled.append}
+
+
+def test_the_endpoint_routes_its_leaders_messages_to_the_role_and_drops_other_sessions():
+    endpoint = ControlEndpoint(Configuration({}), "http://127.0.0.1:1", "token", None)
+    role = RecordingTaskManager()
+    endpoint.serve(role)
+    request = RequestSlot(AllocationId("alloc"), JobId("job"), 0)
+
+    def arrive(session, message):
+        endpoint._on_message(encode(Envelope(session, to_plain(message))))
+    arrive(OLD, RegistrationAccepted("tm-test", OLD, 0.1, 1.0))
+    arrive(NEW, request)  # a JobManager that is not our leader
+    assert role.handled == [] and endpoint.leader_session_id == OLD
+    arrive(OLD, request)
+    arrive(OLD, Heartbeat(TaskManagerId("x"), [], True))  # nobody handles it here: logged, not raised
+    assert role.handled == [request]
