@@ -2,22 +2,14 @@
 learnt in a notebook or on the dashboard carries over to operating a cluster from a shell.
 
 The token itself is never printed (notebooks get saved and shared): the curl line reads it from the
-token file, or from $FLINKBENCH_TOKEN when there is none.
+token file, or from $FLINKBENCH_TOKEN when there is none. The CLI sits above everything that shows these
+lines' callers, so a caller passes the CLI's command table (runtime.cli.commands.COMMANDS) in.
 """
 from __future__ import annotations
 
-import functools
 import json
 import shlex
-
-
-@functools.lru_cache(maxsize=1)
-def cli_commands() -> frozenset[str]:
-    """The subcommands the installed ``flinkbench`` CLI has (it grows as the runtime does): the CLI
-    dispatches every one through its public COMMANDS table."""
-    from runtime.cli import COMMANDS
-
-    return frozenset(COMMANDS)
+from collections.abc import Collection
 
 
 def rest_lines(url: str, token_file: str | None, method: str, path: str, body=None) -> list[str]:
@@ -28,12 +20,13 @@ def rest_lines(url: str, token_file: str | None, method: str, path: str, body=No
     return [f"REST: {method} {path}", f"  {curl} {url}{path}"]
 
 
-def cli_line(url: str, token_file: str | None, command: str | None) -> str:
-    """``command`` is the CLI's arguments after ``flinkbench``; its first word must be a real subcommand."""
+def cli_line(url: str, token_file: str | None, command: str | None, commands: Collection[str]) -> str:
+    """``command`` is the CLI's arguments after ``flinkbench``; its first word must be one of ``commands``,
+    the subcommands the installed ``flinkbench`` has (it grows as the runtime does)."""
     if not command:
         return "CLI:  (no flinkbench command for this; use the REST call)"
     first = command.split()[0]
-    if first not in cli_commands():
+    if first not in commands:
         return f"CLI:  (this flinkbench has no '{first}' command yet; use the REST call)"
     rest = command[len(first):]
     if first == "cluster":  # starts its own cluster: no target

@@ -63,7 +63,7 @@ def shared_catalog(session):
 def session_table_env(session):
     """The kernel's StreamTableEnvironment: one catalog and one set of settings for all its cells."""
     from runtime.api.environment import StreamExecutionEnvironment
-    from runtime.api.table import StreamTableEnvironment
+    from runtime.table import StreamTableEnvironment
 
     if getattr(session, "table_env", None) is None:
         env = StreamExecutionEnvironment(session.client)

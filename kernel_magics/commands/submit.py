@@ -44,7 +44,7 @@ def make_environment(session, args):
 
     env = StreamExecutionEnvironment(session.client)
     from kernel_magics.commands.sql import shared_catalog
-    from runtime.api.table import StreamTableEnvironment
+    from runtime.table import StreamTableEnvironment
 
     env.table_catalog = shared_catalog(session)  # SQL and DataStream cells see the same tables
     env.table_env = StreamTableEnvironment.create(env)

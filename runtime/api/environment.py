@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.api.datastream import DataStream
+from runtime.chaining import describe_tasks
 from runtime.client import JobClient, RestClient
 from runtime.codec import to_plain
 from runtime.config import ConfigError, format_duration, option, read_duration, render
@@ -174,15 +175,13 @@ class StreamExecutionEnvironment:
         return graph
 
     def explain(self, job_name: str = "job") -> str:
-        from runtime.jobmanager.execution_graph import ExecutionGraph
-
         graph = self.job_graph(job_name)
         lines = [f"JobGraph of '{job_name}':"]
         for op in graph.operators:
             ins = [f"{e.partitioning}{'(' + ','.join(e.keys) + ')' if e.keys else ''} from {e.source}"
                    for e in graph.inputs_of(op.id)]
             lines.append(f"  {op.id} [{op.kind}] {op.name!r} x{op.parallelism}" + (f" <- {'; '.join(ins)}" if ins else ""))
-        return "\n".join(lines) + "\n" + ExecutionGraph(graph).explain()
+        return "\n".join(lines) + "\n" + describe_tasks(graph)
 
     # -- running ------------------------------------------------------------------------------
     @property

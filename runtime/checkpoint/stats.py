@@ -1,5 +1,5 @@
 """What a job's checkpoint coordinator tells about its checkpoints: typed, read-only snapshots that the
-Dispatcher hands to the REST layer (runtime.jobmanager.snapshots holds the others)."""
+Dispatcher hands to the REST layer (runtime.snapshots holds the others)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

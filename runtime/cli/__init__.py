@@ -19,6 +19,7 @@ import argparse
 import importlib
 import sys
 
+from runtime.cli.commands import COMMANDS
 from runtime.errors import FlinkbenchError
 from runtime.version import version
 
@@ -100,13 +101,6 @@ def parser() -> argparse.ArgumentParser:
     _cluster_parsers(sub)
     _job_parsers(sub)
     return p
-
-
-# subcommand -> function, by name: a module is imported only for its own commands (a TaskManager's process sets up
-# Arrow's allocator before anything imports pyarrow, which the job commands' module does: runtime.taskmanager.allocators)
-COMMANDS = {"jobmanager": "processes.jobmanager", "taskmanager": "processes.taskmanager", "cluster": "processes.cluster",
-            "run": "jobs.run", "list": "jobs.list_jobs", "cancel": "jobs.cancel", "savepoint": "jobs.savepoint",
-            "checkpoint": "jobs.checkpoint", "stop": "jobs.stop", "dashboard": "jobs.dashboard"}
 
 
 def command(name: str):

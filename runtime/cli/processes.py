@@ -19,6 +19,7 @@ import threading
 import time
 
 from runtime import tls
+from runtime.cli.commands import COMMANDS
 from runtime.config import Configuration, parse_dynamic_properties, read_yaml
 from runtime.errors import ClusterError
 from runtime.java import check_java
@@ -73,7 +74,7 @@ def jobmanager(args) -> int:
     from runtime.jobmanager.jobmanager import serve
 
     _logging()
-    asyncio.run(serve(_configuration(args), args.ready_file))
+    asyncio.run(serve(_configuration(args), args.ready_file, COMMANDS))
     return 0
 
 

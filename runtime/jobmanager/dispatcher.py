@@ -29,7 +29,7 @@ from runtime.jobmanager.job_master import JobMaster
 from runtime.jobmanager.operations import OperationCache
 from runtime.jobmanager.push import SourceRefused
 from runtime.jobmanager.resource_manager import ResourceManager
-from runtime.jobmanager.snapshots import (CheckpointConfigSnapshot, CheckpointStatsSnapshot, ClusterOverview,
+from runtime.snapshots import (CheckpointConfigSnapshot, CheckpointStatsSnapshot, ClusterOverview,
                                           FailureRecord, JobSnapshot, JobSummary, OperationStatus, PushAccepted,
                                           PushSourceSnapshot, ResultsPage, TaskManagerSnapshot)
 from runtime.states import JobStatus

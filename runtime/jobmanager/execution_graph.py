@@ -7,15 +7,15 @@ current attempt (Execution) that a restart replaces.
 """
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass, field
 
 from runtime.config import Configuration
 from runtime.ids import AllocationId, ExecutionAttemptId, JobId, JobVertexId, TaskManagerId
+from runtime.chaining import chain_operators, vertex_id_for
 from runtime.jobgraph import EdgeSpec, JobGraph, OperatorSpec
 from runtime.jobmanager.gateways import AllocatedSlot
-from runtime.jobmanager.snapshots import PlanInput, PlanNode
+from runtime.snapshots import PlanInput, PlanNode
 from runtime.messages import (InputGateDescriptor, OutputDescriptor, ProducerLocation, TaskDeploymentDescriptor,
                               TaskMetrics)
 from runtime.states import ExecutionState, advance
@@ -107,40 +107,6 @@ def _placed(execution: Execution) -> AllocatedSlot:
     return execution.slot
 
 
-def vertex_id_for(head_op_id: str) -> JobVertexId:
-    """Stable across restarts and resubmission of the same graph, so checkpointed state finds its task."""
-    return JobVertexId(hashlib.md5(head_op_id.encode()).hexdigest())
-
-
-def chain_operators(graph: JobGraph) -> list[list[OperatorSpec]]:
-    """Group operators into chains, in topological order of the chain heads."""
-    chained_to_predecessor = {
-        op.id for op in graph.operators if _can_chain_into(graph, op)
-    }
-    chains = []
-    for op_id in graph.topological_order():
-        if op_id in chained_to_predecessor:
-            continue
-        chain = [graph.operator(op_id)]
-        while True:
-            outs = graph.outputs_of(chain[-1].id)
-            if len(outs) == 1 and outs[0].target in chained_to_predecessor:
-                chain.append(graph.operator(outs[0].target))
-            else:
-                break
-        chains.append(chain)
-    return chains
-
-
-def _can_chain_into(graph: JobGraph, op: OperatorSpec) -> bool:
-    inputs = graph.inputs_of(op.id)
-    if len(inputs) != 1 or inputs[0].partitioning != "forward":
-        return False
-    upstream = graph.operator(inputs[0].source)
-    return upstream.parallelism == op.parallelism and len(graph.outputs_of(upstream.id)) == 1 \
-        and not op.params.get("disable_chaining")
-
-
 class ExecutionGraph:
     """The physical plan of one job attempt series; a restart creates fresh Executions in place."""
 
@@ -220,12 +186,3 @@ class ExecutionGraph:
             operators=vertex.operators, inputs=inputs, outputs=outputs, config=conf.as_strings(),
             runtime_mode=conf.get("execution.runtime-mode"), checkpointing=checkpointing,
             incremental_checkpoints=conf.get("execution.checkpointing.incremental"))
-
-    def explain(self) -> str:
-        lines = [f"ExecutionGraph of '{self.job_graph.name}': {len(self.vertices)} tasks, "
-                 f"{self.max_parallelism} slots needed"]
-        for v in self.vertices:
-            ins = ", ".join(f"{e.partitioning}{'(' + ','.join(e.keys) + ')' if e.keys else ''} from "
-                            f"{self.vertex(self.op_to_vertex[e.source]).name!r}" for e in v.inputs)
-            lines.append(f"  task {v.name!r} x{v.parallelism}" + (f" <- {ins}" if ins else ""))
-        return "\n".join(lines)

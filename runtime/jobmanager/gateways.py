@@ -4,7 +4,7 @@ A role holds another only through its gateway, never through its fields, so each
 fake in a unit test and read on its own. Names follow Flink's (RestfulGateway, DispatcherGateway, ...).
 
 - RestfulGateway / DispatcherGateway: what the REST layer (runtime.jobmanager.rest) may ask the
-  Dispatcher. Everything it returns is a typed snapshot (runtime.jobmanager.snapshots); the REST layer
+  Dispatcher. Everything it returns is a typed snapshot (runtime.snapshots); the REST layer
   turns those into Flink's JSON messages.
 - LeaderRetriever: what the REST endpoint needs to know about leadership (serve, or refuse with 503
   naming the leader), like Flink's leader retrieval in front of its handlers.
@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from runtime.errors import ClusterError
 from runtime.gateways import TaskExecutorGateway
 from runtime.ids import AllocationId, JobId, TaskManagerId, TriggerId
-from runtime.jobmanager.snapshots import (CheckpointConfigSnapshot, CheckpointStatsSnapshot, ClusterOverview,
+from runtime.snapshots import (CheckpointConfigSnapshot, CheckpointStatsSnapshot, ClusterOverview,
                                           FailureRecord, JobSnapshot, JobSummary, OperationStatus, PushAccepted,
                                           PushSourceSnapshot, ResultsPage, TaskManagerSnapshot)
 from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, FetchPushedRows,

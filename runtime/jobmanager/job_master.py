@@ -33,7 +33,7 @@ from runtime.gateways import TaskExecutorGateway, TaskManagerGone
 from runtime.jobmanager.gateways import ResourceManagerGateway
 from runtime.jobmanager.resource_manager import NoResourceAvailable
 from runtime.jobmanager.restart import restart_strategy
-from runtime.jobmanager.snapshots import (FailureRecord, JobSnapshot, JobSummary, OperationStatus, SubtaskSnapshot,
+from runtime.snapshots import (FailureRecord, JobSnapshot, JobSummary, OperationStatus, SubtaskSnapshot,
                                           VertexSnapshot)
 from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, FetchPushedRows, PushedRows,
                               TaskMetrics, TaskStateChanged)

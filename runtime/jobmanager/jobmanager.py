@@ -22,6 +22,7 @@ import os
 import secrets
 import signal
 import time
+from collections.abc import Collection
 
 import tornado.httpserver
 import tornado.netutil
@@ -38,12 +39,13 @@ from runtime.jobmanager.dashboard import PATH as DASHBOARD_PATH
 from runtime.jobmanager.dashboard import Dashboard
 from runtime.jobmanager.dispatcher import Dispatcher
 from runtime.jobmanager.event_bus import EventBus
+from runtime.jobmanager.gateways import RestfulGateway, UnknownJob
 from runtime.jobmanager.leader_election import LeaderElection
 from runtime.jobmanager.logins import LoginCodes
 from runtime.jobmanager.resource_manager import ResourceManager
 from runtime.jobmanager.resource_provider import resource_provider
 from runtime.metrics.endpoint import PrometheusEndpoint, start_endpoint
-from runtime.metrics.families import jobmanager_families
+from runtime.metrics.families import JobView, cluster_families
 from runtime.security import check_bind, ensure_token_file
 
 log = logging.getLogger(__name__)
@@ -60,8 +62,10 @@ def resolve_token(conf: Configuration) -> tuple[str, str]:
 
 class JobManager:
     """The JobManager process: REST, event stream and control channel in front of the Dispatcher and ResourceManager."""
-    def __init__(self, conf: Configuration):
+    def __init__(self, conf: Configuration, cli_commands: Collection[str] = ()):
+        """``cli_commands``: the ``flinkbench`` subcommands the dashboard's hints may name (runtime.cli.commands.COMMANDS)."""
         self.conf = conf
+        self.cli_commands = cli_commands
         self.ssl_context = tls.server_context(conf)  # None without TLS; a bad TLS key stops the start here
         self.token, self.token_file = resolve_token(conf)
         self.bus = EventBus()
@@ -209,13 +213,25 @@ class JobManager:
                 "resource-provider": self.provider.describe()}
 
 
+def jobmanager_families(host: str, gateway: RestfulGateway, now: float):
+    """The JobManager's Prometheus families (runtime.metrics), read through the Dispatcher's gateway at ``now``."""
+    views = []
+    for summary in gateway.list_jobs():
+        try:
+            stats = gateway.checkpoint_stats(summary.job_id)
+        except UnknownJob:
+            stats = None
+        views.append(JobView(summary, stats, now))
+    return cluster_families(host, gateway.cluster_overview(), views)
+
+
 def write_ready_file(path: str, jm: JobManager) -> None:
     """Tell a parent process where we listen (written atomically: it appears complete or not at all)."""
     write_json_atomically(path, {"url": jm.url, "port": jm.port, "token_file": jm.token_file, "pid": os.getpid()})
 
 
-async def serve(conf: Configuration, ready_file: str | None = None) -> None:
-    jm = JobManager(conf)
+async def serve(conf: Configuration, ready_file: str | None = None, cli_commands: Collection[str] = ()) -> None:
+    jm = JobManager(conf, cli_commands)
     await jm.start()
     if ready_file:
         write_ready_file(ready_file, jm)

@@ -11,7 +11,7 @@ from typing import Any
 from collections.abc import Callable
 
 from runtime.ids import TriggerId
-from runtime.jobmanager.snapshots import OperationState, OperationStatus
+from runtime.snapshots import OperationState, OperationStatus
 
 MAX_ENTRIES = 1000
 

@@ -31,7 +31,7 @@ from runtime.errors import ClusterError
 from runtime.ha import storage as blobs
 from runtime.connectors.push import PushError, conform, push_schema, table_of
 from runtime.jobgraph import JobGraph
-from runtime.jobmanager.snapshots import PushSourceSnapshot
+from runtime.snapshots import PushSourceSnapshot
 from runtime.messages import FetchPushedRows, PushedRows
 
 if TYPE_CHECKING:

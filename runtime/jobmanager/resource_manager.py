@@ -29,7 +29,7 @@ from runtime.ids import AllocationId, JobId, TaskManagerId
 from runtime.jobmanager.gateways import AllocatedSlot, ControlConnection
 from runtime.jobmanager.slot_table import Slot, TaskManagerRecord
 from runtime.jobmanager.task_executor import TaskExecutor
-from runtime.jobmanager.snapshots import SlotSnapshot, TaskManagerSnapshot
+from runtime.snapshots import SlotSnapshot, TaskManagerSnapshot
 from runtime.messages import FreeSlot, RegisterTaskManager, RequestSlot, SlotOffer, SlotStatus
 
 log = logging.getLogger(__name__)

@@ -3,7 +3,8 @@
 Flink's Prometheus reporter names a metric ``flink_<scope>_<name>`` (``flink_jobmanager_job_numRestarts``,
 ``flink_taskmanager_job_task_numRecordsIn``) and carries the scope's variables as labels (``job_id``,
 ``job_name``, ``task_name``, ``subtask_index``, ...). It exports counters as gauges too, since a
-counter restarts with its task; so do these. Pure functions: snapshots in, families out.
+counter restarts with its task; so do these. Pure functions: snapshots (runtime.snapshots) in, families
+out; the JobManager reads its snapshots through the Dispatcher's gateway, the TaskManager from its tasks.
 """
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from dataclasses import dataclass
 
 from prometheus_client.core import GaugeMetricFamily
 
-from runtime.jobmanager.gateways import RestfulGateway, UnknownJob
-from runtime.jobmanager.snapshots import CheckpointStatsSnapshot, ClusterOverview, JobSummary
+from runtime.snapshots import CheckpointStatsSnapshot, ClusterOverview, JobSummary
 from runtime.messages import TaskDeploymentDescriptor, TaskMetrics
 
 NO_WATERMARK = -(2**63)  # Flink's Long.MIN_VALUE: no watermark received yet
@@ -39,18 +39,6 @@ def _gauge(name: str, doc: str, labels: list[str], rows: Iterable[tuple[list[str
 
 
 # -- JobManager -------------------------------------------------------------------------------
-def jobmanager_families(host: str, gateway: RestfulGateway, now: float) -> Iterator[GaugeMetricFamily]:
-    """The JobManager's families, read through the Dispatcher's gateway at ``now``."""
-    views = []
-    for summary in gateway.list_jobs():
-        try:
-            stats = gateway.checkpoint_stats(summary.job_id)
-        except UnknownJob:
-            stats = None
-        views.append(JobView(summary, stats, now))
-    return cluster_families(host, gateway.cluster_overview(), views)
-
-
 def cluster_families(host: str, overview: ClusterOverview, jobs: list[JobView]) -> Iterator[GaugeMetricFamily]:
     """``flink_jobmanager_*`` (the cluster) and ``flink_jobmanager_job_*`` (each job, with its checkpoints)."""
     cluster = [

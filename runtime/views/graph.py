@@ -145,7 +145,7 @@ def plan_from_json(plan: dict) -> list[PlanVertex]:
 
 
 def plan_from_nodes(nodes: Iterable) -> list[PlanVertex]:
-    """The Dispatcher's typed plan (runtime.jobmanager.snapshots.PlanNode)."""
+    """The Dispatcher's typed plan (runtime.snapshots.PlanNode)."""
     return [PlanVertex(str(n.vertex_id), n.description, n.parallelism, tuple(op[1] for op in n.operators),
                        tuple(PlanInput(str(i.vertex_id), i.ship_strategy.upper(), tuple(i.keys)) for i in n.inputs))
             for n in nodes]

@@ -85,7 +85,7 @@ def flinkbench_throughput(cluster, parallelism: int = 2, warmup: float = WARMUP_
 
 def flinkbench_sql_throughput(cluster, warmup: float = WARMUP_S, measure: float = MEASURE_S) -> float:
     """The clicks job written as a SQL TUMBLE query (runtime.examples.clicks.sql), measured the same way."""
-    from runtime.api.table import StreamTableEnvironment
+    from runtime.table import StreamTableEnvironment
 
     env = cluster.environment()
     env.set_parallelism(2)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from runtime.examples import clicks
 from tests.helpers.clusters import started_cluster
 

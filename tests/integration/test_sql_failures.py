@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from runtime.examples import clicks
 from tests.helpers.pacing import Pace
 from tests.helpers.spark_reference import clicks_expected, clicks_rows

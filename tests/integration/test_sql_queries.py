@@ -6,7 +6,7 @@ import concurrent.futures
 
 import pytest
 
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from runtime import changelog
 from runtime.changelog import materialize
 from tests.helpers.sql_suite import CASES, SCHEMAS, ddl, normalized, spark_text, write_inputs

@@ -7,7 +7,7 @@ import datetime
 import pyarrow.parquet as pq
 import pytest
 
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from runtime.changelog import materialize
 
 pytestmark = pytest.mark.slow

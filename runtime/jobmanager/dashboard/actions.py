@@ -8,6 +8,7 @@ the descriptions are plain data, so they are tested without a browser.
 from __future__ import annotations
 
 import html
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from bokeh.layouts import column, row
@@ -30,8 +31,10 @@ class JobAction:
     cli: str
     polls: bool  # answered with a request id to poll
 
-    def api_lines(self, url: str, token_file: str | None) -> list[str]:
-        return rest_lines(url, token_file, self.method, self.path, self.body) + [cli_line(url, token_file, self.cli)]
+    def api_lines(self, url: str, token_file: str | None, cli_commands: Collection[str]) -> list[str]:
+        """The REST call and the ``flinkbench`` line (``cli_commands``: the subcommands the CLI has)."""
+        return rest_lines(url, token_file, self.method, self.path, self.body) + [
+            cli_line(url, token_file, self.cli, cli_commands)]
 
 
 def job_actions(job_id: str) -> list[JobAction]:
@@ -61,8 +64,9 @@ class ActionPanel:
     """Buttons for a job's actions, a confirmation showing the equivalent REST call and CLI line, and
     the result. Callbacks run on the document's loop (the Bokeh server's)."""
 
-    def __init__(self, doc, source: RestSource, job_id: str, token_file: str | None):
+    def __init__(self, doc, source: RestSource, job_id: str, token_file: str | None, cli_commands: Collection[str]):
         self.doc, self.source, self.job_id, self.token_file = doc, source, job_id, token_file
+        self.cli_commands = cli_commands
         self.actions = {a.key: a for a in job_actions(job_id)}
         self.buttons = [Button(label=a.label, name=f"action-{a.key}", width=170,
                                button_type="danger" if a.key == "cancel" else "default")
@@ -87,7 +91,7 @@ class ActionPanel:
 
     def ask(self, key: str) -> None:
         action = self.pending = self.actions[key]
-        lines = "\n".join(action.api_lines(self.source.url, self.token_file))
+        lines = "\n".join(action.api_lines(self.source.url, self.token_file, self.cli_commands))
         self.question.text = (f"<div data-action='{action.key}'><b>{html.escape(action.question)}</b>"
                               f"<pre class='fb-trace' data-name='api-lines'>{html.escape(lines)}</pre></div>")
         self.confirm.visible = self.back.visible = True

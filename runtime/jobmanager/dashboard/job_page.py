@@ -32,7 +32,7 @@ class JobPage(Page):
         self.job_id = ctx.args["job"]
         self.title = f"Job {self.job_id}"
         super().__init__(ctx)
-        self.actions = ActionPanel(ctx.doc, ctx.source, self.job_id, ctx.token_file)
+        self.actions = ActionPanel(ctx.doc, ctx.source, self.job_id, ctx.token_file, ctx.cli_commands)
         self.graph = GraphFigure()
         self.divs = {name: Div(text="", sizing_mode="stretch_width", name=f"tab-{name}") for name in TABS[1:]}
         self.checkpoints = ColumnDataSource(checkpoint_chart_columns({}), name="checkpoint-chart-source")

@@ -7,6 +7,7 @@ the live views of runtime.views fed by the event bus.
 """
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from bokeh.layouts import column
@@ -30,6 +31,7 @@ class PageContext:
     token_file: str | None
     logs: LogTail
     args: dict[str, str]
+    cli_commands: Collection[str]  # the ``flinkbench`` subcommands the action hints may name
 
 
 class Page:

@@ -82,7 +82,7 @@ class DashboardServer:
         args = {k: (v[0].decode() if isinstance(v[0], bytes) else v[0]) for k, v in (request.arguments if request else {}).items()
                 if v and k != "token"}
         source = RestSource(self.jm.url, self.jm.token, tls.rest_client_context(self.jm.conf))
-        ctx = PageContext(doc, source, self.model, self.jm.token_file, self.logs, args)
+        ctx = PageContext(doc, source, self.model, self.jm.token_file, self.logs, args, self.jm.cli_commands)
         page = page_for(ctx)
         doc.title = f"Flinkbench dashboard · {page.title}"
         doc.add_root(page.layout)

@@ -1,4 +1,4 @@
-"""Typed snapshots (runtime.jobmanager.snapshots) to REST messages: the one place that decides how
+"""Typed snapshots (runtime.snapshots) to REST messages: the one place that decides how
 the JobManager's state looks in Flink's shapes. Times go out as milliseconds since the epoch, -1 for
 "not yet"."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import time
 
 from runtime.version import version
 from runtime.jobmanager.rest import messages as m
-from runtime.jobmanager.snapshots import (CheckpointConfigSnapshot, CheckpointRecord, CheckpointStatsSnapshot,
+from runtime.snapshots import (CheckpointConfigSnapshot, CheckpointRecord, CheckpointStatsSnapshot,
                                           ClusterOverview, FailureRecord, JobSnapshot, JobSummary, OperationState,
                                           OperationStatus, PlanNode, PushSourceSnapshot, SubtaskSnapshot,
                                           TaskManagerSnapshot, VertexSnapshot)

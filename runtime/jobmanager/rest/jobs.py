@@ -7,7 +7,7 @@ import time
 from runtime.jobmanager.rest import convert
 from runtime.jobmanager.rest import messages as m
 from runtime.jobmanager.rest.base import ApiHandler, HTTPError, Query, operation
-from runtime.jobmanager.snapshots import VertexSnapshot
+from runtime.snapshots import VertexSnapshot
 
 
 class JobsHandler(ApiHandler):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from runtime.jobmanager.rest import convert
 from runtime.jobmanager.rest import messages as m
 from runtime.jobmanager.rest.base import ApiHandler, HTTPError, operation
-from runtime.jobmanager.snapshots import OperationStatus
+from runtime.snapshots import OperationStatus
 
 
 def found(status: OperationStatus | None, what: str, trigger_id: str) -> OperationStatus:

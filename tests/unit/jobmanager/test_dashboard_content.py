@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from runtime.cli.commands import COMMANDS
 from runtime.jobmanager.dashboard import html as h
 from runtime.jobmanager.dashboard.actions import job_actions, outcome
 from runtime.jobmanager.dashboard.job_page import (checkpoint_chart_columns, checkpoints_html, exceptions_html, job_header,
@@ -18,16 +19,18 @@ URL = "http://127.0.0.1:8081"
 def test_each_action_shows_its_rest_call_and_cli_line_before_it_runs():
     actions = {a.key: a for a in job_actions(JOB)}
     assert list(actions) == ["savepoint", "stop", "cancel"]
-    savepoint = "\n".join(actions["savepoint"].api_lines(URL, "/run/token"))
+    savepoint = "\n".join(actions["savepoint"].api_lines(URL, "/run/token", COMMANDS))
     assert f"REST: POST /jobs/{JOB}/savepoints" in savepoint and '"cancel-job": false' in savepoint
     assert f"flinkbench savepoint --jobmanager {URL} --token-file /run/token {JOB}" in savepoint
     assert "$(cat /run/token)" in savepoint and "Bearer" in savepoint
-    stop = "\n".join(actions["stop"].api_lines(URL, None))
+    stop = "\n".join(actions["stop"].api_lines(URL, None, COMMANDS))
     assert f"POST /jobs/{JOB}/stop" in stop and f"flinkbench stop --jobmanager {URL} {JOB}" in stop
     assert "$FLINKBENCH_TOKEN" in stop
-    cancel = "\n".join(actions["cancel"].api_lines(URL, "/t"))
+    cancel = "\n".join(actions["cancel"].api_lines(URL, "/t", COMMANDS))
     assert f"PATCH /jobs/{JOB}?mode=cancel" in cancel and f"flinkbench cancel --jobmanager {URL} --token-file /t {JOB}" in cancel
     assert not actions["cancel"].polls and actions["stop"].polls
+    without_stop = "\n".join(actions["stop"].api_lines(URL, None, set(COMMANDS) - {"stop"}))
+    assert "this flinkbench has no 'stop' command yet" in without_stop
 
 
 def test_savepoint_outcomes_read_from_flinks_status_answer():

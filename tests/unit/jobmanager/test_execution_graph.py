@@ -1,5 +1,6 @@
 from runtime.jobgraph import EdgeSpec, JobGraph, OperatorSpec
-from runtime.jobmanager.execution_graph import ExecutionGraph, vertex_id_for
+from runtime.chaining import vertex_id_for
+from runtime.jobmanager.execution_graph import ExecutionGraph
 
 
 def graph(*ops, edges):

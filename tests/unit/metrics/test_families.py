@@ -7,7 +7,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from runtime.config import ConfigError, Configuration
 from runtime.ids import AllocationId, ExecutionAttemptId, JobId, JobVertexId
-from runtime.jobmanager.snapshots import CheckpointRecord, CheckpointStatsSnapshot, ClusterOverview, JobSummary
+from runtime.snapshots import CheckpointRecord, CheckpointStatsSnapshot, ClusterOverview, JobSummary
 from runtime.messages import TaskDeploymentDescriptor, TaskMetrics
 from runtime.metrics.endpoint import port_range
 from runtime.metrics.families import NO_WATERMARK, JobView, cluster_families, taskmanager_families

@@ -17,7 +17,7 @@ from runtime.config import Configuration
 from runtime.ids import JobId, TriggerId
 from runtime.jobmanager import rest
 from runtime.jobmanager.gateways import OperationRefused, UnknownJob, UnknownTaskManager
-from runtime.jobmanager.snapshots import (CheckpointConfigSnapshot, CheckpointStatsSnapshot, ClusterOverview,
+from runtime.snapshots import (CheckpointConfigSnapshot, CheckpointStatsSnapshot, ClusterOverview,
                                           JobSnapshot, JobSummary, OperationState, OperationStatus, PlanNode,
                                           SubtaskSnapshot, VertexSnapshot)
 from runtime.messages import TaskMetrics

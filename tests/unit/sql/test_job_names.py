@@ -3,7 +3,7 @@ statement itself stays with the job."""
 import pytest
 
 from runtime.api.environment import StreamExecutionEnvironment
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 
 TABLES = ["CREATE TABLE clicks (`user` BIGINT, ts TIMESTAMP(3)) WITH ('connector' = 'datagen')",
           "CREATE TABLE counts (`user` BIGINT, n BIGINT) WITH ('connector' = 'blackhole')",

@@ -2,7 +2,7 @@
 import pytest
 
 from runtime.api.environment import StreamExecutionEnvironment
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 
 CLICKS = """CREATE TABLE clicks (`user` BIGINT, url STRING, amount DOUBLE, ts TIMESTAMP(3),

@@ -4,6 +4,7 @@ The JobMaster, the ResourceManager and the Dispatcher describe themselves with t
 nothing else; they know no JSON field names. The REST layer (runtime.jobmanager.rest) turns a
 snapshot into Flink's message shapes, so a field name is decided in one place. Times are seconds
 since the epoch (JobManager clock); ``None`` where something has not happened yet.
+They sit below the JobManager's roles, so that runtime.metrics (a layer below them) reads them too.
 """
 from __future__ import annotations
 

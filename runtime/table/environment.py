@@ -12,7 +12,7 @@ from typing import Any
 from collections.abc import Callable
 
 from runtime.api.datastream import DataStream
-from runtime.api.table_result import TableResult
+from runtime.table.result import TableResult
 from runtime.changelog import Row, RowKind, materialize
 from runtime.sql import statements
 from runtime.sql.catalog import Catalog, Column, FunctionDef, StreamTable, ViewDef
