@@ -36,10 +36,11 @@ java:
 	@bash scripts/install-system-deps.sh java
 	@PYTHONPATH=$(CURDIR) $(PYTHON) -m runtime.java
 
-# Spark JVMs start faster and on less CPU from a class-data archive (runtime/taskmanager/class_archive.py):
+# Spark JVMs start faster and on less CPU from a class-data archive (runtime/taskmanager/class_archive.py;
+# runtime/taskmanager/write_class_archive.py writes it):
 # written once per machine and Java/PySpark installation, under ~/.cache/flinkbench; seconds when it exists.
 spark-archive: java setup
-	@$(PY) -m runtime.taskmanager.class_archive 2>$(STAMPS)/spark-archive.log || \
+	@$(PY) -m runtime.taskmanager.write_class_archive 2>$(STAMPS)/spark-archive.log || \
 	  { tail -5 $(STAMPS)/spark-archive.log; echo "no Spark class archive: Spark JVMs start without one"; }
 
 demo: java setup spark-archive
@@ -72,11 +73,13 @@ chaos: java setup spark-archive
 	@bash scripts/install-system-deps.sh zookeeper
 	$(PY) -m tests.chaos $(CHAOS_ARGS)
 
-# ruff and mypy (configured in pyproject.toml), module/function sizes, tsc and ESLint on the extension.
+# ruff and mypy (configured in pyproject.toml), module/function sizes, import layers and circles, tsc and ESLint
+# on the extension.
 lint: setup
 	$(PY) -m ruff check runtime kernel_magics tests scripts
 	$(PY) -m mypy
 	$(PY) scripts/check_sizes.py
+	$(PY) scripts/check_imports.py
 	$(PY) scripts/gen_event_types.py --check
 	bash scripts/build-extension.sh --lint
 

@@ -5,7 +5,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from kernel_magics.chart_options import chart_arguments
-from kernel_magics.commands import SUBCOMMANDS, load_all, summary
+from kernel_magics.commands import SUBCOMMANDS, summary
 from kernel_magics.errors import FlinkError
 from kernel_magics.job_options import job_arguments
 from kernel_magics.session import session_for
@@ -30,7 +30,7 @@ def cell_options(line):
 
 
 def help_text() -> str:
-    commands = load_all()
+    commands = SUBCOMMANDS
     width = max(len(n) for n in commands) + 2
     lines = ["%flink SUBCOMMAND [options]   ('%flink help SUBCOMMAND' for its options)", ""]
     lines += [f"  {name:<{width}}{summary(fn)}" for name, fn in commands.items()]
@@ -46,7 +46,6 @@ class FlinkMagics(Magics):
     def __init__(self, shell):
         super().__init__(shell)
         self.session = session_for(shell)
-        load_all()
 
     @line_cell_magic
     def flink(self, line: str, cell: str | None = None):

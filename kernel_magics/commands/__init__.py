@@ -1,36 +1,35 @@
-"""The ``%flink`` subcommands, one module per area; each registers itself with :func:`subcommand`.
+"""The ``%flink`` subcommands, one module per area, gathered into one table: :data:`SUBCOMMANDS`.
 
-A subcommand is ``fn(session, argstring)`` carrying IPython ``magic_arguments`` (so it parses its
-own options and ``%flink help NAME`` prints its usage). Importing this package registers them all.
+Each module names its subcommands with ``@subcommand`` (kernel_magics.commands.subcommand); the table
+takes them from the modules listed in MODULES, in that order, so the subcommand modules import only
+what they use and none of them needs importing for its side effects.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
+from types import ModuleType
 
-SUBCOMMANDS: dict[str, Callable] = {}
+from kernel_magics.commands import cluster, faults, jobs, sql, views
+from kernel_magics.commands.subcommand import summary
 
+__all__ = ["MODULES", "SUBCOMMANDS", "summary"]
 
-def subcommand(name: str) -> Callable:
-    def register(fn: Callable) -> Callable:
-        if name in SUBCOMMANDS:
-            raise ValueError(f"two %flink subcommands named {name!r}")
-        fn.subcommand_name = name
-        SUBCOMMANDS[name] = fn
-        return fn
-    return register
+MODULES: tuple[ModuleType, ...] = (cluster, faults, jobs, sql, views)
 
 
-def summary(fn: Callable) -> str:
-    """The first line of a subcommand's description (magic_arguments puts '::' and the usage first)."""
-    for paragraph in re.split(r"\n\s*\n", fn.__doc__ or ""):
-        text = paragraph.strip()
-        if text and not text.startswith(("::", "%")):
-            return text.splitlines()[0]
-    return ""
+def subcommands_of(modules: tuple[ModuleType, ...]) -> dict[str, Callable]:
+    """Every function the modules define under ``@subcommand``, by name; ValueError if two share a name."""
+    table: dict[str, Callable] = {}
+    for module in modules:
+        for fn in vars(module).values():
+            name = getattr(fn, "subcommand_name", None)
+            if name is None or getattr(fn, "__module__", None) != module.__name__:
+                continue  # not a subcommand, or one imported from another module
+            if name in table:
+                raise ValueError(f"two %flink subcommands named {name!r}")
+            table[name] = fn
+    return table
 
 
-def load_all() -> dict[str, Callable]:
-    from kernel_magics.commands import cluster, faults, jobs, sql, views  # noqa: F401 - registration
+SUBCOMMANDS = subcommands_of(MODULES)
 
-    return SUBCOMMANDS

@@ -6,7 +6,7 @@ import inspect
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from kernel_magics import api_hints
-from kernel_magics.commands import subcommand
+from kernel_magics.commands.subcommand import subcommand
 from kernel_magics.errors import FlinkError, translating
 from runtime.config import parse_dynamic_properties, read_yaml
 

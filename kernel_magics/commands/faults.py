@@ -9,7 +9,7 @@ from __future__ import annotations
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from kernel_magics import api_hints
-from kernel_magics.commands import subcommand
+from kernel_magics.commands.subcommand import subcommand
 from kernel_magics.commands.cluster import show_api_option
 from kernel_magics.errors import FlinkError, translating
 

@@ -13,7 +13,7 @@ from IPython.display import display
 
 from kernel_magics import api_hints
 from kernel_magics.chart_options import chart_arguments, results_view_options
-from kernel_magics.commands import subcommand
+from kernel_magics.commands.subcommand import subcommand
 from kernel_magics.commands.jobs import CANCEL_WAIT_S, wait_terminal
 from kernel_magics.errors import FlinkError, cluster_error, one_line
 from kernel_magics.job_options import apply_job_options, job_arguments

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from IPython.core.magic_arguments import magic_arguments, parse_argstring
 
-from kernel_magics.commands import subcommand
+from kernel_magics.commands.subcommand import subcommand
 
 
 @subcommand("dashboard")

@@ -7,7 +7,7 @@ Python functions are vectorised (they receive and return pandas DataFrames, or A
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from collections.abc import Callable
 
 from runtime.api.functions import expression_sql
@@ -21,13 +21,27 @@ from runtime.connectors.simple_sinks import blackhole_params, print_params
 from runtime.ddl import arrow_schema
 from runtime.jobgraph import OperatorSpec, pack_udf
 
-if TYPE_CHECKING:
-    from runtime.api.environment import StreamExecutionEnvironment
+class StreamBuilder(Protocol):
+    """What a DataStream asks of the environment whose job graph it grows (runtime.api.environment's
+    StreamExecutionEnvironment; the SQL layer's translator uses the same calls)."""
+
+    pending_partitioning: dict[str, tuple[str, list[str]]]  # operator id -> partitioning of its next edge
+
+    def add_operator(self, kind: str, name: str, params: dict, udf: str | None) -> OperatorSpec: ...
+
+    def add_edge(self, source: OperatorSpec, target: OperatorSpec, partitioning: str | None,
+                 keys: list[str]) -> None: ...
+
+    def rename_operator(self, op: OperatorSpec, uid: str) -> None:
+        """ValueError if another operator has ``uid``."""
+        ...
+
+    def execute_async(self, job_name: str = ...) -> Any: ...
 
 
 class DataStream:
     """A stream of rows being defined: each method adds an operator to the job graph and returns the new stream."""
-    def __init__(self, env: StreamExecutionEnvironment, op: OperatorSpec, timestamp_column: str | None = None):
+    def __init__(self, env: StreamBuilder, op: OperatorSpec, timestamp_column: str | None = None):
         self.env = env
         self.op = op
         self.timestamp_column = timestamp_column  # event time, once a watermark strategy assigned it
@@ -48,7 +62,7 @@ class DataStream:
 
     def uid(self, uid: str) -> DataStream:
         """A stable id for the operator, so savepoint state finds it after the program changes."""
-        self.env._rename_operator(self.op, uid)
+        self.env.rename_operator(self.op, uid)
         return self
 
     def disable_chaining(self) -> DataStream:
@@ -58,8 +72,8 @@ class DataStream:
     # -- transformations ----------------------------------------------------------------------
     def _then(self, kind: str, name: str, params: dict | None = None, fn: Callable | None = None,
               partitioning: str | None = None, keys: list[str] | None = None) -> DataStream:
-        op = self.env._add_operator(kind, name, params or {}, pack_udf(fn) if fn is not None else None)
-        self.env._add_edge(self.op, op, partitioning, keys or [])
+        op = self.env.add_operator(kind, name, params or {}, pack_udf(fn) if fn is not None else None)
+        self.env.add_edge(self.op, op, partitioning, keys or [])
         return DataStream(self.env, op, self.timestamp_column)
 
     # -- event time ---------------------------------------------------------------------------
@@ -76,9 +90,9 @@ class DataStream:
         """One stream of the rows of this and ``others`` (same columns); watermarks are the minimum."""
         if not others or not all(isinstance(o, DataStream) and o.env is self.env for o in others):
             raise TypeError("union takes one or more DataStreams of the same environment")
-        op = self.env._add_operator("union", "Union", {}, None)
+        op = self.env.add_operator("union", "Union", {}, None)
         for stream in (self, *others):
-            self.env._add_edge(stream.op, op, None, [])
+            self.env.add_edge(stream.op, op, None, [])
         return DataStream(self.env, op, self.timestamp_column)
 
     def filter(self, condition: Any) -> DataStream:
@@ -174,7 +188,7 @@ class PartitionedStream:
         pending = (self._partitioning, self._keys)
 
         def call(*args, **kwargs):
-            self._stream.env._pending_partitioning[self._stream.op.id] = pending
+            self._stream.env.pending_partitioning[self._stream.op.id] = pending
             return method(self._stream, *args, **kwargs)
         return call
 

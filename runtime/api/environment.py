@@ -63,7 +63,7 @@ class StreamExecutionEnvironment:
             config = {**_program.config, **(config or {})}
         self.operators: list[OperatorSpec] = []
         self.edges: list[EdgeSpec] = []
-        self._pending_partitioning: dict[str, tuple[str, list[str]]] = {}
+        self.pending_partitioning: dict[str, tuple[str, list[str]]] = {}
         self._counter = 0
         self.restore_from: str | None = _program.restore_from if _program else None  # flinkbench run -s
         self.last_job: JobClient | None = None
@@ -105,7 +105,7 @@ class StreamExecutionEnvironment:
     def from_source(self, params: dict | type, name: str | None = None, **options) -> DataStream:
         """A stream from connector options (``datagen_params(...)``) or a user-written SourceReader class."""
         params, label = connector_options(params, SourceReader, "datagen_params(...)", **options)
-        op = self._add_operator("source", name or f"Source: {label}", params, None)
+        op = self.add_operator("source", name or f"Source: {label}", params, None)
         return DataStream(self, op)
 
     def datagen(self, schema: str, name: str = "Source: datagen", **options) -> DataStream:
@@ -133,27 +133,27 @@ class StreamExecutionEnvironment:
                                 name or f"Source: {format} files")
 
     # -- graph building (used by DataStream) --------------------------------------------------
-    def _add_operator(self, kind: str, name: str, params: dict, udf: str | None) -> OperatorSpec:
+    def add_operator(self, kind: str, name: str, params: dict, udf: str | None) -> OperatorSpec:
         self._counter += 1
         op = OperatorSpec(id=f"{kind}-{self._counter}", name=name, kind=kind, parallelism=None,
                           params=params, udf=udf)
         self.operators.append(op)
         return op
 
-    def _add_edge(self, source: OperatorSpec, target: OperatorSpec, partitioning: str | None, keys: list[str]):
-        pending = self._pending_partitioning.pop(source.id, None)
+    def add_edge(self, source: OperatorSpec, target: OperatorSpec, partitioning: str | None, keys: list[str]):
+        pending = self.pending_partitioning.pop(source.id, None)
         if pending:
             partitioning, keys = pending
         self.edges.append(EdgeSpec(source.id, target.id, partitioning or "", keys))
 
-    def _rename_operator(self, op: OperatorSpec, uid: str) -> None:
+    def rename_operator(self, op: OperatorSpec, uid: str) -> None:
         if any(o.id == uid for o in self.operators if o is not op):
             raise ValueError(f"uid {uid!r} is used by another operator")
         for edge in self.edges:
             edge.source = uid if edge.source == op.id else edge.source
             edge.target = uid if edge.target == op.id else edge.target
-        if op.id in self._pending_partitioning:
-            self._pending_partitioning[uid] = self._pending_partitioning.pop(op.id)
+        if op.id in self.pending_partitioning:
+            self.pending_partitioning[uid] = self.pending_partitioning.pop(op.id)
         op.id = uid
 
     def job_graph(self, job_name: str) -> JobGraph:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 
 from runtime.config import ConfigError, Configuration
-from runtime.ha.services import HaServices, ha_services
+from runtime.ha.drivers import ha_services
+from runtime.ha.services import HaServices
 
 HA_KEYS = ("high-availability.type", "high-availability.storageDir", "high-availability.cluster-id",
            "high-availability.zookeeper.quorum", "high-availability.zookeeper.path.root")

@@ -8,20 +8,19 @@ retained checkpoints (the latest last) and its checkpoint-id counter (as Flink's
 a new leader resumes every job found there and numbers its checkpoints after every id any earlier
 leader reserved, so no two leaders ever write the same ``chk-<n>`` directory.
 
-``high-availability.type`` picks the implementation: ``none`` (:class:`NoHaServices`, one JobManager,
-nothing stored), ``file`` (runtime.ha.file) or ``zookeeper`` (runtime.ha.zookeeper).
+``high-availability.type`` picks the implementation (runtime.ha.drivers.ha_services): ``none``
+(:class:`NoHaServices`, one JobManager, nothing stored), ``file`` (runtime.ha.file) or ``zookeeper``
+(runtime.ha.zookeeper).
 """
 from __future__ import annotations
 
 import os
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from runtime.checkpoint.fencing import fenced_by
 from runtime.errors import ClusterError
-from runtime.config import ConfigError, Configuration
 from runtime.ha import storage
 from runtime.ha.fence import LeaderFence, LeaseHolder
 from runtime.ha.leadership import ConnectionSuspended, Reconnected, SessionLost
@@ -229,30 +228,3 @@ class NoHaServices(HaServices):
 
     def entries(self, session_id, job_id, lease) -> None:  # type: ignore[override]
         return None  # nothing to record: no checkpoint coordinator waits on a store
-
-
-def ha_services(conf: Configuration, working_dir: str | None = None, clock=time.time) -> HaServices:
-    """The services ``high-availability.type`` names. ConfigError names a missing key."""
-    kind = conf.get("high-availability.type")
-    if kind == "none":
-        return NoHaServices()
-    cluster_id = conf.get("high-availability.cluster-id")
-    if kind == "file":
-        from runtime.ha.file import FileHaServices
-
-        base = conf.get("high-availability.storageDir") or (os.path.join(working_dir, "ha") if working_dir else "")
-        if not base:
-            raise ConfigError("high-availability.storageDir: file HA needs a directory shared by the JobManagers")
-        return FileHaServices(os.path.join(base, cluster_id), conf.get("high-availability.lease-duration"), clock)
-    try:
-        from runtime.ha.zookeeper import ZooKeeperHaServices
-    except ImportError as err:
-        raise ConfigError(f"high-availability.type: zookeeper needs kazoo ({err}); "
-                          "install it with pip install 'flinkbench[zookeeper]'") from None
-    quorum = conf.get("high-availability.zookeeper.quorum")
-    if not quorum:
-        raise ConfigError("high-availability.zookeeper.quorum: zookeeper HA needs a connect string, e.g. 127.0.0.1:2181")
-    base = conf.get("high-availability.storageDir")
-    return ZooKeeperHaServices(quorum, conf.get("high-availability.zookeeper.path.root").rstrip("/") + "/" + cluster_id,
-                               conf.get("high-availability.lease-duration"),
-                               storage.join(storage.normalise(base), cluster_id) if base else None)

@@ -31,7 +31,8 @@ import tornado.web
 from runtime import events, tls
 from runtime.config import ConfigError, Configuration
 from runtime.fileio import working_dir, write_json_atomically
-from runtime.ha.services import LeaderInfo, ha_services
+from runtime.ha.drivers import ha_services
+from runtime.ha.services import LeaderInfo
 from runtime.ids import LeaderSessionId
 from runtime.jobmanager import rest
 from runtime.jobmanager.control import ControlGateways, ControlSocket

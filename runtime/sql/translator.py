@@ -53,7 +53,7 @@ class Translator:
             uid = f"sql-{op.kind}-{digest[:10]}-{n}"
             if any(o.id == uid for o in self.env.operators if o is not op):
                 uid = f"{uid}-{self.env._counter}"
-            self.env._rename_operator(op, uid)
+            self.env.rename_operator(op, uid)
 
     # -- sources ----------------------------------------------------------------------------------
     def _scan(self, node: Scan) -> DataStream:
@@ -197,9 +197,9 @@ class Translator:
             sides = [s._then("with_columns", "Calc(global key)", {"columns": {"__global": "0"}}) for s in sides]
             keys = (["__global"], ["__global"])
             params.update(left_keys=["__global"], right_keys=["__global"])
-        op = self.env._add_operator(kind, name, params, None)
+        op = self.env.add_operator(kind, name, params, None)
         for stream, side_keys in zip(sides, keys):
-            self.env._add_edge(stream.op, op, "hash", list(side_keys))
+            self.env.add_edge(stream.op, op, "hash", list(side_keys))
         return DataStream(self.env, op, node.rowtime)
 
     def _lookupjoin(self, node: LookupJoin) -> DataStream:

@@ -11,7 +11,7 @@ name holds a digest of those, so an upgrade starts a new one. It lives in the us
 (``taskmanager.spark.class-archive.dir``). Until it exists, JVMs start with ``-XX:+RecordDynamicDumpInfo``
 and the first TaskManager that sits idle with a warmed session writes it from its own JVM (``jcmd
 VM.cds dynamic_dump``, a few seconds' pause while nothing runs there); ``python -m
-runtime.taskmanager.class_archive`` writes it at once (``make spark-archive`` does). A JVM that was told
+runtime.taskmanager.write_class_archive`` writes it at once (``make spark-archive`` does). A JVM that was told
 to map the archive but did not (a changed installation) gets it removed, so that it is written again.
 """
 from __future__ import annotations
@@ -24,7 +24,6 @@ import logging
 import os
 import shutil
 import subprocess
-import sys
 import time
 from importlib import metadata
 from pathlib import Path
@@ -157,32 +156,3 @@ def _classpath_settings(conf: Configuration) -> dict[str, str]:
     """Settings that change the driver's class path: an archive recorded with another one will not map."""
     return {k: v for k, v in conf.spark_settings().items()
             if k in ("spark.driver.extraClassPath", "spark.jars", "spark.jars.packages")}
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Write the archive for the configuration TaskManagers start with (the defaults and ``FLINKBENCH_*``
-    variables, as ``flinkbench taskmanager`` reads them) now, or say that one exists and maps."""
-    from runtime.taskmanager.spark import SparkRunner  # the full Spark path only for this command
-
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    logging.getLogger("py4j").setLevel(logging.WARNING)
-    conf = Configuration.load(overrides={"taskmanager.spark.class-archive.dir": argv[0]} if argv else None)
-    archive = archive_path(conf)
-    if archive is None:
-        print("no Spark class archive: switched off or no java found", file=sys.stderr)
-        return 1
-    runner = SparkRunner(conf, 1, "flinkbench-class-archive")
-    try:
-        runner.warm_up()
-        existed = runner.keeper.archive_in_use()
-    finally:
-        runner.stop()
-    if not archive.exists():
-        print(f"no Spark class archive written to {archive} (see the log above)", file=sys.stderr)
-        return 1
-    print(f"Spark class archive {archive}: {'mapped by a fresh Spark JVM' if existed else 'written'}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -25,7 +25,7 @@ from typing import Any
 from runtime import tls
 from runtime.config import Configuration
 from runtime.fileio import working_dir
-from runtime.ha.services import ha_services
+from runtime.ha.drivers import ha_services
 from runtime.ids import ExecutionAttemptId, TaskManagerId
 from runtime.messages import (CancelTask, DeployTask, FreeSlot, Heartbeat, NotifyCheckpointAborted,
                               NotifyCheckpointComplete, RegisterTaskManager, RequestSlot, SlotOffer, TaskManagerStatus,

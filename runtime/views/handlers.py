@@ -1,16 +1,36 @@
 """How each event of the stream changes a ClusterModel (runtime.views.model): one small function per
-event class of runtime.events, called with the model's lock held."""
+event class of runtime.events, called with the model's lock held. The handlers see the model as the
+:class:`ClusterModel` protocol below (its tables and the few helpers that keep them consistent)."""
 from __future__ import annotations
 
+import collections
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from runtime import events
-from runtime.views.records import CheckpointInfo, RestartInfo, SlotInfo, TaskManagerInfo
+from runtime.views.records import CheckpointInfo, JobInfo, RestartInfo, SlotInfo, SubtaskInfo, TaskManagerInfo
 
-if TYPE_CHECKING:
-    from runtime.views.model import ClusterModel
+
+class ClusterModel(Protocol):
+    """What the handlers change (runtime.views.model.ClusterModel is the one implementation)."""
+
+    taskmanagers: dict[str, TaskManagerInfo]
+    slots: dict[tuple[str, int], SlotInfo]
+    jobmanagers: list[dict]
+    provider_decisions: collections.deque[dict]
+
+    def job_info(self, job_id: str, name: str | None = None) -> JobInfo:
+        """The job's record, made on first mention."""
+        ...
+
+    def subtask_info(self, job_id: str, vertex_id: str, task_name: str, index: int) -> SubtaskInfo:
+        """The subtask's record, made on first mention."""
+        ...
+
+    def apply_leadership(self, leader: dict, jobmanagers: list[dict]) -> None: ...
+
+    def record_rates(self, job: JobInfo, ts: float) -> None: ...
 
 
 # -- event handlers ---------------------------------------------------------------------------
@@ -67,7 +87,7 @@ def _tm_status(m: ClusterModel, e: dict) -> None:
 def _slot_allocated(m: ClusterModel, e: dict) -> None:
     slot = m.slots.setdefault((e["tm_id"], e["slot_index"]), SlotInfo(e["tm_id"], e["slot_index"]))
     slot.job_id, slot.job_name, slot.allocation_id, slot.tasks = e["job_id"], e.get("job_name", ""), e.get("allocation_id"), []
-    m._job(e["job_id"], e.get("job_name"))
+    m.job_info(e["job_id"], e.get("job_name"))
 
 
 def _slot_freed(m: ClusterModel, e: dict) -> None:
@@ -77,12 +97,12 @@ def _slot_freed(m: ClusterModel, e: dict) -> None:
 
 
 def _job_submitted(m: ClusterModel, e: dict) -> None:
-    job = m._job(e["job_id"], e.get("name"))
+    job = m.job_info(e["job_id"], e.get("name"))
     job.start_ts = job.start_ts or e.get("ts")
 
 
 def _job_status(m: ClusterModel, e: dict) -> None:
-    job = m._job(e["job_id"], e.get("name"))
+    job = m.job_info(e["job_id"], e.get("name"))
     job.state, job.attempt = e["status"], int(e.get("attempt") or 0)
     if e.get("cause"):
         job.cause = e["cause"]
@@ -93,7 +113,7 @@ def _job_status(m: ClusterModel, e: dict) -> None:
 
 
 def _task_status(m: ClusterModel, e: dict) -> None:
-    sub = m._subtask(e["job_id"], e["vertex_id"], e.get("task_name", ""), int(e["subtask_index"]))
+    sub = m.subtask_info(e["job_id"], e["vertex_id"], e.get("task_name", ""), int(e["subtask_index"]))
     if e.get("attempt_number", 0) < sub.attempt_number:
         return  # late news about an attempt that has been replaced
     if e.get("attempt_number", 0) > sub.attempt_number:
@@ -106,21 +126,21 @@ def _task_status(m: ClusterModel, e: dict) -> None:
 
 
 def _task_metrics(m: ClusterModel, e: dict) -> None:
-    sub = m._subtask(e["job_id"], e["vertex_id"], e.get("task_name", ""), int(e["subtask_index"]))
+    sub = m.subtask_info(e["job_id"], e["vertex_id"], e.get("task_name", ""), int(e["subtask_index"]))
     metrics = {k: v for k, v in (e.get("metrics") or {}).items() if k not in ("type", "job_id", "attempt_id")}
     sub.metrics = metrics
-    m._record_rates(m._job(e["job_id"]), float(e.get("ts") or time.time()))
+    m.record_rates(m.job_info(e["job_id"]), float(e.get("ts") or time.time()))
 
 
 def _job_restarting(m: ClusterModel, e: dict) -> None:
-    job = m._job(e["job_id"])
+    job = m.job_info(e["job_id"])
     job.restarts += 1
     job.restart_log.append(RestartInfo(float(e.get("ts") or time.time()), int(e.get("attempt") or 0),
                                        e.get("cause") or "", float(e.get("delay_s") or 0.0)))
 
 
 def _checkpoint(m: ClusterModel, e: dict) -> CheckpointInfo:
-    job = m._job(e["job_id"])
+    job = m.job_info(e["job_id"])
     cid = int(e["checkpoint_id"])
     cp = job.checkpoints.get(cid)
     if cp is None:
@@ -155,7 +175,7 @@ def _checkpoint_restored(m: ClusterModel, e: dict) -> None:
 
 
 def _leader_changed(m: ClusterModel, e: dict) -> None:
-    m._apply_leadership({"url": e.get("leader_url"), "session-id": e.get("leader_session_id")},
+    m.apply_leadership({"url": e.get("leader_url"), "session-id": e.get("leader_session_id")},
                         e.get("jobmanagers") or m.jobmanagers)
 
 

@@ -78,7 +78,7 @@ class ClusterModel:
             self.jobs = {}
             self.last_seq = int(snapshot.get("seq") or 0)
             self.overview = {k: v for k, v in snapshot.items() if k not in ("taskmanagers", "jobs", "type")}
-            self._apply_leadership(snapshot.get("leader") or {}, snapshot.get("jobmanagers") or [])
+            self.apply_leadership(snapshot.get("leader") or {}, snapshot.get("jobmanagers") or [])
             for tm in snapshot.get("taskmanagers", []):
                 self._add_taskmanager_from_rest(tm)
             provider = snapshot.get("resource-provider") or {}
@@ -87,7 +87,7 @@ class ClusterModel:
             for tm_id in provider.get("starting") or []:
                 starting(self, tm_id, int(provider.get("slots-per-taskmanager") or 0), "")
             for entry in snapshot.get("jobs", []):
-                job = self._job(entry.get("jid") or entry.get("id"))
+                job = self.job_info(entry.get("jid") or entry.get("id"))
                 old = known_jobs.get(job.id)
                 if old is not None:  # keep history a reconnect cannot resend
                     job.restart_log, job.checkpoints, job.rates = old.restart_log, old.checkpoints, old.rates
@@ -125,7 +125,7 @@ class ClusterModel:
     def seed_job(self, details: dict) -> None:
         """Fill a job's tasks from ``GET /jobs/<id>`` (for jobs that started before this model did)."""
         with self.lock:
-            job = self._job(details["jid"])
+            job = self.job_info(details["jid"])
             self._apply_job_overview(job, details)
             if details.get("plan"):
                 job.plan = plan_from_json(details["plan"])
@@ -133,7 +133,7 @@ class ClusterModel:
                 if vertex["id"] not in job.vertex_order:
                     job.vertex_order.append(vertex["id"])
                 for sub in vertex.get("subtasks", []):
-                    info = self._subtask(job.id, vertex["id"], vertex["name"], sub["subtask"])
+                    info = self.subtask_info(job.id, vertex["id"], vertex["name"], sub["subtask"])
                     info.state = sub.get("status", info.state)
                     info.attempt_number = sub.get("attempt", info.attempt_number)
                     info.tm_id, info.slot_index = sub.get("taskmanager-id"), sub.get("slot")
@@ -147,14 +147,14 @@ class ClusterModel:
         with self.lock:
             if self.leader == dict(leader) and self.jobmanagers == [dict(jm) for jm in jobmanagers]:
                 return
-            self._apply_leadership(leader, jobmanagers)
+            self.apply_leadership(leader, jobmanagers)
             self._changed()
         self._notify()
 
     def set_plan(self, job_id: str, plan: list[PlanVertex]) -> None:
         """The job's tasks and how they exchange data, from wherever the front can read them."""
         with self.lock:
-            job = self._job(job_id)
+            job = self.job_info(job_id)
             job.plan = list(plan)
             for vertex in job.plan:
                 if vertex.id not in job.vertex_order:
@@ -165,7 +165,7 @@ class ClusterModel:
     def seed_checkpoints(self, job_id: str, stats: dict) -> None:
         """Fill a job's checkpoint history from Flink's ``GET /jobs/<id>/checkpoints`` shape."""
         with self.lock:
-            job = self._job(job_id)
+            job = self.job_info(job_id)
             for entry in stats.get("history", []):
                 cp = job.checkpoints.setdefault(int(entry["id"]), CheckpointInfo(int(entry["id"])))
                 cp.is_savepoint = bool(entry.get("is_savepoint", cp.is_savepoint))
@@ -186,8 +186,8 @@ class ClusterModel:
             self._changed()
         self._notify()
 
-    # -- internal helpers (called with the lock held) -----------------------------------------
-    def _job(self, job_id: str, name: str | None = None) -> JobInfo:
+    # -- helpers, the event handlers' too (called with the lock held) ------------------------
+    def job_info(self, job_id: str, name: str | None = None) -> JobInfo:
         job = self.jobs.get(job_id)
         if job is None:
             job = self.jobs[job_id] = JobInfo(job_id, name or "")
@@ -195,12 +195,12 @@ class ClusterModel:
             job.name = name
         return job
 
-    def _subtask(self, job_id: str, vertex_id: str, task_name: str, index: int) -> SubtaskInfo:
+    def subtask_info(self, job_id: str, vertex_id: str, task_name: str, index: int) -> SubtaskInfo:
         key = (job_id, vertex_id, index)
         info = self.subtasks.get(key)
         if info is None:
             info = self.subtasks[key] = SubtaskInfo(job_id, vertex_id, task_name, index)
-            job = self._job(job_id)
+            job = self.job_info(job_id)
             if vertex_id not in job.vertex_order:
                 job.vertex_order.append(vertex_id)
         return info
@@ -224,11 +224,11 @@ class ClusterModel:
                 info.id, slot["index"], slot.get("job-id"), slot.get("job-name") or "",
                 slot.get("allocation-id"), list(slot.get("tasks") or []))
 
-    def _apply_leadership(self, leader: dict, jobmanagers: list[dict]) -> None:
+    def apply_leadership(self, leader: dict, jobmanagers: list[dict]) -> None:
         self.leader = dict(leader)
         self.jobmanagers = [dict(jm) for jm in jobmanagers]
 
-    def _record_rates(self, job: JobInfo, ts: float) -> None:
+    def record_rates(self, job: JobInfo, ts: float) -> None:
         """One point per half second: input rate of the first task, input rate of the last."""
         if not job.vertex_order:
             return

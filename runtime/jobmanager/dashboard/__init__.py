@@ -84,7 +84,7 @@ class Dashboard:
             started = time.monotonic()
             from runtime.jobmanager.dashboard.server import DashboardServer
 
-            self._server = DashboardServer(self.jm, self.model, self.logs, self.port, self.not_found)
+            self._server = DashboardServer(self.jm, self.model, self.logs, self.port, self.not_found, PATH)
             log.info("dashboard started in %.1f s", time.monotonic() - started)
         return self._server.app.find_handler(request)
 

@@ -16,7 +16,6 @@ from bokeh.server.tornado import BokehTornado
 from tornado.ioloop import IOLoop
 
 from runtime import tls
-from runtime.jobmanager.dashboard import PATH
 from runtime.jobmanager.dashboard.job_page import JobPage
 from runtime.jobmanager.dashboard.pages import (JobManagerPage, JobsPage, OverviewPage, Page, PageContext,
                                                 TaskManagerPage, TaskManagersPage)
@@ -32,8 +31,8 @@ REFUSED = ("401: missing or invalid cluster token. Open {path}?token=<token> (th
 class TokenAuth(AuthProvider):
     """Bokeh's authentication hook, answering 401 (not a login redirect) to a missing or wrong token."""
 
-    def __init__(self, token: str):
-        self._token = token
+    def __init__(self, token: str, path: str):
+        self._token, self._path = token, path
         super().__init__()
 
     @property
@@ -42,7 +41,7 @@ class TokenAuth(AuthProvider):
 
     @property
     def get_login_url(self):
-        return lambda handler: PATH  # never used: _check answers before tornado would redirect
+        return lambda handler: self._path  # never used: _check answers before tornado would redirect
 
     async def _check(self, handler: tornado.web.RequestHandler) -> str:
         from_query = handler.get_query_argument("token", None)
@@ -50,7 +49,7 @@ class TokenAuth(AuthProvider):
         if not tokens_match(self._token, presented):
             handler.set_status(401)
             handler.set_header("Content-Type", "text/plain; charset=utf-8")
-            raise tornado.web.Finish(REFUSED.format(path=PATH))
+            raise tornado.web.Finish(REFUSED.format(path=self._path))
         if from_query:
             handler.set_cookie(COOKIE_NAME, from_query, httponly=True, samesite="Strict", path="/",
                                secure=handler.request.protocol == "https")
@@ -60,13 +59,14 @@ class TokenAuth(AuthProvider):
 class DashboardServer:
     """The Bokeh application of one JobManager's dashboard, started on the JobManager's loop."""
 
-    def __init__(self, jm, model, logs, port: int, not_found: type[tornado.web.RequestHandler]):
+    def __init__(self, jm, model, logs, port: int, not_found: type[tornado.web.RequestHandler], path: str):
+        """``path``: where the pages are served (runtime.jobmanager.dashboard.PATH)."""
         self.jm, self.model, self.logs = jm, model, logs
         hosts = {jm.conf.rest_address(), "127.0.0.1", "localhost"}
         self.app = BokehTornado(
-            {PATH: Application(FunctionHandler(self._make_document))},
+            {path: Application(FunctionHandler(self._make_document))},
             extra_websocket_origins=[f"{host}:{port}" for host in sorted(hosts)],
-            auth_provider=TokenAuth(jm.token),
+            auth_provider=TokenAuth(jm.token, path),
             websocket_max_message_size_bytes=jm.conf.get("rest.server.max-content-length"),
             default_handler_class=not_found,
         )

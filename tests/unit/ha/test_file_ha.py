@@ -5,7 +5,8 @@ import pytest
 
 from runtime.config import ConfigError, Configuration
 from runtime.ha.file import FileHaServices
-from runtime.ha.services import LeadershipLost, NoHaServices, ha_services
+from runtime.ha.drivers import ha_services
+from runtime.ha.services import LeadershipLost, NoHaServices
 from runtime.ids import JobId
 
 LEASE = 3.0

@@ -4,7 +4,7 @@ import mmap
 import os
 
 from runtime.config import Configuration
-from runtime.taskmanager import class_archive
+from runtime.taskmanager import class_archive, write_class_archive
 from runtime.taskmanager.spark_session import session_settings
 
 
@@ -88,6 +88,6 @@ def test_the_archive_command_reads_the_environment_as_taskmanagers_do(tmp_path, 
     """An archive written for the defaults while TaskManagers start with other JVM options from the
     environment would never map; switched off there, the command must see that (and start no JVM)."""
     monkeypatch.setenv("FLINKBENCH_TASKMANAGER_SPARK_CLASS_ARCHIVE_ENABLED", "false")
-    assert class_archive.main([str(tmp_path)]) == 1
+    assert write_class_archive.main([str(tmp_path)]) == 1
     assert "switched off" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
