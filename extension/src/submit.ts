@@ -70,34 +70,21 @@ export function asFlinkCell(source: string, options: ISubmitOptions): string {
 }
 
 /**
- * Python run first, silently: load kernel_magics when needed and, when the panel is connected,
- * make sure the kernel's Flink session uses the same JobManager (`%flink connect`), so the job
- * shows up in the panel. A kernel connected elsewhere is moved; one already there is left alone.
+ * Python run first, silently: kernel_magics.panel_submit.prepare (documented there) loads the magics when
+ * needed and, when the panel is connected, points the kernel's Flink session at the same JobManager, so
+ * the job shows up in the panel. Nothing is left in the user's namespace.
  */
 export function preparationCode(url: string | null, tokenFile: string | null): string {
   const py = (v: string | null) => (v ? JSON.stringify(v) : 'None');
-  return `def __flinkbench_prepare(url, token_file):
-    import shlex
-    from IPython import get_ipython
-    from IPython.core.error import UsageError
-    ip = get_ipython()
-    if "kernel_magics" not in ip.extension_manager.loaded:
-        if ip.extension_manager.load_extension("kernel_magics") == "no load function":
-            raise UsageError("kernel_magics in this kernel has no load_ipython_extension; update flinkbench here")
-    if "flink" not in ip.magics_manager.magics["cell"]:
-        raise UsageError("kernel_magics is loaded but defines no %%flink cell magic; update flinkbench in this kernel's environment")
-    if not url:
-        return
-    try:
-        from kernel_magics.session import session_for
-        if (session_for(ip).url or "").rstrip("/") == url:
-            return
-    except (ImportError, AttributeError):
-        pass
-    line = "connect " + shlex.quote(url) + (" --token-file " + shlex.quote(token_file) if token_file else "")
-    ip.run_line_magic("flink", line)
-__flinkbench_prepare(${py(url)}, ${py(tokenFile)})
-del __flinkbench_prepare`;
+  return `__import__("kernel_magics.panel_submit").panel_submit.prepare(${py(url)}, ${py(tokenFile)})`;
+}
+
+/** The preparation's error, with what to do when the kernel's environment has no Flinkbench. */
+function preparationError(ename: string, evalue: string): string {
+  if (ename === 'ModuleNotFoundError' && evalue.includes('kernel_magics')) {
+    return `${evalue}: install Flinkbench's Jupyter extra (pip install "flinkbench[jupyter]") in this kernel's environment`;
+  }
+  return evalue;
 }
 
 async function askOptions(defaults: ISubmitOptions): Promise<ISubmitOptions | null> {
@@ -158,7 +145,7 @@ export async function submitActiveCell(panel: NotebookPanel, model: ClusterModel
     code: preparationCode(connected?.url || null, connected?.token_file || null), silent: true, store_history: false
   }).done;
   if (prep.content.status === 'error') {
-    showError(cell, prep.content.ename, prep.content.evalue, prep.content.traceback);
+    showError(cell, prep.content.ename, preparationError(prep.content.ename, prep.content.evalue), prep.content.traceback);
     return;
   }
   model.expectSubmission(options.name.trim(), { path: panel.context.path, cellId: cell.model.id });
