@@ -24,7 +24,7 @@ from runtime.taskmanager.watermarks import WatermarkValve, from_wire
 
 
 class InputTask(Protocol):
-    """What the input loop needs of its task (runtime.taskmanager.task.Task)."""
+    """What the input loop needs of its task (runtime.taskmanager.task.Task); the source loop needs this too."""
 
     chain: Any
     metrics: TaskMetricsTracker

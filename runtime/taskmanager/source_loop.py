@@ -10,48 +10,31 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import pyarrow as pa
 
 from runtime.config import Configuration
 from runtime.connectors.base import ConnectorError
 from runtime.messages import CheckpointBarrier, TaskDeploymentDescriptor, TriggerCheckpoint, Watermark
 from runtime.taskmanager.bundles import (backpressured_bundle_size, burst_rows, first_bundle_size, next_bundle_size,
                                          wait_before_reading)
-from runtime.taskmanager.metrics import TaskMetricsTracker
+from runtime.taskmanager.input_loop import InputTask
 from runtime.taskmanager.network import ResultPartition
 from runtime.taskmanager.watermarks import to_wire
 from runtime.taskmanager.window_operator import END_OF_TIME
 
 
-class SourceTask(Protocol):
-    """What the source loop needs of its task (runtime.taskmanager.task.Task)."""
+class SourceTask(InputTask, Protocol):
+    """What the source loop needs of its task (runtime.taskmanager.task.Task): what the input loop needs,
+    and its source reader, outputs and their backpressure."""
 
     tdd: TaskDeploymentDescriptor
     reader: Any
-    chain: Any
-    metrics: TaskMetricsTracker
     partitions: list[ResultPartition]
     output_watermark: int
-    stopped_at: int | None
-
-    @property
-    def spark(self) -> Any: ...
-
-    async def run_blocking(self, fn: Callable, *args) -> Any: ...
-
-    async def emit(self, table: pa.Table | None) -> None: ...
-
-    async def advance_watermark(self, watermark: int | None) -> None: ...
-
-    def bundle_done(self, t0: float) -> None: ...
 
     def blocked_seconds(self) -> float: ...
-
-    async def checkpoint(self, barrier: CheckpointBarrier) -> None: ...
 
 
 @dataclass(frozen=True)
