@@ -3,8 +3,9 @@
 Every option the runtime reads is declared once in ``OPTIONS`` with its type, default and meaning.
 Values come, lowest precedence first, from the defaults, a YAML file, the environment
 (``FLINKBENCH_`` + the key upper-cased with ``.`` and ``-`` turned into ``_``), and explicit
-overrides (command-line ``-D key=value`` flags, per-job settings). An unknown key or a value of the
-wrong type raises :class:`ConfigError` naming the key and what was expected.
+overrides (command-line ``-D key=value`` flags, per-job settings), each read by a parser of
+runtime.config_values. An unknown key or a value of the wrong type raises :class:`ConfigError` naming
+the key and what was expected.
 """
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from collections.abc import Callable, Iterable, Mapping
 
 import yaml
 
+from runtime.config_values import (format_duration, parse_bool, parse_duration, parse_float, parse_int, parse_ports,
+                                   parse_str)
 from runtime.errors import ConfigurationError
 from runtime.timezones import parse_zone
 
@@ -25,91 +28,12 @@ class ConfigError(ConfigurationError):
     """A configuration key is unknown or its value cannot be read as the declared type."""
 
 
-_DURATION_UNITS = {
-    "ms": 0.001, "milli": 0.001, "millis": 0.001, "millisecond": 0.001, "milliseconds": 0.001,
-    "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
-    "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0, "m": 60.0,
-    "h": 3600.0, "hour": 3600.0, "hours": 3600.0,
-    "d": 86400.0, "day": 86400.0, "days": 86400.0,
-}
-_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
-
-
-DURATION_HINT = "a duration such as '10 s' or '500 ms'"
-
-
-def parse_duration(value: Any) -> float:
-    """Read a Flink-style duration ("500 ms", "10s", "1 min", or a bare number of milliseconds) as seconds."""
-    if isinstance(value, bool):
-        raise ValueError(DURATION_HINT)
-    if isinstance(value, (int, float)):
-        return float(value) / 1000.0
-    match = _DURATION_RE.match(str(value))
-    if not match:
-        raise ValueError(DURATION_HINT)
-    number, unit = float(match.group(1)), match.group(2).lower() or "ms"
-    if unit not in _DURATION_UNITS:
-        raise ValueError(f"a duration unit among {sorted(set(_DURATION_UNITS))}")
-    return number * _DURATION_UNITS[unit]
-
-
 def read_duration(what: str, value: Any) -> float:
     """``value`` as seconds (see parse_duration), or a ConfigError that names ``what`` and the value."""
     try:
         return parse_duration(value)
     except (ValueError, TypeError) as err:
         raise ConfigError(f"{what}: expected {err}, got {value!r}") from None
-
-
-def format_duration(seconds: float) -> str:
-    """The shortest exact Flink-style text for ``seconds`` (to the millisecond) that parse_duration reads back."""
-    ms = round(seconds * 1000)
-    return f"{ms // 1000} s" if ms % 1000 == 0 else f"{ms} ms"
-
-
-def _parse_int(value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError("an integer")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
-        return int(value)
-    raise ValueError("an integer")
-
-
-def _parse_float(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError("a number")
-    try:
-        return float(value)
-    except ValueError:
-        raise ValueError("a number") from None
-
-
-def _parse_bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "yes", "1", "on"):
-        return True
-    if text in ("false", "no", "0", "off"):
-        return False
-    raise ValueError("true or false")
-
-
-def _parse_ports(value: Any) -> str:
-    """A port ("9249"), a range of ports ("9250-9260"), or "" for none."""
-    text = str(value).strip()
-    match = re.fullmatch(r"(\d{1,5})(?:\s*-\s*(\d{1,5}))?", text)
-    if text and not (match and 0 < int(match.group(1)) <= int(match.group(2) or match.group(1)) <= 65535):
-        raise ValueError("a port or a range of ports such as 9250-9260")
-    return text.replace(" ", "")
-
-
-def _parse_str(value: Any) -> str:
-    if isinstance(value, (dict, list)):
-        raise ValueError("a string")
-    return str(value)
 
 
 @dataclass(frozen=True)
@@ -144,7 +68,7 @@ def _options(*opts: Option) -> dict[str, Option]:
     return {o.key: o for o in opts}
 
 
-D, I, B, S = parse_duration, _parse_int, _parse_bool, _parse_str
+D, I, B, S = parse_duration, parse_int, parse_bool, parse_str
 
 OPTIONS: dict[str, Option] = _options(
     # JobManager and its REST endpoint
@@ -224,7 +148,7 @@ OPTIONS: dict[str, Option] = _options(
     Option("restart-strategy.failure-rate.delay", D, 1.0, "Pause before each restart."),
     Option("restart-strategy.exponential-delay.initial-backoff", D, 1.0, "First pause."),
     Option("restart-strategy.exponential-delay.max-backoff", D, 60.0, "Longest pause."),
-    Option("restart-strategy.exponential-delay.backoff-multiplier", _parse_float, 2.0, "Growth of the pause per failure.", minimum=1.0),
+    Option("restart-strategy.exponential-delay.backoff-multiplier", parse_float, 2.0, "Growth of the pause per failure.", minimum=1.0),
     Option("restart-strategy.exponential-delay.reset-backoff-threshold", D, 3600.0, "Quiet time after which the pause resets."),
     Option("restart-strategy.exponential-delay.attempts-before-reset-backoff", I, 2**31 - 1, "Restarts before the job fails.", minimum=0),
     # High availability
@@ -235,7 +159,7 @@ OPTIONS: dict[str, Option] = _options(
     Option("high-availability.zookeeper.path.root", S, "/flinkbench", "Root znode for this installation."),
     Option("high-availability.lease-duration", D, 3.0, "How long a leader's lease lasts without renewal (file HA)."),
     # Metrics
-    Option("metrics.reporter.prom.port", _parse_ports, "", "Port or range (9250-9260) of the Prometheus endpoint each JobManager and TaskManager serves (token-protected); empty: none."),
+    Option("metrics.reporter.prom.port", parse_ports, "", "Port or range (9250-9260) of the Prometheus endpoint each JobManager and TaskManager serves (token-protected); empty: none."),
 )
 
 

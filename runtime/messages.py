@@ -5,8 +5,8 @@ Three wires carry them:
 * the control channel, a WebSocket a TaskManager holds to the leading JobManager (``/control``);
   messages from the JobManager carry its leader session id in the envelope (see ``Envelope``), and a
   TaskManager drops any whose id is not the one it registered under;
-* the data channel between TaskManagers (``runtime.taskmanager.network``): a header message per frame,
-  followed by an Arrow IPC payload for ``DataBuffer``;
+* the data channel between TaskManagers (``runtime.taskmanager.network``): its frame headers are in
+  ``runtime.data_messages``;
 * the event stream (``/events``): see ``runtime.events``.
 """
 from __future__ import annotations
@@ -338,59 +338,3 @@ class NotifyCheckpointAborted:
     job_id: JobId
     attempt_id: ExecutionAttemptId
     checkpoint_id: int
-
-
-# -- Data channel between TaskManagers (headers; DataBuffer is followed by an Arrow IPC payload) ---
-@wire
-@dataclass
-class PartitionRequest:
-    """First frame a consumer sends: which producer attempt and subpartition it reads, and its token."""
-    token: str
-    producer: ExecutionAttemptId
-    subpartition: int
-    consumer: ExecutionAttemptId
-    initial_credit: int
-
-
-@wire
-@dataclass
-class PartitionRequestRejected:
-    reason: str
-
-
-@wire
-@dataclass
-class AddCredit:
-    credit: int
-
-
-@wire
-@dataclass
-class DataBuffer:
-    rows: int
-    size: int
-
-
-@wire
-@dataclass
-class Watermark:
-    timestamp: float
-    idle: bool = False  # the sender has no data for now: leave it out of the minimum
-
-
-@wire
-@dataclass
-class CheckpointBarrier:
-    checkpoint_id: int
-    timestamp: float
-    is_savepoint: bool = False
-    target: str = ""  # where each task writes its snapshot
-    stop: bool = False
-    drain: bool = False  # each task advances its watermark to +infinity before it snapshots
-    full: bool = False  # incremental checkpoints: upload every key group, refer to no earlier checkpoint
-
-
-@wire
-@dataclass
-class EndOfPartition:
-    pass

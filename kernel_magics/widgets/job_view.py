@@ -15,7 +15,8 @@ import ipywidgets
 import pyarrow as pa
 from bokeh.layouts import column
 
-from runtime.client import TERMINAL_STATES, ClusterError, JobClient, JobFailed
+from runtime.client import TERMINAL_STATES, ClusterError, JobFailed
+from runtime.job_client import JobClient
 from runtime.errors import last_line
 from runtime.views.columns import STATE_COLORS
 from runtime.views.charts import ChartSpec, ResultsChart

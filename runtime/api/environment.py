@@ -14,9 +14,11 @@ from typing import Any
 
 from runtime.api.datastream import DataStream
 from runtime.chaining import describe_tasks
-from runtime.client import JobClient, RestClient
+from runtime.client import RestClient
+from runtime.job_client import JobClient
 from runtime.codec import to_plain
-from runtime.config import ConfigError, format_duration, option, read_duration, render
+from runtime.config import ConfigError, option, read_duration, render
+from runtime.config_values import format_duration
 from runtime.connectors.base import SourceReader, connector_options
 from runtime.connectors.collection import collection_params
 from runtime.connectors.datagen import datagen_params

@@ -13,6 +13,10 @@ operator, the shared files holding its key groups and which key groups to take f
 file also holds rows of key groups a later checkpoint wrote anew). Savepoints are always full and
 self-contained, in the same layout under ``state.savepoints.dir`` (``savepoint-<job>-<n>``), so a job
 can start from either by pointing at the directory holding ``_metadata``.
+
+The same URLs hold what a new JobManager leader needs of a job beyond its checkpoints (push logs and
+collected rows under ``high-availability.storageDir``: runtime.ha.services.HaServices.job_data_dir),
+written with :func:`write_durably` and listed with :func:`finished_names`.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ import pyarrow.compute as pc
 from runtime.arrow_ipc import table_from_ipc, table_to_ipc
 from runtime.checkpoint.fencing import guard
 from runtime.errors import StorageError
+from runtime.fileio import write_atomically
 from runtime.keygroups import KEY_GROUP_COLUMN
 
 __all__ = ["StorageError", "METADATA"]  # StorageError is raised here for every store
@@ -75,6 +80,23 @@ def write_bytes(url: str, data: bytes) -> None:
         raise StorageError(f"cannot write {url}: {err}") from None
     except Exception as err:  # noqa: BLE001 - object stores raise their own error types
         raise StorageError(f"cannot write {url}: {type(err).__name__}: {err}") from None
+
+
+def write_durably(url: str, data: bytes) -> None:
+    """Write ``data`` at ``url`` whole or not at all, and durably: a local file is written under a temporary
+    name, synced and renamed; an object store's put is atomic. StorageError (an OSError) names the URL;
+    FencedOut (one too) when the writer's fence refuses (runtime.checkpoint.fencing)."""
+    url = normalise(url)
+    if url.startswith("file://"):
+        guard("write", url)
+        path = url[len("file://"):]
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            write_atomically(path, data, durable=True)
+        except OSError as err:
+            raise StorageError(f"cannot write {url}: {err}") from None
+        return
+    write_bytes(url, data)
 
 
 def read_bytes(url: str) -> bytes:
@@ -148,6 +170,11 @@ def list_dirs(url: str) -> list[str]:
         return sorted(p.rsplit("/", 1)[-1] for p in fs.ls(path, detail=False))
     except FileNotFoundError:
         return []
+
+
+def finished_names(url: str) -> list[str]:
+    """The names under ``url`` (none if it does not exist), leaving out files write_durably has not finished."""
+    return [n for n in list_dirs(url) if not n.endswith(".tmp")]
 
 
 def write_json(url: str, value: Any) -> int:

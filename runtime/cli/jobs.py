@@ -12,7 +12,8 @@ import sys
 
 from runtime.cli.processes import jobmanager_url, recorded
 from runtime import tls
-from runtime.client import JobClient, RestClient
+from runtime.client import RestClient
+from runtime.job_client import JobClient
 from runtime.config import Configuration, parse_dynamic_properties
 from runtime.errors import ClusterError, JobFailed, SubmissionError
 

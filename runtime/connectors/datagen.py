@@ -28,7 +28,7 @@ import math
 import re
 import time
 
-from runtime.config import parse_duration
+from runtime.config_values import parse_duration
 from runtime.connectors.base import Connector, ConnectorError, SourceReader
 from runtime.connectors.table_options import (ConfigOption, TableFactory, TableOptionError, TableSpec,
                                               physical_schema, read_option)

@@ -24,7 +24,7 @@ import zlib
 
 import pyarrow as pa
 
-from runtime.config import parse_duration
+from runtime.config_values import parse_duration
 from runtime.connectors import file_formats
 from runtime.connectors.base import Connector, ConnectorError, SinkWriter, SourceReader
 from runtime.connectors.table_options import ConfigOption, TableFactory, TableOptionError, TableSpec, physical_schema

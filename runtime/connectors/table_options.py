@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from runtime.config import DURATION_HINT, parse_duration
+from runtime.config_values import DURATION_HINT, parse_duration
 from runtime.errors import ConnectorError
 
 INSERT_ONLY, UPSERT, ALL_CHANGES = "insert-only", "upsert", "all"  # what a sink consumes (Flink's ChangelogMode)

@@ -10,7 +10,7 @@ import os
 import time
 
 from runtime.config import ConfigError, Configuration
-from runtime.ha import storage
+from runtime.checkpoint import storage
 from runtime.ha.file import FileHaServices
 from runtime.ha.services import HaServices, NoHaServices
 

@@ -8,7 +8,7 @@ Layout under ``<high-availability.storageDir>/<cluster-id>/``::
     jobgraphs/<job>.json  submissions of jobs that have not ended
     checkpoints/<job>.json pointer to each job's latest completed checkpoint and its retained ones
     counters/<job>.json   each job's checkpoint-id counter: the next id no leader has reserved
-    jobs/<job>/           push logs and collected rows of each job (runtime.ha.storage)
+    jobs/<job>/           push logs and collected rows of each job (runtime.ha.services.HaServices.job_data_dir)
 
 Every file is written to a temporary name and renamed, so a reader sees it whole or not at all. The
 leader renews its lease well within ``high-availability.lease-duration``; a standby takes over once the
@@ -24,7 +24,7 @@ import os
 import time
 
 from runtime.fileio import write_json_atomically
-from runtime.ha import storage
+from runtime.checkpoint import storage
 from runtime.ha.services import HaServices, LeaderInfo, LeadershipLost
 from runtime.ids import JobId, LeaderSessionId
 

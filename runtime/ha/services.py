@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from runtime.checkpoint.fencing import fenced_by
 from runtime.errors import ClusterError
-from runtime.ha import storage
+from runtime.checkpoint import storage
 from runtime.ha.fence import LeaderFence, LeaseHolder
 from runtime.ha.leadership import ConnectionSuspended, Reconnected, SessionLost
 from runtime.ids import JobId, LeaderSessionId
@@ -128,8 +128,18 @@ class HaServices(ABC):
         """The job's checkpoint record as stored: ``directory`` and, since retained ones are kept, ``retained``."""
 
     def job_data_dir(self, job_id: JobId) -> str | None:
-        """Where the leader keeps a job's push logs and collected rows for its successor (runtime.ha.storage);
-        None without high-availability.storageDir (the data then lives in the leader's memory)."""
+        """Where the leader keeps a job's push logs and collected rows for its successor; None without
+        high-availability.storageDir (the data then lives in the leader's memory). Under
+        ``<high-availability.storageDir>/<cluster-id>/jobs/<job>/`` (``file://`` or any fsspec URL), each
+        written whole before it is acknowledged (runtime.checkpoint.storage.write_durably)::
+
+            push/<source>/epoch                 which log positions count in (runtime.jobmanager.push)
+            push/<source>/<first offset>.arrow  each batch of pushed rows, named by its first row's offset
+            push/<source>/closed                the source takes no more rows
+            results/<offset>.<subtask>.<checkpoint>.<sink>.arrow
+                                                each collect delivery (runtime.jobmanager.collect)
+
+        The job's directory goes when the job ends."""
         return storage.join(self.storage_url, "jobs", job_id) if self.storage_url else None
 
     def watch_connection(self, listener: Callable[[ConnectionSuspended | Reconnected | SessionLost], None]) -> None:

@@ -12,7 +12,7 @@ Under ``<high-availability.zookeeper.path.root>/<cluster-id>``::
 Fenced writes run in a transaction that also checks the leader znode's version, after reading that it
 holds the writer's session id: a deposed leader's write fails as a whole. The checkpoint-id counter is
 also updated conditionally on its own version, as Flink's ZooKeeperCheckpointIDCounter does. Job data too large for znodes
-(push logs, collected rows) goes to ``high-availability.storageDir`` (runtime.ha.storage), which a
+(push logs, collected rows) goes to ``high-availability.storageDir`` (runtime.ha.services.HaServices.job_data_dir), which a
 JobManager needs with ZooKeeper HA as Flink's does.
 
 A contender leads only while the leader znode is owned by its *current* ZooKeeper session: after a

@@ -4,7 +4,7 @@ Clients read by offset (``GET /jobs/<id>/results?offset=N``), so several readers
 work. Memory is bounded: beyond ``max_rows`` the oldest rows are dropped and counted.
 
 With high availability the buffer also keeps every delivery as an Arrow file in the job's HA storage
-(runtime.ha.storage, any fsspec URL), named by its first row's offset (and its sink, subtask and
+(runtime.ha.services.HaServices.job_data_dir, any fsspec URL), named by its first row's offset (and its sink, subtask and
 checkpoint), so a new leader that resumes the job rebuilds the same offsets and the same
 de-duplication, and clients read on. The write is synchronous on the JobManager's loop: a delivery is
 durable before it can be read and before anything the TaskManagers sent after it is processed (an
@@ -21,8 +21,8 @@ import pyarrow as pa
 
 from runtime.arrow_ipc import table_from_b64, table_from_ipc, table_to_ipc
 from runtime.checkpoint.fencing import FencedOut
+from runtime.checkpoint import storage
 from runtime.checkpoint.storage import StorageError
-from runtime.ha import storage as blobs
 from runtime.messages import CollectResult
 
 DEFAULT_MAX_ROWS = 2_000_000
@@ -34,7 +34,7 @@ class CollectBuffer:
                  on_unkept: Callable[[str], None] | None = None):
         self.max_rows = max_rows
         self.on_unkept = on_unkept  # a delivery the HA storage did not keep: the job must fail over
-        self.persist_dir = blobs.join(data_dir, "results") if data_dir else None
+        self.persist_dir = storage.join(data_dir, "results") if data_dir else None
         self._tables: list[tuple[int, pa.Table]] = []  # (offset of first row, rows)
         self.total_rows = 0
         self.dropped_rows = 0
@@ -77,27 +77,27 @@ class CollectBuffer:
             self.dropped_rows += table.num_rows
             held -= table.num_rows
             if offset in self._files:
-                blobs.remove(self._files.pop(offset))
+                storage.remove(self._files.pop(offset))
 
     # -- kept for a successor (high availability) -----------------------------------------------
     def _persist(self, offset: int, msg: CollectResult, table: pa.Table) -> None:
         checkpoint = "none" if msg.checkpoint_id is None else msg.checkpoint_id
-        url = blobs.join(self.persist_dir, f"{offset:015d}.{msg.subtask_index}.{checkpoint}.{msg.sink_id}.arrow")
-        blobs.write(url, table_to_ipc(table))
+        url = storage.join(self.persist_dir, f"{offset:015d}.{msg.subtask_index}.{checkpoint}.{msg.sink_id}.arrow")
+        storage.write_durably(url, table_to_ipc(table))
         self._files[offset] = url
 
     def _load(self) -> None:
         """Rebuild offsets and de-duplication from what the previous leader kept."""
-        for name in sorted(n for n in blobs.names(self.persist_dir) if n.endswith(".arrow")):
+        for name in sorted(n for n in storage.finished_names(self.persist_dir) if n.endswith(".arrow")):
             offset, subtask, checkpoint, sink = name[:-len(".arrow")].split(".", 3)
-            table = table_from_ipc(blobs.read(blobs.join(self.persist_dir, name)))
+            table = table_from_ipc(storage.read_bytes(storage.join(self.persist_dir, name)))
             if checkpoint != "none":
                 self._delivered.add((sink, int(subtask), int(checkpoint)))
             if not self._tables:
                 self.dropped_rows = int(offset)
             self.schema = self.schema or table.schema
             self._tables.append((int(offset), table))
-            self._files[int(offset)] = blobs.join(self.persist_dir, name)
+            self._files[int(offset)] = storage.join(self.persist_dir, name)
             self.total_rows = int(offset) + table.num_rows
 
     def finish(self) -> None:

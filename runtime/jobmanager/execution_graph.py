@@ -15,7 +15,7 @@ from runtime.ids import AllocationId, ExecutionAttemptId, JobId, JobVertexId, Ta
 from runtime.chaining import chain_operators, vertex_id_for
 from runtime.jobgraph import EdgeSpec, JobGraph, OperatorSpec
 from runtime.jobmanager.gateways import AllocatedSlot
-from runtime.snapshots import PlanInput, PlanNode
+from runtime.snapshots import PlanInput, PlanNode, SubtaskSnapshot, VertexSnapshot
 from runtime.messages import (InputGateDescriptor, OutputDescriptor, ProducerLocation, TaskDeploymentDescriptor,
                               TaskMetrics)
 from runtime.states import ExecutionState, advance
@@ -165,6 +165,27 @@ class ExecutionGraph:
         return tuple(PlanNode(v.id, v.name, v.parallelism, tuple((op.id, op.name, op.kind) for op in v.operators),
                               tuple(PlanInput(self.op_to_vertex[e.source], e.partitioning.upper(), tuple(e.keys))
                                     for e in v.inputs)) for v in self.vertices)
+
+    def vertex_snapshots(self, max_parallelism: int) -> tuple[VertexSnapshot, ...]:
+        """Each task with the current attempt of each of its subtasks (runtime.snapshots)."""
+        return tuple(VertexSnapshot(
+            v.id, v.name, v.parallelism, max_parallelism, v.status(), tuple(op.name for op in v.operators),
+            tuple(SubtaskSnapshot(sub.subtask_index, sub.current.state, sub.current.attempt_number,
+                                  sub.current.attempt_id, sub.current.tm_id, sub.current.host, sub.current.slot_index,
+                                  {ExecutionState(k): t for k, t in sub.current.state_times.items()},
+                                  sub.current.metrics, sub.current.error) for sub in v.subtasks))
+            for v in self.vertices)
+
+    def state_counts(self) -> dict[ExecutionState, int]:
+        """How many current attempts are in each state."""
+        counts = {s: 0 for s in ExecutionState}
+        for _, ex in self.executions():
+            counts[ex.state] += 1
+        return counts
+
+    def output_rate(self) -> float:
+        """Rows per second leaving the job's last tasks, as their attempts last reported."""
+        return sum(ex.metrics.records_out_per_s for v, ex in self.executions() if not v.outputs and ex.metrics)
 
     def deployment(self, vertex: ExecutionJobVertex, execution: Execution, job_id: JobId, conf: Configuration,
                    checkpointing: bool) -> TaskDeploymentDescriptor:

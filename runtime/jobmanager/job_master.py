@@ -33,8 +33,7 @@ from runtime.gateways import TaskExecutorGateway, TaskManagerGone
 from runtime.jobmanager.gateways import ResourceManagerGateway
 from runtime.jobmanager.resource_manager import NoResourceAvailable
 from runtime.jobmanager.restart import restart_strategy
-from runtime.snapshots import (FailureRecord, JobSnapshot, JobSummary, OperationStatus, SubtaskSnapshot,
-                                          VertexSnapshot)
+from runtime.snapshots import (FailureRecord, JobSnapshot, JobSummary, OperationStatus)
 from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, FetchPushedRows, PushedRows,
                               TaskMetrics, TaskStateChanged)
 from runtime.states import ExecutionState, JobStatus
@@ -374,22 +373,11 @@ class JobMaster:
 
     # -- snapshots (the REST layer shows them in Flink's shapes) -------------------------------
     def summary(self) -> JobSummary:
-        counts = {s: 0 for s in ExecutionState}
-        for _, ex in self.eg.executions():
-            counts[ex.state] += 1
-        out_rate = sum(ex.metrics.records_out_per_s for v, ex in self.eg.executions() if not v.outputs and ex.metrics)
         return JobSummary(self.job_id, self.name, self.status, self.start_time, self.end_time,
-                          max(self.status_times.values()), self.eg.max_parallelism, self.restarts, counts, out_rate,
-                          self.conf.get("execution.runtime-mode") == "batch")
+                          max(self.status_times.values()), self.eg.max_parallelism, self.restarts,
+                          self.eg.state_counts(), self.eg.output_rate(), self.conf.get("execution.runtime-mode") == "batch")
 
     def snapshot(self) -> JobSnapshot:
-        vertices = tuple(VertexSnapshot(
-            v.id, v.name, v.parallelism, self.max_parallelism, v.status(), tuple(op.name for op in v.operators),
-            tuple(SubtaskSnapshot(sub.subtask_index, sub.current.state, sub.current.attempt_number,
-                                  sub.current.attempt_id, sub.current.tm_id, sub.current.host, sub.current.slot_index,
-                                  {ExecutionState(k): t for k, t in sub.current.state_times.items()},
-                                  sub.current.metrics, sub.current.error) for sub in v.subtasks))
-            for v in self.eg.vertices)
-        return JobSnapshot(self.summary(), {JobStatus(k): t for k, t in self.status_times.items()}, vertices,
-                           self.eg.plan(), self.max_parallelism, self.checkpoints is not None,
-                           self.eg.job_graph.statement)
+        return JobSnapshot(self.summary(), {JobStatus(k): t for k, t in self.status_times.items()},
+                           self.eg.vertex_snapshots(self.max_parallelism), self.eg.plan(), self.max_parallelism,
+                           self.checkpoints is not None, self.eg.job_graph.statement)

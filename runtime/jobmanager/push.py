@@ -24,11 +24,10 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from runtime.arrow_ipc import table_from_ipc, table_to_b64, table_to_ipc
-from runtime.checkpoint import storage as checkpoint_storage
+from runtime.checkpoint import storage
 from runtime.checkpoint.fencing import WriteFence, run_fenced
 from runtime.checkpoint.storage import StorageError
 from runtime.errors import ClusterError
-from runtime.ha import storage as blobs
 from runtime.connectors.push import PushError, conform, push_schema, table_of
 from runtime.jobgraph import JobGraph
 from runtime.snapshots import PushSourceSnapshot
@@ -63,14 +62,14 @@ class PushNotKept(ClusterError):
 
 def _kept(url: str, data: bytes) -> None:
     try:
-        blobs.write(url, data)
+        storage.write_durably(url, data)
     except StorageError as err:
         raise PushNotKept(f"not taken: the HA storage did not keep it: {err}") from None
 
 
 class PushLog:
     """The rows pushed into one push source, in offset order; kept in the HA storage when ``directory``
-    is given, each batch written before it is taken (runtime.ha.storage)."""
+    is given, each batch written before it is taken (runtime.checkpoint.storage.write_durably)."""
 
     def __init__(self, source_id: str, name: str, schema: str, directory: str | None = None,
                  on_append: Callable[[], None] = lambda: None):
@@ -104,14 +103,14 @@ class PushLog:
         first = self.total_rows
         if table.num_rows:
             if self.directory:
-                _kept(blobs.join(self.directory, _chunk_name(first, push_id)), table_to_ipc(table))
+                _kept(storage.join(self.directory, _chunk_name(first, push_id)), table_to_ipc(table))
             self._take(first, table, push_id)
             self.on_append()
         return first, self.total_rows
 
     def close(self) -> None:
         if self.directory and not self.closed:
-            _kept(blobs.join(self.directory, "closed"), b"")
+            _kept(storage.join(self.directory, "closed"), b"")
         self.closed = True
 
     def trim(self, before: int) -> list[str]:
@@ -123,7 +122,7 @@ class PushLog:
             self._taken.pop(push_id, None)  # type: ignore[arg-type]
             gone.append(_chunk_name(start, push_id))
         self.first_offset = self._starts[0] if self._starts else self.total_rows
-        return [blobs.join(self.directory, name) for name in gone] if self.directory else []
+        return [storage.join(self.directory, name) for name in gone] if self.directory else []
 
     def _take(self, first: int, table: pa.Table, push_id: str | None) -> None:
         self._chunks.append(table)
@@ -136,18 +135,18 @@ class PushLog:
 
     def _load(self) -> None:
         """Take over the log a previous leader kept (or start it): its epoch, batches and closed mark."""
-        names = blobs.names(self.directory)
+        names = storage.finished_names(self.directory)
         if "epoch" in names:
-            self.epoch = blobs.read(blobs.join(self.directory, "epoch")).decode()
+            self.epoch = storage.read_bytes(storage.join(self.directory, "epoch")).decode()
         else:
-            blobs.write(blobs.join(self.directory, "epoch"), self.epoch.encode())
+            storage.write_durably(storage.join(self.directory, "epoch"), self.epoch.encode())
         batches = sorted(n for n in names if n.endswith(".arrow"))
         for name in batches:
             first_text, _, push_id = name[:-len(".arrow")].partition(".")
             first = int(first_text)
             if self._chunks and first != self.total_rows:
                 raise StorageError(f"push log {self.directory} has a gap before offset {first}")
-            self._take(first, table_from_ipc(blobs.read(blobs.join(self.directory, name))), push_id or None)
+            self._take(first, table_from_ipc(storage.read_bytes(storage.join(self.directory, name))), push_id or None)
         self.first_offset = self._starts[0] if self._starts else 0
         self.total_rows = max(self.total_rows, self.first_offset)
         self.closed = "closed" in names
@@ -200,7 +199,7 @@ class PushLogs:
     def __init__(self, graph: JobGraph, data_dir: str | None = None,
                  retained: Callable[[], list[CompletedCheckpoint]] = list, fence: WriteFence | None = None):
         self.logs = {op.id: PushLog(op.id, op.name, op.params.get("schema"),
-                                    blobs.join(data_dir, "push", op.id) if data_dir else None, self.after_push)
+                                    storage.join(data_dir, "push", op.id) if data_dir else None, self.after_push)
                      for op in graph.operators if op.kind == "source" and op.params.get("connector") == "push"}
         self._retained = retained
         self.fence = fence  # guards the trimming deletions (in threads)
@@ -223,7 +222,7 @@ class PushLogs:
             gone = [url for source_id, point in points.items() for url in self.logs[source_id].trim(point)]
             self._trimmed_for = retained[0].checkpoint_id
             for url in gone:
-                await loop.run_in_executor(None, run_fenced, self.fence, blobs.remove, url)
+                await loop.run_in_executor(None, run_fenced, self.fence, storage.remove, url)
         except Exception as err:  # noqa: BLE001 - unreadable snapshots or storage: trim next time
             log.warning("cannot trim the push logs: %s", err)
         finally:
@@ -243,7 +242,7 @@ class PushLogs:
 
     def _position(self, pointer: str, epoch: str) -> int:
         if pointer not in self._positions:
-            source = checkpoint_storage.read_json(blobs.join(pointer, "state.json")).get("source") or {}
+            source = storage.read_json(storage.join(pointer, "state.json")).get("source") or {}
             self._positions[pointer] = (str(source.get("epoch", "")), int(source.get("position", 0)))
         found_epoch, position = self._positions[pointer]
         return position if found_epoch == epoch else 0

@@ -27,9 +27,9 @@ from runtime import events
 from runtime.errors import ClusterError
 from runtime.ids import AllocationId, JobId, TaskManagerId
 from runtime.jobmanager.gateways import AllocatedSlot, ControlConnection
-from runtime.jobmanager.slot_table import Slot, TaskManagerRecord
+from runtime.jobmanager.slot_table import Slot, TaskManagerRecord, choose_slots
 from runtime.jobmanager.task_executor import TaskExecutor
-from runtime.snapshots import SlotSnapshot, TaskManagerSnapshot
+from runtime.snapshots import TaskManagerSnapshot
 from runtime.messages import FreeSlot, RegisterTaskManager, RequestSlot, SlotOffer, SlotStatus
 
 log = logging.getLogger(__name__)
@@ -185,8 +185,7 @@ class ResourceManager:
         if record is None:
             return
         if lost:
-            self.lost[tm_id] = TaskManagerSnapshot(tm_id, record.host, record.data_port, record.pid, record.spark_master,
-                                                   0, 0, (), record.registered_at, None, reason, time.time())
+            self.lost[tm_id] = record.lost_snapshot(reason)
         log.log(logging.WARNING if lost else logging.INFO, "%s", reason)
         record.connection.close(reason)
         for alloc_id, fut in list(self._offers.items()):
@@ -299,22 +298,13 @@ class ResourceManager:
                 continue
             if self.ready_free_slot_count < req.count:
                 break
-            chosen = self._choose_slots(req.count)
+            chosen = choose_slots(self.task_managers, req.count)
             for _record, slot in chosen:
                 slot.allocation_id = AllocationId.new()
                 slot.job_id, slot.job_name = req.job_id, req.job_name
             self._pending.remove(req)
             req.future.set_result(chosen)
             self._changed()
-
-    def _choose_slots(self, count: int) -> list[tuple[TaskManagerRecord, Slot]]:
-        """Spread evenly: repeatedly take a free slot from the ready TaskManager with the most free slots."""
-        free = {tm_id: list(r.ready_free_slots) for tm_id, r in self.task_managers.items() if r.ready_free_slots}
-        chosen = []
-        for _ in range(count):
-            tm_id = max(free, key=lambda t: (len(free[t]), t))
-            chosen.append((self.task_managers[tm_id], free[tm_id].pop(0)))
-        return chosen
 
     async def _confirm_offers(self, job_id: JobId, chosen) -> list[AllocatedSlot]:
         """Ask each TaskManager to offer its slot to the job and wait for the offers."""
@@ -366,15 +356,8 @@ class ResourceManager:
     # -- snapshots -----------------------------------------------------------------------------
     def snapshots(self) -> list[TaskManagerSnapshot]:
         """Every registered TaskManager, then every lost one."""
-        return [self._snapshot(r) for r in self.task_managers.values()] + list(self.lost.values())
+        return [r.snapshot() for r in self.task_managers.values()] + list(self.lost.values())
 
     def snapshot(self, tm_id: str) -> TaskManagerSnapshot | None:
         record = self.task_managers.get(tm_id)  # type: ignore[call-overload]
-        return self._snapshot(record) if record is not None else self.lost.get(tm_id)  # type: ignore[call-overload]
-
-    @staticmethod
-    def _snapshot(record: TaskManagerRecord) -> TaskManagerSnapshot:
-        slots = tuple(SlotSnapshot(s.index, s.allocation_id, s.job_id, s.job_name, tuple(s.tasks)) for s in record.slots)
-        return TaskManagerSnapshot(record.tm_id, record.host, record.data_port, record.pid, record.spark_master,
-                                   len(record.slots), len(record.free_slots), slots, record.registered_at,
-                                   time.monotonic() - record.last_heartbeat)
+        return record.snapshot() if record is not None else self.lost.get(tm_id)  # type: ignore[call-overload]

@@ -1,6 +1,6 @@
 """The ResourceManager's table: one record per registered TaskManager, with its slots and what it
-last said (heartbeat, connection, whether its Spark session is up). Plain data; the ResourceManager
-(runtime.jobmanager.resource_manager) decides with it."""
+last said (heartbeat, connection, whether its Spark session is up), and how slots are chosen from it.
+The ResourceManager (runtime.jobmanager.resource_manager) decides with it."""
 from __future__ import annotations
 
 import time
@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from runtime.ids import AllocationId, JobId, TaskManagerId
 from runtime.jobmanager.gateways import ControlConnection
+from runtime.snapshots import SlotSnapshot, TaskManagerSnapshot
 
 
 @dataclass
@@ -47,3 +48,26 @@ class TaskManagerRecord:
     def ready_free_slots(self) -> list[Slot]:
         """The free slots that can be handed out now (none while its Spark starts)."""
         return self.free_slots if self.ready else []
+
+    def snapshot(self) -> TaskManagerSnapshot:
+        """The registration as the Dispatcher hands it out (runtime.snapshots)."""
+        slots = tuple(SlotSnapshot(s.index, s.allocation_id, s.job_id, s.job_name, tuple(s.tasks)) for s in self.slots)
+        return TaskManagerSnapshot(self.tm_id, self.host, self.data_port, self.pid, self.spark_master,
+                                   len(self.slots), len(self.free_slots), slots, self.registered_at,
+                                   time.monotonic() - self.last_heartbeat)
+
+    def lost_snapshot(self, reason: str) -> TaskManagerSnapshot:
+        """What is kept of the TaskManager once it is lost: where it was, when, and why it is gone."""
+        return TaskManagerSnapshot(self.tm_id, self.host, self.data_port, self.pid, self.spark_master,
+                                   0, 0, (), self.registered_at, None, reason, time.time())
+
+
+def choose_slots(records: dict[TaskManagerId, TaskManagerRecord], count: int) -> list[tuple[TaskManagerRecord, Slot]]:
+    """``count`` free slots of ready TaskManagers, spread evenly: each taken from the ready TaskManager with the
+    most free slots left (the caller has checked that there are enough)."""
+    free = {tm_id: list(r.ready_free_slots) for tm_id, r in records.items() if r.ready_free_slots}
+    chosen = []
+    for _ in range(count):
+        tm_id = max(free, key=lambda t: (len(free[t]), t))
+        chosen.append((records[tm_id], free[tm_id].pop(0)))
+    return chosen

@@ -26,7 +26,7 @@ class StatementResult:
     kind: str  # "ok", "rows", "job", "explain"
     columns: list[str] = field(default_factory=list)
     rows: list[tuple] = field(default_factory=list)
-    job: Any = None  # runtime.client.JobClient
+    job: Any = None  # runtime.job_client.JobClient
     fields: list[Field] = field(default_factory=list)
     updating: bool = False
     text: str = ""

@@ -1,7 +1,7 @@
 """Barrier alignment: a task with several inputs snapshots once every input delivered the barrier."""
 from __future__ import annotations
 
-from runtime.messages import CheckpointBarrier
+from runtime.data_messages import CheckpointBarrier
 from runtime.taskmanager.input_gate import InputGate
 
 

@@ -19,8 +19,8 @@ import pyarrow as pa
 from runtime.arrow_ipc import table_from_ipc
 from runtime.codec import WireError
 from runtime.ids import ExecutionAttemptId
-from runtime.messages import (AddCredit, DataBuffer, EndOfPartition, PartitionRequest, PartitionRequestRejected,
-                              ProducerLocation)
+from runtime.data_messages import AddCredit, DataBuffer, EndOfPartition, PartitionRequest, PartitionRequestRejected
+from runtime.messages import ProducerLocation
 from runtime.taskmanager.network import CONNECT_DEADLINE_S, read_frame, write_frame
 
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from runtime.messages import CheckpointBarrier, EndOfPartition, Watermark
+from runtime.data_messages import CheckpointBarrier, EndOfPartition, Watermark
 from runtime.taskmanager.barriers import BarrierAligner
 from runtime.taskmanager.input_gate import InputGate
 from runtime.taskmanager.metrics import TaskMetricsTracker

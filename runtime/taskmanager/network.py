@@ -29,8 +29,8 @@ import pyarrow as pa
 from runtime.arrow_ipc import table_to_ipc
 from runtime.codec import WireError, decode, encode
 from runtime.ids import ExecutionAttemptId
-from runtime.messages import (AddCredit, CheckpointBarrier, DataBuffer, EndOfPartition, PartitionRequest,
-                              PartitionRequestRejected, Watermark)
+from runtime.data_messages import (AddCredit, CheckpointBarrier, DataBuffer, EndOfPartition, PartitionRequest,
+                                   PartitionRequestRejected, Watermark)
 from runtime.security import tokens_match
 
 log = logging.getLogger(__name__)

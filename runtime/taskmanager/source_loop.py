@@ -16,7 +16,8 @@ from typing import Any, Protocol
 
 from runtime.config import Configuration
 from runtime.connectors.base import ConnectorError
-from runtime.messages import CheckpointBarrier, TaskDeploymentDescriptor, TriggerCheckpoint, Watermark
+from runtime.data_messages import CheckpointBarrier, Watermark
+from runtime.messages import TaskDeploymentDescriptor, TriggerCheckpoint
 from runtime.taskmanager.bundles import (backpressured_bundle_size, burst_rows, first_bundle_size, next_bundle_size,
                                          wait_before_reading)
 from runtime.taskmanager.input_loop import InputTask

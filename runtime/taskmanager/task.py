@@ -9,11 +9,12 @@ carry; other tasks take the minimum over their input channels. An advancing wate
 and event-time timers and is passed downstream. Processing-time timers (keyed process functions, which
 always sit behind a hash exchange, so only in tasks with inputs) fire while the task waits for input.
 
-Checkpoints (Flink's aligned barriers): a source task snapshots its offsets at a bundle boundary and sends a
-barrier on every output; a task with inputs holds back each channel that delivered the barrier until all have,
-then snapshots and forwards it. State goes to checkpoint storage on a separate thread so processing goes on during
-the upload; then the task acknowledges. With incremental checkpoints the task remembers what its last completed
-checkpoint holds and uploads only the key groups that changed since (runtime.checkpoint.incremental).
+Checkpoints (Flink's aligned barriers): a source task snapshots its offsets at a bundle boundary and
+sends a barrier on every output; a task with inputs holds back each channel that delivered the
+barrier until all have, then snapshots and forwards it. State goes to checkpoint storage on a
+separate thread so processing goes on during the upload; then the task acknowledges. With incremental
+checkpoints the task remembers what its last completed checkpoint holds and uploads only the key
+groups that changed since (runtime.taskmanager.snapshot_uploads, runtime.checkpoint.incremental).
 
 A task sees its TaskManager only through :class:`~runtime.taskmanager.services.TaskServices` (send,
 request, thread pools, data port and input gates, the Spark session, configuration). Its coroutine runs
@@ -47,23 +48,21 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
-from runtime.checkpoint import storage
-from runtime.checkpoint.fencing import run_fenced
-from runtime.checkpoint.incremental import IncrementalBase, SnapshotRefs
 from runtime.connectors.base import ConnectorContext
 from runtime.connectors.registry import sink_writer, source_reader
 from runtime.errors import ConnectorError, format_traceback
 from runtime.keygroups import KEY_GROUP_COLUMN, KeyGroupRange
-from runtime.messages import (AcknowledgeCheckpoint, CheckpointBarrier, DeclineCheckpoint, EndOfPartition,
-                              TaskDeploymentDescriptor, TaskStateChanged, TriggerCheckpoint, Watermark)
+from runtime.data_messages import CheckpointBarrier, EndOfPartition, Watermark
+from runtime.messages import TaskDeploymentDescriptor, TaskStateChanged, TriggerCheckpoint
 from runtime.states import ExecutionState
-from runtime.checkpoint.task_state import read_restored, take_snapshot, write_snapshot
+from runtime.checkpoint.task_state import read_restored, take_snapshot
 from runtime.taskmanager.chain import OperatorChain, OperatorError
 from runtime.taskmanager.input_loop import InputLoop
 from runtime.taskmanager.metrics import TaskMetricsTracker
 from runtime.taskmanager.network import ResultPartition
 from runtime.taskmanager.partitioning import split_for_output
 from runtime.taskmanager.services import TaskServices
+from runtime.taskmanager.snapshot_uploads import SnapshotUploads
 from runtime.taskmanager.source_loop import BundleSizing, SourceLoop
 from runtime.taskmanager.spark import SparkRunner
 from runtime.taskmanager.watermarks import to_wire
@@ -90,11 +89,10 @@ class Task:
         self.output_watermark = BEFORE_TIME
         self.source_loop = SourceLoop(self, BundleSizing.from_conf(services.conf))
         self.stopped_at: int | None = None  # the stop-with-savepoint checkpoint this task ended with
-        self.incremental = IncrementalBase() if tdd.incremental_checkpoints else None
+        self.uploads = SnapshotUploads(tdd, services, self.metrics, lambda: self._cancelled)
         self._stop_outcome: asyncio.Future | None = None
         self._runner: asyncio.Task | None = None
         self._cancelled = False
-        self._uploads: set[asyncio.Task] = set()
 
     @property
     def attempt_id(self):
@@ -127,7 +125,7 @@ class Task:
                 await self._await_stop_savepoint()
             # FINISHED only once every snapshot is written and acknowledged (as in Flink): one written
             # after its job ended would be left for nobody to delete.
-            await asyncio.gather(*self._uploads)
+            await self.uploads.all_written()
             self._send_metrics()
             self._report(ExecutionState.FINISHED)
         except asyncio.CancelledError:
@@ -231,49 +229,19 @@ class Task:
         meta, tables = take_snapshot(self.tdd, self.reader, self.sink, self.chain.stateful, barrier.checkpoint_id)
         for partition in self.partitions:
             await partition.broadcast_event(barrier)
-        upload = asyncio.get_running_loop().create_task(self._upload(barrier, meta, tables, self._base_for(barrier)))
-        self._uploads.add(upload)
-        upload.add_done_callback(self._uploads.discard)
-
-    def _base_for(self, barrier: CheckpointBarrier) -> SnapshotRefs | None:
-        """What the snapshot is compared with: the last completed checkpoint's refs, none ({}) for a FULL
-        checkpoint, None (self-contained, no shared files) for savepoints or with incremental checkpoints off."""
-        if self.incremental is None or barrier.is_savepoint:
-            return None
-        return {} if barrier.full else self.incremental.base
-
-    async def _upload(self, barrier: CheckpointBarrier, meta: dict, tables: dict, base: SnapshotRefs | None) -> None:
-        """Write the snapshot (only what changed since ``base``, when not None) and acknowledge it."""
-        checkpoint_id, target = barrier.checkpoint_id, barrier.target
-        name = f"{self.tdd.vertex_id}-{self.tdd.subtask_index}-{self.attempt_id}"  # its own: a stale one lands aside
-        fence = self.services.upload_fence(self.attempt_id, checkpoint_id, lambda: self._cancelled)  # asked before each file
-        try:
-            written = await self.services.run_io(lambda: run_fenced(fence, write_snapshot, target, name, meta, tables,
-                                                                    base))
-        except Exception as err:  # noqa: BLE001 - a snapshot that cannot be written declines its checkpoint alone
-            reason = str(err) if isinstance(err, storage.StorageError) else f"{type(err).__name__}: {err}"
-            self.services.send(DeclineCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, reason))
-            return
-        if base is not None and self.incremental is not None:
-            self.incremental.taken(checkpoint_id, written.refs)
-        self.metrics.last_checkpoint = (checkpoint_id, max(0.0, time.time() - barrier.timestamp), written.state_size)
-        self.services.send(AcknowledgeCheckpoint(self.tdd.job_id, self.attempt_id, checkpoint_id, written.pointer,
-                                           written.state_size, written.checkpointed_size, list(written.uploaded),
-                                           list(written.reused)))
+        self.uploads.start(barrier, meta, tables)
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         for listener in (self.reader, self.sink):  # a source may acknowledge its position, a sink commits
             if listener is not None:
                 listener.notify_checkpoint_complete(checkpoint_id)
-        if self.incremental is not None:
-            self.incremental.completed(checkpoint_id)
+        self.uploads.completed(checkpoint_id)
         self._settle_stop(checkpoint_id, True)
 
     def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
         if self.sink is not None:
             self.sink.abort(checkpoint_id)
-        if self.incremental is not None:
-            self.incremental.aborted(checkpoint_id)
+        self.uploads.aborted(checkpoint_id)
         self._settle_stop(checkpoint_id, False)
 
     def _settle_stop(self, checkpoint_id: int, completed: bool) -> None:
@@ -333,7 +301,7 @@ class Task:
             self.metrics.sent_to = partition.records_by_subpartition()
         late, state_rows = (self.chain.late_records, self.chain.state_rows) if self.chain else (0, 0)
         self.services.send(self.metrics.snapshot(self.tdd.job_id, self.attempt_id, backpressure, late, state_rows,
-                                           self.blocked_seconds()))
+                                                 self.blocked_seconds()))
 
     async def _report_metrics(self) -> None:
         while True:

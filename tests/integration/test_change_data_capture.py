@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from runtime.cluster import LocalCluster
 from tests.helpers.clusters import (FAST_FAILURE_CONFIG, busy_taskmanager, job_state, wait_for_checkpoint_after_restart,
                                     wait_until)

@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import pytest
 
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from runtime.connectors.jdbc import JdbcConnectionOptions, JdbcSink, JdbcSource
 from runtime.connectors.postgres_cdc import PostgresCdcSource
 from tests.helpers.clusters import busy_taskmanager, job_state, wait_for_checkpoint_after_restart, wait_until

@@ -22,7 +22,8 @@ from runtime.client import ClusterError, RestClient
 from runtime.cluster import LocalCluster
 from runtime.config import Configuration
 from runtime.ids import ExecutionAttemptId, TaskManagerId
-from runtime.messages import EndOfPartition, ProducerLocation
+from runtime.data_messages import EndOfPartition
+from runtime.messages import ProducerLocation
 from runtime.security import new_token
 from runtime.taskmanager.input_gate import InputGate
 from runtime.taskmanager.network import DataServer, ResultPartition

@@ -1,6 +1,7 @@
 import pytest
 
-from runtime.config import ConfigError, Configuration, format_duration, parse_duration, parse_dynamic_properties
+from runtime.config import ConfigError, Configuration, parse_dynamic_properties
+from runtime.config_values import format_duration, parse_duration
 
 
 def test_defaults_yaml_environment_and_overrides_in_precedence_order(tmp_path):

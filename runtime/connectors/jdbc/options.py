@@ -7,7 +7,7 @@ Only PostgreSQL's driver is at hand (``url`` is ``jdbc:postgresql://...``). Flin
 """
 from __future__ import annotations
 
-from runtime.config import parse_duration
+from runtime.config_values import parse_duration
 from runtime.connectors.postgres import endpoint_from_jdbc_url, split_name
 from runtime.connectors.table_options import BOOLEAN, ConfigOption, TableOptionError
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from runtime.api.environment import StreamExecutionEnvironment
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from runtime.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from runtime.connectors.postgres_cdc.decoding import (Begin, Change, Commit, DecodingError, PgOutputDecoder,
                                                       Wal2JsonDecoder)

@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 from runtime.api.environment import StreamExecutionEnvironment
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from runtime.connectors.jdbc import JdbcConnectionOptions, JdbcSink, JdbcSource
 from runtime.connectors.jdbc.changes import changes
 from runtime.connectors.jdbc.options import partition_ranges

@@ -18,7 +18,8 @@ from runtime.arrow_ipc import table_from_b64, table_to_ipc
 from runtime.checkpoint.fencing import UploadFence, WriteFence
 from runtime.config import Configuration
 from runtime.ids import ExecutionAttemptId
-from runtime.messages import CollectResult, DataBuffer, ProducerLocation, TaskStateChanged
+from runtime.data_messages import DataBuffer
+from runtime.messages import CollectResult, ProducerLocation, TaskStateChanged
 from runtime.states import ExecutionState
 from runtime.taskmanager.heartbeat_lease import HeartbeatLease
 from runtime.taskmanager.input_gate import InputGate

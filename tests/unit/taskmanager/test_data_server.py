@@ -4,7 +4,7 @@ import asyncio
 import pyarrow as pa
 
 from runtime.ids import ExecutionAttemptId
-from runtime.messages import AddCredit, DataBuffer, EndOfPartition, PartitionRequest
+from runtime.data_messages import AddCredit, DataBuffer, EndOfPartition, PartitionRequest
 from runtime.taskmanager.network import DataServer, ResultPartition, read_frame, write_frame
 
 

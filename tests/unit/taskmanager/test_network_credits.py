@@ -7,7 +7,8 @@ import pytest
 from runtime.arrow_ipc import table_to_ipc
 from runtime.codec import WireError, encode
 from runtime.ids import ExecutionAttemptId, TaskManagerId
-from runtime.messages import AddCredit, CheckpointBarrier, DataBuffer, EndOfPartition, ProducerLocation, Watermark
+from runtime.data_messages import AddCredit, CheckpointBarrier, DataBuffer, EndOfPartition, Watermark
+from runtime.messages import ProducerLocation
 from runtime.taskmanager.barriers import BarrierAligner
 from runtime.taskmanager.input_gate import InputGate
 from runtime.taskmanager.network import HEADER, ResultPartition, read_frame

@@ -17,9 +17,9 @@ from runtime.connectors.collect import collect_params
 from runtime.connectors.collection import collection_params
 from runtime.ids import AllocationId, ExecutionAttemptId, JobId, JobVertexId, TaskManagerId
 from runtime.jobgraph import OperatorSpec
-from runtime.messages import (AcknowledgeCheckpoint, CheckpointBarrier, EndOfPartition, InputGateDescriptor,
-                              OutputDescriptor, ProducerLocation, TaskDeploymentDescriptor, TaskStateChanged,
-                              TriggerCheckpoint)
+from runtime.data_messages import CheckpointBarrier, EndOfPartition
+from runtime.messages import (AcknowledgeCheckpoint, InputGateDescriptor, OutputDescriptor, ProducerLocation,
+                              TaskDeploymentDescriptor, TaskStateChanged, TriggerCheckpoint)
 from runtime.states import ExecutionState as S
 from runtime.taskmanager.task import Task
 from tests.unit.taskmanager.task_services import TestingTaskServices

@@ -7,8 +7,10 @@ from types import SimpleNamespace
 
 from runtime.checkpoint.task_state import WrittenSnapshot
 from runtime.ids import ExecutionAttemptId, JobId
-from runtime.messages import AcknowledgeCheckpoint, CheckpointBarrier, DeclineCheckpoint, TaskStateChanged
+from runtime.data_messages import CheckpointBarrier
+from runtime.messages import AcknowledgeCheckpoint, DeclineCheckpoint, TaskStateChanged
 from runtime.states import ExecutionState
+from runtime.taskmanager import snapshot_uploads
 from runtime.taskmanager import task as task_module
 from runtime.taskmanager.task import Task
 from tests.unit.taskmanager.task_services import TestingTaskServices
@@ -21,7 +23,7 @@ def test_a_task_reports_finished_only_after_its_pending_snapshot_is_acknowledged
         assert release.wait(10), "the test never let the write finish"
         return WrittenSnapshot(f"{target}/{name}", 1, 1, {})
     monkeypatch.setattr(task_module, "take_snapshot", lambda *args: ({}, {}))
-    monkeypatch.setattr(task_module, "write_snapshot", slow_write)
+    monkeypatch.setattr(snapshot_uploads, "write_snapshot", slow_write)
     tdd = SimpleNamespace(job_id=JobId("j"), attempt_id=ExecutionAttemptId("a"), vertex_id="v", subtask_index=0,
                           task_name="t", operators=[SimpleNamespace(kind="map")], incremental_checkpoints=False)
     services = TestingTaskServices()
@@ -64,7 +66,7 @@ def test_an_upload_of_a_taskmanager_unheard_past_the_heartbeat_timeout_writes_no
 
     async def scenario():
         await task.checkpoint(CheckpointBarrier(5, 0.0, target=f"file://{tmp_path}/chk-5"))
-        await asyncio.gather(*task._uploads)
+        await task.uploads.all_written()
     asyncio.run(scenario())
     (decline,) = [m for m in services.sent if isinstance(m, DeclineCheckpoint)]
     assert "fenced write refused" in decline.reason and "heartbeat" in decline.reason
