@@ -161,7 +161,7 @@ def graph_of(model: ClusterModel, job_id: str, now: float | None = None) -> JobG
         if jid == job_id:
             subtasks.setdefault(vid, []).append(SubtaskFigures(index, sub.state, sub.attempt_number, sub.tm_id,
                                                                sub.slot_index, sub.metrics))
-    return job_graph(job_id, job.plan, subtasks, now)
+    return job_graph(job_id, job.plan, subtasks, model.clock() if now is None else now)
 
 
 # -- checkpoints ------------------------------------------------------------------------------
@@ -262,7 +262,7 @@ def status_text(model: ClusterModel) -> str:
     used = sum(1 for (tm, _), s in model.slots.items() if s.job_id and model.taskmanagers.get(tm) in live)
     running = sum(1 for j in model.jobs.values() if not j.terminal)
     notes = ", ".join(n for n in (f"{starting} starting" if starting else "", f"{lost} lost" if lost else "") if n)
-    parts = [f"JobManager {conn['url']}", f"{len(live)} TaskManagers" + (f" ({notes})" if notes else ""),
+    parts = [conn.get("label") or f"JobManager {conn['url']}", f"{len(live)} TaskManagers" + (f" ({notes})" if notes else ""),
              f"{total - used}/{total} slots free", f"{running} jobs running"]
     return " \u00b7 ".join(parts)
 
@@ -274,7 +274,7 @@ def all_columns(model: ClusterModel, job_id: str | None = None) -> dict[str, dic
             "slots": slot_columns(model, job_id),
             "tasks": task_columns(model, job_id),
             "rates": rate_columns(model, job_id),
-            "checkpoints": checkpoint_columns(model, job_id),
+            "checkpoints": checkpoint_columns(model, job_id, model.clock()),
             "jobmanagers": jobmanager_columns(model),
             "jobs": job_columns(model, job_id),
             "restarts": restart_columns(model, job_id),

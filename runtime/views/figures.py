@@ -57,6 +57,17 @@ def bar_range_end(values: list) -> float:
     return float((beyond // step + 1) * step)
 
 
+def throughput_figure(rates: ColumnDataSource) -> figure:
+    """Records per second into the job's first task and into its last, over time."""
+    fig = figure(x_axis_type="datetime", height=170, sizing_mode="stretch_width", toolbar_location=None,
+                 title="Throughput (records/s)")
+    fig.line(x="time", y="source_rate", source=rates, color="#1f77b4", legend_label="into first task", line_width=2)
+    fig.line(x="time", y="sink_rate", source=rates, color="#ff7f0e", legend_label="into last task", line_width=2)
+    fig.legend.location = "top_left"
+    fig.legend.label_text_font_size = "8pt"
+    return fig
+
+
 def task_view(tasks: ColumnDataSource, rates: ColumnDataSource):
     """Per-subtask records in (bar, coloured by backpressure), throughput over time, and the numbers."""
     # A fixed range moved from Python: an auto-range keeps the bounds it computed from the empty first data.
@@ -68,12 +79,7 @@ def task_view(tasks: ColumnDataSource, rates: ColumnDataSource):
                                        ("records out", "@records_out"), ("in/s", "@in_rate"), ("out/s", "@out_rate"),
                                        ("backpressure", "@backpressure{0%}"), ("watermark", "@watermark"),
                                        ("TaskManager", "@tm_id slot @slot")]))
-    throughput = figure(x_axis_type="datetime", height=170, sizing_mode="stretch_width", toolbar_location=None,
-                        title="Throughput (records/s)")
-    throughput.line(x="time", y="source_rate", source=rates, color="#1f77b4", legend_label="into first task", line_width=2)
-    throughput.line(x="time", y="sink_rate", source=rates, color="#ff7f0e", legend_label="into last task", line_width=2)
-    throughput.legend.location = "top_left"
-    throughput.legend.label_text_font_size = "8pt"
+    throughput = throughput_figure(rates)
     table = table_of(tasks, [("label", "subtask"), ("state", "state"), ("attempt", "attempt"), ("tm_id", "TaskManager"),
                            ("slot", "slot"), ("records_in", "records in", "count"), ("records_out", "records out", "count"),
                            ("in_rate", "in/s", "rate"), ("out_rate", "out/s", "rate"),
@@ -81,8 +87,8 @@ def task_view(tasks: ColumnDataSource, rates: ColumnDataSource):
     return column(bars, throughput, table, sizing_mode="stretch_width"), bars
 
 
-def checkpoint_view(source: ColumnDataSource):
-    """Checkpoint spans on a time axis (colour: status), the restored one starred, and the details."""
+def checkpoint_figure(source: ColumnDataSource) -> figure:
+    """Checkpoint spans on a time axis (colour: status), the restored one starred."""
     fig = figure(y_range=FactorRange(), x_axis_type="datetime", height=140, sizing_mode="stretch_width",
                  toolbar_location=None, title="Checkpoints (green completed, blue in progress, red failed; \u2605 restored)")
     fig.hbar(y="y", left="start", right="end", height=0.7, fill_color="color", line_color=None, source=source,
@@ -90,6 +96,12 @@ def checkpoint_view(source: ColumnDataSource):
     fig.scatter(x="restored_time", y="y", marker="star", size=14, color="#000000", source=source)
     fig.add_tools(HoverTool(tooltips=[("checkpoint", "@kind @id"), ("status", "@status"), ("duration", "@duration s"),
                                       ("size", "@size bytes"), ("path", "@path"), ("reason", "@reason")]))
+    return fig
+
+
+def checkpoint_view(source: ColumnDataSource):
+    """The checkpoint timeline and the details of each checkpoint."""
+    fig = checkpoint_figure(source)
     table = table_of(source, [("id", "id"), ("kind", "kind"), ("job_name", "job"), ("status", "status"),
                             ("start", "triggered", "time"), ("duration", "duration s", "seconds"),
                             ("size", "size", "bytes"), ("restored", "restored"), ("path", "path"), ("reason", "reason")])
@@ -195,23 +207,29 @@ class ClusterViews:
 
     def _fit_axes(self, cols: dict) -> None:
         """Size the plots to their rows and values."""
-        self._fit(self.slot_fig, list(dict.fromkeys(reversed(cols["slots"]["tm"]))), SLOT_ROW_PX)
-        slots = max(cols["slots"]["slot"], default=1) + 1
-        if self.slot_fig.x_range.end != slots - 0.5:
-            self.slot_fig.x_range.end = slots - 0.5
-            self.slot_fig.xaxis.ticker.ticks = list(range(slots))
-        self._fit(self.task_fig, list(reversed(cols["tasks"]["label"])))
+        fit_slots(self.slot_fig, cols["slots"])
+        fit_rows(self.task_fig, list(reversed(cols["tasks"]["label"])))
         records_end = bar_range_end(cols["tasks"]["records_in"])
         if self.task_fig.x_range.end != records_end:
             self.task_fig.x_range.end = records_end
-        self._fit(self.checkpoint_fig, list(dict.fromkeys(reversed(cols["checkpoints"]["y"]))))
+        fit_rows(self.checkpoint_fig, list(dict.fromkeys(reversed(cols["checkpoints"]["y"]))))
 
     def _has_live_checkpoint(self) -> bool:
         """An in-progress checkpoint's bar grows with the clock, so it needs redrawing without events."""
         return "IN_PROGRESS" in self._shown.get("checkpoints", {}).get("status", [])
 
-    @staticmethod
-    def _fit(fig, factors: list[str], row_px: int = ROW_PX) -> None:
-        if list(fig.y_range.factors) != factors:
-            fig.y_range.factors = factors
-            fig.height = max(120, 60 + row_px * len(factors))
+
+def fit_rows(fig, factors: list[str], row_px: int = ROW_PX) -> None:
+    """Give a figure of rows (TaskManagers, subtasks, checkpoints) these rows and the height they need."""
+    if list(fig.y_range.factors) != factors:
+        fig.y_range.factors = factors
+        fig.height = max(120, 60 + row_px * len(factors))
+
+
+def fit_slots(fig, slots: dict[str, list]) -> None:
+    """A row per TaskManager, a column per slot index."""
+    fit_rows(fig, list(dict.fromkeys(reversed(slots["tm"]))), SLOT_ROW_PX)
+    count = max(slots["slot"], default=1) + 1
+    if fig.x_range.end != count - 0.5:
+        fig.x_range.end = count - 0.5
+        fig.xaxis.ticker.ticks = list(range(count))

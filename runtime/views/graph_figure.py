@@ -110,6 +110,39 @@ def hint_html(graph: JobGraphView | None) -> str:
     return f"<b style='color:#b8860b'>\u26a0 {html.escape(graph.hint)}</b>"
 
 
+def graph_figure(nodes: ColumnDataSource, edges: ColumnDataSource):
+    """Tasks as boxes with their figures written in, exchanges as arrows with their kind (page pixels, y down)."""
+    fig = figure(width=400, height=150, x_range=Range1d(0, 400), y_range=Range1d(150, 0), toolbar_location=None,
+                 tools="", min_border=0, outline_line_color=None, name="graph-figure",
+                 css_classes=["flinkbench-graph-figure"])
+    fig.axis.visible = False
+    fig.grid.visible = False
+    fig.add_layout(Arrow(end=VeeHead(size=9, fill_color="#555", line_color="#555"), x_start="x0", y_start="y0",
+                         x_end="x1", y_end="y1", source=edges, line_color="#777", line_width=1.5))
+    fig.text(x="label_x", y="label_y", text="label", source=edges, text_align="center",
+             text_baseline="bottom", text_font_size="10px", text_color="#444", name="graph-edge-labels")
+    boxes = fig.rect(x="x", y="y", width="w", height="h", source=nodes, fill_color="fill",
+                     line_color="border", line_width=2, name="graph-boxes",
+                     selection_line_width=4, nonselection_fill_alpha=0.85)
+    fig.text(x="left", y="top", text="title", source=nodes, text_font_size="12px", text_font_style="bold",
+             text_color="#ffffff", text_baseline="top")
+    fig.text(x="left", y="top", y_offset=18, text="label", source=nodes, text_font_size="11px",
+             text_color="#ffffff", text_baseline="top", text_line_height=1.3)
+    fig.add_tools(HoverTool(renderers=[boxes], tooltips="<b>@title</b> (@state)<br>in @in_rate, out @out_rate"
+                            "<br>busy @busy, backpressured @backpressure<br>watermark lag @watermark_lag, "
+                            "state @state_size<br>@subtasks_html{safe}"), TapTool(renderers=[boxes]))
+    return fig
+
+
+def fit_graph(fig, graph: JobGraphView) -> None:
+    """Size the figure to the graph's layout (one unit a page pixel)."""
+    width, height = int(graph.width), int(graph.height)
+    if fig.width != width or fig.height != height:
+        fig.width, fig.height = width, height
+        fig.x_range.end = width
+        fig.y_range.start = height
+
+
 class GraphFigure:
     """The graph of one job and its subtask table, refreshed from :class:`JobGraphView` values."""
 
@@ -118,7 +151,7 @@ class GraphFigure:
         self.edges = ColumnDataSource(edge_columns(None), name="graph-edges")
         self.subtasks = ColumnDataSource(subtask_columns(None), name="graph-subtasks")
         self.hint = Div(text=WAITING, name="graph-hint", sizing_mode="stretch_width")
-        self.fig = self._figure()
+        self.fig = graph_figure(self.nodes, self.edges)
         self.selected = GroupFilter(column_name="node_id", group="")
         self.table_title = Div(text="<b>Subtasks</b> (click a task)", name="graph-subtasks-title")
         self.table = self._table()
@@ -127,28 +160,6 @@ class GraphFigure:
         self.layout = column(self.hint, self.fig, self.text, self.table_title, self.table, sizing_mode="stretch_width",
                              name="job-graph")
         self._shown: tuple | None = None
-
-    def _figure(self):
-        fig = figure(width=400, height=150, x_range=Range1d(0, 400), y_range=Range1d(150, 0), toolbar_location=None,
-                     tools="", min_border=0, outline_line_color=None, name="graph-figure",
-                     css_classes=["flinkbench-graph-figure"])
-        fig.axis.visible = False
-        fig.grid.visible = False
-        fig.add_layout(Arrow(end=VeeHead(size=9, fill_color="#555", line_color="#555"), x_start="x0", y_start="y0",
-                             x_end="x1", y_end="y1", source=self.edges, line_color="#777", line_width=1.5))
-        fig.text(x="label_x", y="label_y", text="label", source=self.edges, text_align="center",
-                 text_baseline="bottom", text_font_size="10px", text_color="#444", name="graph-edge-labels")
-        boxes = fig.rect(x="x", y="y", width="w", height="h", source=self.nodes, fill_color="fill",
-                         line_color="border", line_width=2, name="graph-boxes",
-                         selection_line_width=4, nonselection_fill_alpha=0.85)
-        fig.text(x="left", y="top", text="title", source=self.nodes, text_font_size="12px", text_font_style="bold",
-                 text_color="#ffffff", text_baseline="top")
-        fig.text(x="left", y="top", y_offset=18, text="label", source=self.nodes, text_font_size="11px",
-                 text_color="#ffffff", text_baseline="top", text_line_height=1.3)
-        fig.add_tools(HoverTool(renderers=[boxes], tooltips="<b>@title</b> (@state)<br>in @in_rate, out @out_rate"
-                                "<br>busy @busy, backpressured @backpressure<br>watermark lag @watermark_lag, "
-                                "state @state_size<br>@subtasks_html{safe}"), TapTool(renderers=[boxes]))
-        return fig
 
     def _table(self) -> DataTable:
         percent = NumberFormatter(format="0%")
@@ -187,16 +198,9 @@ table.view.tags = [Date.now()];
         self.hint.text, self.text.text = shown[3], shown[4]
         redraw(self.table)
         if graph is not None:
-            self._fit(graph)
+            fit_graph(self.fig, graph)
             if self.selected.group not in nodes["id"]:
                 self.selected.group = graph.bottleneck or (nodes["id"][0] if nodes["id"] else "")
                 name = graph.node(self.selected.group).name if self.selected.group else ""
                 self.table_title.text = f"<b>Subtasks of {html.escape(name)}</b> (click a task for another)"
         return True
-
-    def _fit(self, graph: JobGraphView) -> None:
-        width, height = int(graph.width), int(graph.height)
-        if self.fig.width != width or self.fig.height != height:
-            self.fig.width, self.fig.height = width, height
-            self.fig.x_range.end = width
-            self.fig.y_range.start = height

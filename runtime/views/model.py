@@ -9,6 +9,10 @@ older model keeps working against a newer JobManager. REST answers (``GET /jobs/
 Writers and readers may be on different threads (a WebSocket reader, a view updater): every read
 and write holds :attr:`ClusterModel.lock`. :attr:`version` grows with every change, so a view can
 tell cheaply whether it has anything to redraw.
+
+Taps see every message the model takes (the snapshot and each event, as it came), which is how a job's
+event stream is recorded (runtime.views.recording); :attr:`clock` is what "now" is for the views, the
+wall clock unless a replay (runtime.views.replay) runs the model on the recording's time.
 """
 from __future__ import annotations
 
@@ -46,11 +50,28 @@ class ClusterModel:
         self.overview: dict = {}
         self.provider_decisions: collections.deque[dict] = collections.deque(maxlen=PROVIDER_DECISIONS_KEPT)
         self._listeners: list[Callable[[], None]] = []
+        self._taps: list[Callable[[dict], None]] = []
+        self.clock: Callable[[], float] = time.time
 
     # -- change notification ------------------------------------------------------------------
     def add_listener(self, fn: Callable[[], None]) -> None:
         """Call ``fn()`` (on the writer's thread, outside the lock) after every change."""
         self._listeners.append(fn)
+
+    def add_tap(self, fn: Callable[[dict], None]) -> None:
+        """Call ``fn(message)`` (on the writer's thread, outside the lock) with each snapshot and event applied."""
+        self._taps.append(fn)
+
+    def remove_tap(self, fn: Callable[[dict], None]) -> None:
+        if fn in self._taps:
+            self._taps.remove(fn)
+
+    def _tap(self, message: dict) -> None:
+        for fn in list(self._taps):
+            try:
+                fn(message)
+            except Exception:  # a broken recorder must not stop the feed
+                log.exception("model tap failed")
 
     def _changed(self) -> None:
         self.version += 1
@@ -62,9 +83,10 @@ class ClusterModel:
             except Exception:  # a broken view must not stop the feed
                 log.exception("view listener failed")
 
-    def set_connection(self, state: str, url: str, message: str) -> None:
+    def set_connection(self, state: str, url: str, message: str, label: str = "") -> None:
+        """``label`` names the source in the views' status line instead of the JobManager's URL (a replay)."""
         with self.lock:
-            self.connection = {"state": state, "url": url, "message": message}
+            self.connection = {"state": state, "url": url, "message": message, "label": label}
             self._changed()
         self._notify()
 
@@ -98,6 +120,7 @@ class ClusterModel:
                 del self.subtasks[key]
             self._changed()
         self._notify()
+        self._tap(snapshot)
 
     def apply(self, event: dict) -> bool:
         """Apply one event; returns False for events already covered by the snapshot or unknown types."""
@@ -109,11 +132,15 @@ class ClusterModel:
             if seq is not None:
                 self.last_seq = seq
             if handler is None:
-                return False
-            handler(self, event)
-            self._changed()
-        self._notify()
-        return True
+                known = False
+            else:
+                handler(self, event)
+                self._changed()
+                known = True
+        if known:
+            self._notify()
+        self._tap(event)  # a type this model does not know may be one a newer model does
+        return known
 
     def apply_safely(self, event: dict) -> None:
         """``apply`` for in-process listeners, where an exception would reach the publisher."""
