@@ -18,6 +18,7 @@ from kernel_magics.session import session_for
 @argument("--max-rows", type=int, default=100, metavar="N", help="rows the live results table keeps (default 100)")
 @argument("-o", dest="output", metavar="VAR", help="put every collected row in a pandas DataFrame named VAR")
 @argument("--show-api", action="store_true", help="also print the equivalent REST call and CLI command")
+@argument("--record", metavar="FILE", help="record the job's event stream and results to FILE, for '%%flink replay FILE'")
 @chart_arguments
 def cell_options(line):
     """Run the cell's DataStream code as a job on the connected cluster, with a live view below it.

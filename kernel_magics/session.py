@@ -1,7 +1,12 @@
 """FlinkSession: what one kernel knows about its cluster: the REST client, the one event-stream
-connection and the model it feeds, the live views, the jobs shown, and a local cluster if the
-kernel started one (stopped when the kernel exits). Which cluster that is, and when it stops, is
-told to the Jupyter server too (kernel_magics.kernel_registration), so the side panel follows it.
+connection and the model it feeds, the live views, the jobs shown and recorded, the replays, and a
+local cluster if the kernel started one (stopped when the kernel exits). Which cluster that is, and when
+it stops, is told to the Jupyter server too (kernel_magics.kernel_registration), so the side panel
+follows it.
+
+Each job view leaves a static copy of itself in the notebook when its job ends, and when the session
+stops following the cluster or the kernel stops (kernel_magics.widgets.static_output): the session sees
+to the last two and, at the start of every cell, sends again the copies that threads made.
 """
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ import logging
 import os
 
 from runtime import tls
-from runtime.client import ClusterError, RestClient
+from runtime.client import TERMINAL_STATES, ClusterError, RestClient
 from runtime.config import ConfigError
 from runtime.ha.retrieval import ha_settings
 from runtime.security import SecurityError
@@ -24,6 +29,7 @@ from kernel_magics.widgets.updater import ViewUpdater
 log = logging.getLogger(__name__)
 
 STREAM_CONNECT_WAIT_S = 15.0
+SETTLE_S = 10.0  # how long a view or recording of a job that ended may take to read its last rows
 MAX_LIVE_DASHBOARDS = 4
 
 
@@ -39,9 +45,41 @@ class FlinkSession:
         self.updater = ViewUpdater()
         self.model.add_listener(self.updater.poke)
         self.jobs: dict[str, object] = {}  # job id -> JobView, in the order shown
+        self.replays: list = []  # the views of %flink replay
+        self.recorders: dict[str, object] = {}  # job id -> runtime.views.recording.Recorder
         self.dashboards: list = []
         self.record = KernelRecord.for_this_kernel()
         atexit.register(self.shutdown)
+
+    def resend_copies(self, *_info) -> None:
+        for view in self.views():
+            try:
+                view.copy.resend()
+            except Exception:  # a copy that cannot be sent must not stop the user's cell
+                log.exception("could not send a view's static copy again")
+
+    def views(self) -> list:
+        return list(self.jobs.values()) + list(self.replays)
+
+    def _ended(self, job_id: str) -> bool:
+        with self.model.lock:
+            job = self.model.jobs.get(job_id)
+            return job is not None and job.terminal
+
+    def settle_view(self, job_id: str, timeout: float = SETTLE_S) -> None:
+        """After the notebook ended a job: its view reads the last rows and leaves its copy in this cell."""
+        view = self.jobs.get(job_id)
+        if view is not None and view.finished.wait(timeout):
+            self.updater.flush()
+            view.leave_copy(view.ended_reason)
+
+    def leave_copies(self, reason: str) -> None:
+        """Every view that has not left its static copy leaves it now (the job may run on)."""
+        for view in self.views():
+            try:
+                view.leave_copy(reason)
+            except Exception:
+                log.exception("a view could not leave its static copy")
 
     # -- state --------------------------------------------------------------------------------
     @property
@@ -169,14 +207,22 @@ class FlinkSession:
         link = client.post("/login-links", {})
         return f"{link['url']}  (opens once, within {link['expires-in-s'] / 60:g} minutes)"
 
-    def disconnect(self) -> None:
-        """Stop following the cluster; views stop updating, jobs and a local cluster keep running."""
-        self._detach()
+    def disconnect(self, reason: str = "the notebook disconnected from the cluster") -> None:
+        """Stop following the cluster; views stop updating and leave their static copies, recordings end,
+        jobs and a local cluster keep running."""
+        self._detach(reason)
         self.record.clear()
 
-    def _detach(self) -> None:
+    def _detach(self, reason: str = "the notebook followed another cluster") -> None:
+        for view in list(self.jobs.values()):  # a job that has ended: its last rows, then the copy
+            if view.current_state() in TERMINAL_STATES:
+                view.finished.wait(SETTLE_S)
+        for job_id, recorder in list(self.recorders.items()):
+            recorder.stop(wait_for_end=SETTLE_S if self._ended(job_id) else 0.0)
+        self.recorders.clear()
         for view in list(self.jobs.values()):
             view.stop()
+            view.leave_copy(reason)
         if self.stream is not None:
             self.stream.close()
             self.stream = None
@@ -191,7 +237,7 @@ class FlinkSession:
             raise FlinkError("this kernel started no local cluster" +
                              (f" (it is connected to {self.url}; '%flink disconnect' leaves it)" if self.connected else ""))
         url = self.cluster.url
-        self._detach()
+        self._detach("the local cluster was stopped")
         self.record.stopped(url, "'%flink stop' stopped it")  # before it goes, so the panel never sees it dead
         self.cluster.stop()
         self.cluster = None
@@ -201,7 +247,8 @@ class FlinkSession:
         """At kernel exit: stop every thread and the local cluster's processes."""
         try:
             was_connected = self.client is not None
-            self._detach()
+            self.leave_copies("the kernel stopped")
+            self._detach("the kernel stopped")
             if self.cluster is not None:
                 self.record.stopped(self.cluster.url, "it stopped with the kernel that started it")
                 self.cluster.stop()
@@ -244,11 +291,33 @@ def session_for(shell) -> FlinkSession:
     """The session of this shell (one per kernel), made on first use."""
     key = id(shell)
     if key not in _SESSIONS:
-        _SESSIONS[key] = FlinkSession(shell)
+        _SESSIONS[key] = session = FlinkSession(shell)
+        if getattr(shell, "events", None) is not None:
+            shell.events.register("pre_run_cell", session.resend_copies)
+        _leave_copies_at_kernel_shutdown(shell)
     return _SESSIONS[key]
 
 
 def drop_session(shell) -> None:
     session = _SESSIONS.pop(id(shell), None)
     if session is not None:
+        if getattr(shell, "events", None) is not None:
+            shell.events.unregister("pre_run_cell", session.resend_copies)
         session.shutdown()
+
+
+def _leave_copies_at_kernel_shutdown(shell) -> None:
+    """ipykernel has no shutdown event; its ``do_shutdown`` runs before the reply, while the front still
+    listens, so the views' static copies are left there (by whichever session the shell has then)."""
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None or getattr(kernel.do_shutdown, "leaves_copies", False):
+        return
+    original = kernel.do_shutdown
+
+    def do_shutdown(restart):
+        session = _SESSIONS.get(id(shell))
+        if session is not None:
+            session.leave_copies("the kernel stopped")
+        return original(restart)
+    do_shutdown.leaves_copies = True  # type: ignore[attr-defined]
+    kernel.do_shutdown = do_shutdown

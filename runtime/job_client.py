@@ -56,6 +56,14 @@ class JobClient:
     def exceptions(self) -> dict:
         return self.rest.get(f"/jobs/{self.job_id}/exceptions")
 
+    def plan(self) -> dict:
+        """The job's tasks and exchanges (Flink's ``/jobs/<id>/plan`` shape), for its graph."""
+        return self.rest.get(f"/jobs/{self.job_id}/plan").get("plan") or {}
+
+    def checkpoints(self) -> dict:
+        """Flink's checkpoint statistics of the job (counts, latest, history)."""
+        return self.rest.get(f"/jobs/{self.job_id}/checkpoints")
+
     def cancel(self) -> None:
         self.rest.patch(f"/jobs/{self.job_id}?mode=cancel")
 

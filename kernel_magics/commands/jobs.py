@@ -85,6 +85,7 @@ def cancel(session, line: str):
         api_hints.show(client.url, session.token_file, "PATCH", f"/jobs/{job_id}?mode=cancel", cli=f"cancel {job_id}")
     client.job(job_id).cancel()
     print(f"job {job_id}: {wait_terminal(client, job_id, CANCEL_WAIT_S)}")
+    session.settle_view(job_id)
 
 
 @subcommand("savepoint")
@@ -123,6 +124,7 @@ def stop_job(session, line: str):
     cli = f"stop {job_id}" + (f" --savepointPath {args.savepoint}" if args.savepoint else "")
     location = _savepoint_operation(session, client, job_id, f"/jobs/{job_id}/stop", body, cli, args.show_api)
     print(f"job {job_id}: {wait_terminal(client, job_id, CANCEL_WAIT_S)}")
+    session.settle_view(job_id)
     return location
 
 

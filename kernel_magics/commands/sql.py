@@ -147,6 +147,7 @@ def _wait(session, view, job) -> None:
         state = wait_terminal(session.client, job.job_id, CANCEL_WAIT_S)
         raise one_line(interrupt, f"KeyboardInterrupt: job {job.job_id} cancelled ({state})") from None
     session.updater.flush()
+    view.leave_copy("the job ended")
     view.raise_if_failed()
 
 

@@ -17,6 +17,7 @@ from IPython.display import display
 from kernel_magics import api_hints
 from kernel_magics.chart_options import results_view_options
 from kernel_magics.commands.jobs import CANCEL_WAIT_S, wait_terminal
+from kernel_magics.commands.recordings import start_recording, view_spec, writable
 from kernel_magics.errors import CellSyntaxError, FlinkError, cluster_error, one_line, trim_to_cell
 from kernel_magics.job_options import apply_job_options
 from runtime.client import ClusterError
@@ -88,6 +89,8 @@ def submit_cell(session, args, cell: str):
 
     shell = session.shell
     chart = results_view_options(args)
+    if args.record:
+        args.record = writable(args.record)
     env = make_environment(session, args)
     for name, value in cell_names().items():
         shell.user_ns.setdefault(name, value)
@@ -115,8 +118,11 @@ def submit_cell(session, args, cell: str):
         raise FlinkError("the cell submitted a job itself, but this kernel is not connected, so there is no view")
     shell.user_ns["last_job"] = job  # later cells reach the job through it, e.g. last_job.push(source, rows)
     wait = args.wait or args.mode == "batch"
+    client = session.client.job(job.job_id)
+    if args.record:
+        start_recording(session, client, name, args.record, view_spec(None))
     try:
-        view = JobView(session, session.client.job(job.job_id), name, args.max_rows, args.output, chart=chart)
+        view = JobView(session, client, name, args.max_rows, args.output, chart=chart)
         session.show_job(view)
         display(view)
         if not wait:
@@ -129,5 +135,6 @@ def submit_cell(session, args, cell: str):
         state = wait_terminal(session.client, job.job_id, CANCEL_WAIT_S)
         raise one_line(interrupt, f"KeyboardInterrupt: job {job.job_id} cancelled ({state})") from None
     session.updater.flush()
+    view.leave_copy("the job ended")
     view.raise_if_failed()
     return None

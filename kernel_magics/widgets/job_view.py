@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import threading
 import time
+from typing import Any, Protocol
 
 import ipywidgets
 import pyarrow as pa
@@ -22,9 +23,13 @@ from runtime.views.columns import STATE_COLORS
 from runtime.views.charts import ChartSpec, ResultsChart
 from runtime.views.figures import ClusterViews
 from runtime.views.graph import plan_from_json
+from runtime.views.model import ClusterModel
 from runtime.views.results import ResultsTable
+from runtime.views.static_copy import CopyHeader, render
 
 from kernel_magics.widgets.bokehjs import LiveBokeh, ensure_loaded
+from kernel_magics.widgets.static_output import StaticOutput, summary_line
+from kernel_magics.widgets.updater import ViewUpdater
 
 READ_LIMIT = 10_000
 POLL_S = 0.3
@@ -32,10 +37,18 @@ PUBLISH_EVERY_S = 1.0  # how often -o VAR is rebound while a job runs
 LINGER_S = 2.0  # keep redrawing this long after the end, for the last events
 
 
+class ViewHost(Protocol):
+    """What a view needs of its kernel: the model the events feed, the thread that redraws, the user's namespace
+    (a FlinkSession, or a replay's own model with the kernel's updater)."""
+    model: ClusterModel
+    updater: ViewUpdater
+    shell: Any
+
+
 class JobView:
     keeps_tables = True  # ``-o VAR`` is every collected Arrow table (a SQL view keeps its changelog instead)
 
-    def __init__(self, session, job: JobClient, name: str, max_rows: int = 100, output_var: str | None = None,
+    def __init__(self, session: ViewHost, job: JobClient, name: str, max_rows: int = 100, output_var: str | None = None,
                  start_offset: int = 0, chart: ChartSpec | None = None):
         self.session = session
         self.job = job
@@ -66,6 +79,9 @@ class JobView:
         self._finished_at: float | None = None
         self._published_at = 0.0
         self._reader = threading.Thread(target=self._read, name=f"flinkbench-results-{self.job_id[:8]}", daemon=True)
+        self.copy = StaticOutput()
+        self.source = ""  # where the events come from when not a cluster (a replay says so)
+        self.ended_reason = "the job ended"
 
     def __repr__(self) -> str:
         return f"JobView({self.name!r}, {self.job_id}, {self.current_state()})"
@@ -74,7 +90,10 @@ class JobView:
         from IPython.display import display
 
         ensure_loaded()
-        display(self.widget)
+        bundle = dict(self.widget._repr_mimebundle_())  # the widget, with words for fronts that cannot show it
+        bundle["text/plain"] = f"the live view of job '{self.name}' (a widget, shown while its kernel runs)"
+        display(bundle, raw=True)
+        self.copy.show()
 
     # -- lifecycle (main thread) ---------------------------------------------------------------
     def start(self) -> JobView:
@@ -128,7 +147,7 @@ class JobView:
     def _load_plan(self) -> None:
         """The job's tasks and exchanges, for the graph: the event stream does not carry them."""
         try:
-            plan = self.job.rest.get(f"/jobs/{self.job_id}/plan").get("plan") or {}
+            plan = self.job.plan()
         except ClusterError as err:
             self.reader_error = f"cannot read the job's plan for its graph ({err})"
             return
@@ -201,7 +220,25 @@ class JobView:
         live = self._finished_at is None or time.monotonic() - self._finished_at < LINGER_S
         if not live:
             self.views.attach_all()  # the last pass: nothing redraws this view again
+            self.leave_copy(self.ended_reason if self.current_state() in TERMINAL_STATES else "the view stopped")
         return live
+
+    # -- the static copy ----------------------------------------------------------------------
+    def leave_copy(self, reason: str) -> bool:
+        """Put the view's static copy in the cell's output (once; any thread): for the saved notebook."""
+        state = self.current_state()
+        header = CopyHeader(self.name, self.job_id, state, self.rows_total, reason, time.time(),
+                            failure=self.failure or "", source=self.source, **self._copy_extra())
+        table, printed = self.copy_results()
+        return self.copy.fill(lambda bokehjs: render(self.session.model, header, table, printed, bokehjs),
+                              summary_line(self.name, state, self.rows_total))
+
+    def copy_results(self) -> tuple[pa.Table | None, str]:
+        """The rows the live table shows (or the text a view prints instead)."""
+        return self.results.tail, ""
+
+    def _copy_extra(self) -> dict:
+        return {}
 
     def _draw(self, pending: list[pa.Table]) -> None:
         """Show the tables that arrived since the last refresh."""
@@ -223,6 +260,8 @@ class JobView:
                  f"attempt {attempt}, restarts {restarts}",
                  f"{self.rows_total:,} rows collected" + (f" (showing the last {shown})" if self.rows_total > shown else "")]
         lines = [" \u00b7 ".join(parts)]
+        if self.source:
+            lines.append(f"<span style='color:#666'>{html.escape(self.source)}</span>")
         graph = self.views.job_graph
         if graph is not None and graph.hint and state == "RUNNING":
             lines.append(f"<span class='flinkbench-bottleneck' style='color:#b8860b'>\u26a0 {html.escape(graph.hint)}</span>")

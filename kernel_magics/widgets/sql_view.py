@@ -71,6 +71,16 @@ class SqlJobView(JobView):
         else:
             self.text.value = f"<pre style='font-size:12px'>{html.escape(tableau(self.columns, rows, changelog=True))}</pre>"
 
+    def copy_results(self) -> tuple[pa.Table | None, str]:
+        if self.mode == "tableau":
+            with self._lock:
+                rows = self.changelog_rows[-self.results.max_rows:]
+            return None, tableau(self.columns, rows, changelog=True)
+        return self.results.tail, ""
+
+    def _copy_extra(self) -> dict:
+        return {"statement": self.statement}
+
     def rows_shown(self) -> list[dict]:
         """What the results table shows now (for tests and for a reader of the notebook)."""
         return self.results.rows()

@@ -79,6 +79,11 @@ class ResultsTable:
                               for f in schema]
         self.source.data = {f.name: [] for f in schema}
 
+    @property
+    def tail(self) -> pa.Table | None:
+        """The rows shown, as Arrow (None before the first table)."""
+        return self._tail
+
     def rows(self) -> list[dict]:
         """The rows now in the table, oldest first (what a reader of the notebook sees)."""
         data = self.source.data

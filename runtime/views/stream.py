@@ -35,6 +35,28 @@ def events_url(http_url: str) -> str:
             "ws://" + base[len("http://"):] if base.startswith("http://") else base) + "/events"
 
 
+def _connect(url: str, token: str | None, ssl_context: ssl.SSLContext | None) -> websocket.WebSocket:
+    header = [f"Authorization: Bearer {token}"] if token else []
+    return websocket.create_connection(events_url(url), header=header, timeout=CONNECT_TIMEOUT_S,
+                                       sslopt={"context": ssl_context or tls.client_context()})
+
+
+def _first_snapshot(ws: websocket.WebSocket) -> dict:
+    snapshot = json.loads(ws.recv())
+    if snapshot.get("type") != "ClusterSnapshot":
+        raise ValueError(f"the event stream began with {snapshot.get('type')!r}, not a ClusterSnapshot")
+    return snapshot
+
+
+def take_snapshot(url: str, token: str | None, ssl_context: ssl.SSLContext | None = None) -> dict:
+    """The ClusterSnapshot a new connection to ``url``'s event stream opens with (the connection is then closed)."""
+    ws = _connect(url, token, ssl_context)
+    try:
+        return _first_snapshot(ws)
+    finally:
+        ws.close()
+
+
 class EventStream:
     """Reads a JobManager's /events WebSocket on a thread into a ClusterModel, reconnecting (and following the
     leader)."""
@@ -124,14 +146,10 @@ class EventStream:
         """One connection: snapshot, then events until it ends (returns) or fails (raises).
 
         Returns True when the snapshot or a LeaderChanged event named another leader, to connect to next."""
-        header = [f"Authorization: Bearer {self.token}"] if self.token else []
-        ws = websocket.create_connection(events_url(url), header=header, timeout=CONNECT_TIMEOUT_S,
-                                         sslopt={"context": self.ssl_context or tls.client_context()})
+        ws = _connect(url, self.token, self.ssl_context)
         self._ws = ws
         try:
-            snapshot = json.loads(ws.recv())
-            if snapshot.get("type") != "ClusterSnapshot":
-                raise ValueError(f"the event stream began with {snapshot.get('type')!r}, not a ClusterSnapshot")
+            snapshot = _first_snapshot(ws)
             self.model.reset(snapshot)
             leader = ((snapshot.get("leader") or {}).get("url") or url).rstrip("/")
             self._switch_to(url)
