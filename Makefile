@@ -6,7 +6,7 @@ STAMPS := .stamps
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(abspath $(PY))
 
-.PHONY: setup system-deps java spark-archive extension demo test test-fast bench chaos dist lint clean screenshots
+.PHONY: setup system-deps java spark-archive extension demo test test-fast bench chaos dist lint clean screenshots notebooks
 
 setup: $(STAMPS)/venv
 
@@ -88,6 +88,12 @@ lint: setup
 screenshots: java setup
 	@bash scripts/install-system-deps.sh chromium
 	$(PY) scripts/readme-screenshots.py
+
+# The teaching notebooks run top to bottom and written back with their outputs, as they are committed
+# (scripts/run_notebooks.py); NOTEBOOKS=notebooks/04-checkpoints-and-failures.ipynb runs one.
+notebooks: java setup spark-archive
+	@bash scripts/install-system-deps.sh postgresql
+	$(PY) scripts/run_notebooks.py $(NOTEBOOKS)
 
 # sdist and wheel into dist/ (needs node and npm): the sdist carries the built side panel and the wheel
 # is built from the sdist, as pip would build it. Only the `build` frontend is needed in the venv.

@@ -50,12 +50,14 @@ class RecordedJob:
         with self._lock:
             if self._all is None and self._tables:
                 self._all = pa.concat_tables(self._tables, promote_options="default")
-            table = self._all if self._all is not None else pa.table({})
+            table = self._all
+        if table is None:  # no columns known yet (a table without columns slices into phantom rows)
+            return pa.table({}), offset, self.ended.is_set(), self.state or self.modelled_state()
         rows = table.slice(offset, limit)
         nxt = offset + rows.num_rows
-        return rows, nxt, self.ended.is_set() and nxt >= table.num_rows, self.state or self._modelled_state()
+        return rows, nxt, self.ended.is_set() and nxt >= table.num_rows, self.state or self.modelled_state()
 
-    def _modelled_state(self) -> str:
+    def modelled_state(self) -> str:
         with self.model.lock:
             job = self.model.jobs.get(self.job_id)
             return job.state if job else "CREATED"
@@ -120,7 +122,7 @@ class Replay:
                 self._apply(line)
         finally:
             if not self.job.ended.is_set():
-                self.job.end(self.job._modelled_state())
+                self.job.end(self.job.modelled_state())
             self.model.set_connection("connected", "", "the replay ended", label=self.label() + ", ended")
             self.finished.set()
 

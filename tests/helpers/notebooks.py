@@ -66,8 +66,9 @@ def started_kernel(env: dict[str, str]) -> Iterator[tuple[KernelManager, Blockin
 
 
 def execute(nb: nbformat.NotebookNode, timeout: float = 300, allow_errors: bool = False,
-            save_to: Path | None = None, env: dict[str, str] | None = None) -> nbformat.NotebookNode:
-    """Execute in a fresh kernel started from the repository root; optionally keep the executed copy.
+            save_to: Path | None = None, env: dict[str, str] | None = None, cwd: Path = REPO) -> nbformat.NotebookNode:
+    """Execute in a fresh kernel started in ``cwd`` (the repository root; a notebook's folder, as JupyterLab
+    starts its kernel); optionally keep the executed copy.
 
     The kernel sees no cluster from this process's environment, only the variables in ``env``."""
     base = {k: v for k, v in os.environ.items() if k not in CLUSTER_VARIABLES}
@@ -75,7 +76,7 @@ def execute(nb: nbformat.NotebookNode, timeout: float = 300, allow_errors: bool 
     try:
         with kernel_config() as config:
             NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-                           resources={"metadata": {"path": str(REPO)}}, config=config).execute(env=env)
+                           resources={"metadata": {"path": str(cwd)}}, config=config).execute(env=env)
     finally:
         if save_to is not None:
             save_to.parent.mkdir(parents=True, exist_ok=True)
