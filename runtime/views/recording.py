@@ -172,13 +172,14 @@ class Recorder:
     until the job ended, then the recording waits ``LINGER_S`` for the last events, writes its end and closes."""
 
     def __init__(self, path: str | Path, job, job_name: str, model: ClusterModel, snapshot: Callable[[], dict],
-                 view: dict | None = None):
+                 view: dict | None = None, linger: float = LINGER_S):
         self.path = Path(path)
         self.job = job
         self.job_name = job_name
         self.model = model
         self.snapshot = snapshot
         self.view = view or {"kind": "datastream"}
+        self.linger = linger
         self.finished = threading.Event()
         self.error: str | None = None
         self._lock = threading.Lock()
@@ -252,7 +253,7 @@ class Recorder:
             if state == "FAILED":
                 self._write("end", state=state, failure=self.job.exceptions().get("root-exception") or "")
             elif state:
-                self._stop.wait(LINGER_S)
+                self._stop.wait(self.linger)
                 self._write("end", state=state)
         except (ClusterError, OSError) as err:
             self.error = f"the recording {self.path} stopped early: {err}"
