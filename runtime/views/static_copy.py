@@ -34,6 +34,7 @@ from runtime.views.model import ClusterModel
 
 SECTIONS = ("results", "graph", "throughput", "checkpoints", "failover")
 DOT = " \u00b7 "
+OTHER_JOB_COLOR = "#d9d9d9"
 CELL = "style='border:1px solid #ddd;padding:2px 6px;text-align:left;font-size:12px'"
 
 
@@ -58,6 +59,7 @@ def render(model: ClusterModel, header: CopyHeader, results: pa.Table | None, re
     uid = f"flinkbench-static-{uuid.uuid4().hex[:12]}"
     with model.lock:
         cols = all_columns(model, header.job_id)
+        cols["slots"] = _others_anonymous(cols["slots"], header.job_id)
         graph = graph_of(model, header.job_id)
         job = model.jobs.get(header.job_id)
         attempt, restarts = (job.attempt, job.restarts) if job else (0, 0)
@@ -71,6 +73,16 @@ def render(model: ClusterModel, header: CopyHeader, results: pa.Table | None, re
     return (f"<div class='flinkbench-static' id='{uid}' data-job-id='{html.escape(header.job_id)}' "
             f"data-state='{html.escape(header.state)}' style='font-family:sans-serif;font-size:13px'>"
             + "".join(parts) + _scripts(uid, figures, with_bokehjs) + "</div>")
+
+
+def _others_anonymous(slots: dict[str, list], job_id: str) -> dict[str, list]:
+    """A copy keeps one job: slots other jobs hold at the time read as taken by another job, unnamed."""
+    out = {key: list(values) for key, values in slots.items()}
+    for i, holder in enumerate(out["job_id"]):
+        if holder and holder != job_id:
+            out["job_name"][i] = out["label"][i] = out["legend"][i] = "another job"
+            out["tasks"][i], out["color"][i] = "", OTHER_JOB_COLOR
+    return out
 
 
 # -- plain HTML -------------------------------------------------------------------------------

@@ -66,12 +66,14 @@ def started_kernel(env: dict[str, str]) -> Iterator[tuple[KernelManager, Blockin
 
 
 def execute(nb: nbformat.NotebookNode, timeout: float = 300, allow_errors: bool = False,
-            save_to: Path | None = None, env: dict[str, str] | None = None, cwd: Path = REPO) -> nbformat.NotebookNode:
+            save_to: Path | None = None, env: dict[str, str] | None = None, cwd: Path = REPO,
+            unset: tuple[str, ...] = ()) -> nbformat.NotebookNode:
     """Execute in a fresh kernel started in ``cwd`` (the repository root; a notebook's folder, as JupyterLab
     starts its kernel); optionally keep the executed copy.
 
-    The kernel sees no cluster from this process's environment, only the variables in ``env``."""
-    base = {k: v for k, v in os.environ.items() if k not in CLUSTER_VARIABLES}
+    The kernel sees no cluster from this process's environment, only the variables in ``env``, and none of the
+    variables named in ``unset``."""
+    base = {k: v for k, v in os.environ.items() if k not in CLUSTER_VARIABLES + unset}
     env = dict(base, SPARK_LOCAL_IP="127.0.0.1", PYTHONPATH=str(REPO), **(env or {}))
     try:
         with kernel_config() as config:
