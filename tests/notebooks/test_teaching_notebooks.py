@@ -1,9 +1,14 @@
 """The teaching notebooks in notebooks/, each executed headless from top to bottom (nbclient) in a
-fresh kernel of this interpreter: every cell succeeds, the notebooks' own checks against pandas hold,
-and the local cluster each one starts is stopped with no process left behind."""
+fresh kernel of this interpreter started in their folder: every cell succeeds, the notebooks' own checks
+against pandas hold, and the local cluster each one starts is stopped with no process left behind.
+
+They are committed with their outputs (``make notebooks``); the same run checks that those outputs come
+from the current code: its outputs' timing-free parts (tests/helpers/saved_notebooks.py) equal the
+committed ones', and a recording a notebook makes equals the committed recording in the same way."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import nbformat
 import psutil
@@ -11,7 +16,8 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 
 from tests.helpers.clusters import wait_until
-from tests.helpers.notebooks import REPO, error_of, execute, text_of
+from tests.helpers.notebooks import REPO, error_of, execute, text_of, with_parameters
+from tests.helpers.saved_notebooks import BOKEHJS_LOAD, fingerprint, recording_fingerprint, tidy
 
 NOTEBOOK_DIR = REPO / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
@@ -37,6 +43,7 @@ SHOWN = {
         "complete:", "killed TaskManager", "restarted 1 time(s), restored from checkpoint",
         "FINISHED: 180 windows, each exactly once", "triggered", "/stop", "FINISHED; ",
         "FINISHED at parallelism 1, restored from", "across a stop and a resume at another parallelism",
+        "replayed: FINISHED, 1 restart(s), TaskManagers lost: 1",
     ],
     "05-streaming-sql": [
         "*ROWTIME*", "tumbling: ", "hopping: ", "cumulating: ", "sessions: ", "changelog applied: ",
@@ -64,7 +71,11 @@ SHOWN = {
 }
 
 
-def test_every_notebook_is_committed_clean_and_listed_in_order():
+# What a notebook writes beside itself (its parameter cell names where), committed with it.
+RECORDINGS = {"04-checkpoints-and-failures": ("RECORDING", "recordings/counting-with-a-lost-taskmanager.jsonl")}
+
+
+def test_every_notebook_is_committed_with_its_outputs_and_listed_in_order():
     assert [p.stem for p in NOTEBOOKS] == sorted(SHOWN), "a check list for every notebook, and a notebook for each"
     listing = (NOTEBOOK_DIR / "README.md").read_text()
     positions = [listing.find(f"({p.name})") for p in NOTEBOOKS]
@@ -74,9 +85,19 @@ def test_every_notebook_is_committed_clean_and_listed_in_order():
         nbformat.validate(nb)
         assert nb.metadata["kernelspec"]["name"] == "python3", path.name
         code = [c for c in nb.cells if c.cell_type == "code"]
-        assert all(not c.outputs and c.execution_count is None for c in code), f"{path.name} has stored outputs"
+        assert [c.execution_count for c in code] == list(range(1, len(code) + 1)), \
+            f"{path.name}: run top to bottom in one kernel ('make notebooks')"
+        assert not any(error_of(c) for c in code), f"{path.name} was committed with an error"
+        assert "widgets" not in nb.metadata and not any(BOKEHJS_LOAD in o.get("data", {}) for c in code
+                                                        for o in c.outputs), f"{path.name} is not tidied"
+        views = [c for c in code if any("application/vnd.jupyter.widget-view+json" in o.get("data", {})
+                                        for o in c.outputs)]
+        assert all(any("flinkbench-static'" in o.get("data", {}).get("text/html", "") for o in c.outputs)
+                   for c in views), f"{path.name}: a job's view without its static copy"
         assert code[0].source.strip() == "%load_ext kernel_magics", path.name
         assert code[-1].source.strip() == "%flink stop", f"{path.name} must end by stopping its cluster"
+    for stem, (_, recording) in RECORDINGS.items():
+        assert (NOTEBOOK_DIR / recording).is_file(), f"{stem}'s recording is committed"
 
 
 def _alive_children() -> set[int]:
@@ -97,7 +118,12 @@ def test_teaching_notebook_runs_top_to_bottom(path, tmp_path):
     python = KernelSpecManager().get_kernel_spec("python3").argv[0]  # jupyter_client runs "python" as sys.executable
     assert python in ("python", "python3", sys.executable), f"the python3 kernel would run {python}, not {sys.executable}"
     before = _alive_children()
-    nb = execute(nbformat.read(str(path), as_version=4), timeout=240, save_to=tmp_path / path.name)
+    nb = nbformat.read(str(path), as_version=4)
+    committed = fingerprint(nb)
+    if path.stem in RECORDINGS:  # written where the test says, not over the committed one
+        parameter, recording = RECORDINGS[path.stem]
+        nb = with_parameters(nb, **{parameter: str(tmp_path / Path(recording).name)})
+    nb = execute(nb, timeout=240, save_to=tmp_path / path.name, cwd=NOTEBOOK_DIR)
     code = [c for c in nb.cells if c.cell_type == "code"]
     failed = [text_of(c) for c in code if error_of(c)]
     assert not failed, failed
@@ -109,6 +135,16 @@ def test_teaching_notebook_runs_top_to_bottom(path, tmp_path):
 
     wait_until(lambda: _alive_children() <= before, 30, f"the processes {path.name} started to end")
 
+    fresh = fingerprint(tidy(nb))
+    stale = [(i, cell, now) for i, (cell, now) in enumerate(zip(committed, fresh)) if cell != now]
+    assert len(committed) == len(fresh) and not stale, (
+        f"{path.name}'s committed outputs do not come from the current code: run 'make notebooks' and commit "
+        f"(cell index, committed, fresh run): {stale[:3]}")
+    if path.stem in RECORDINGS:
+        made = recording_fingerprint(tmp_path / Path(RECORDINGS[path.stem][1]).name)
+        assert made == recording_fingerprint(NOTEBOOK_DIR / RECORDINGS[path.stem][1]), \
+            f"{path.name}'s committed recording is not what it records now: run 'make notebooks' and commit"
+
 
 @pytest.mark.slow
 def test_without_postgresql_the_cdc_notebook_says_what_to_install_and_stops_before_starting_anything(tmp_path):
@@ -116,6 +152,9 @@ def test_without_postgresql_the_cdc_notebook_says_what_to_install_and_stops_befo
 
     before = _alive_children()
     nb = nbformat.read(str(NOTEBOOK_DIR / "08-change-data-capture.ipynb"), as_version=4)
+    for cell in nb.cells:  # the committed outputs go: what is left after the run is what it showed
+        if cell.cell_type == "code":
+            cell.outputs = []
     with pytest.raises(CellExecutionError) as stopped:
         execute(nb, timeout=120, env={"FLINKBENCH_POSTGRES_BIN": str(tmp_path / "no-postgres")})
     assert stopped.value.ename == "PostgresNotInstalled"
