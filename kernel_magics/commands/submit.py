@@ -85,8 +85,6 @@ def check_sinks(env) -> bool:
 
 def submit_cell(session, args, cell: str):
     """The whole of a %%flink cell: run the code, submit, show the view, and wait if asked."""
-    from kernel_magics.widgets.job_view import JobView
-
     shell = session.shell
     chart = results_view_options(args)
     if args.record:
@@ -117,24 +115,32 @@ def submit_cell(session, args, cell: str):
     elif session.client is None:
         raise FlinkError("the cell submitted a job itself, but this kernel is not connected, so there is no view")
     shell.user_ns["last_job"] = job  # later cells reach the job through it, e.g. last_job.push(source, rows)
-    wait = args.wait or args.mode == "batch"
-    client = session.client.job(job.job_id)
+    handle = session.client.job(job.job_id)
     if args.record:
-        start_recording(session, client, name, args.record, view_spec(None))
+        start_recording(session, handle, name, args.record, view_spec(None))
+    show_view(session, handle, name, args, chart)
+    return None
+
+
+def show_view(session, job, name: str, args, chart) -> None:
+    """The job's live view under the cell; with --wait (or in batch mode) block until the job ended and leave the
+    view's static copy in this cell. Interrupting a waiting cell cancels the job."""
+    from kernel_magics.widgets.job_view import JobView
+
+    wait = args.wait or args.mode == "batch"
     try:
-        view = JobView(session, client, name, args.max_rows, args.output, chart=chart)
+        view = JobView(session, job, name, args.max_rows, args.output, chart=chart)
         session.show_job(view)
         display(view)
         if not wait:
-            return None
+            return
         view.wait()
     except KeyboardInterrupt as interrupt:
         if not wait:
             raise  # a streaming cell's job runs on; '%flink attach' brings its view back
-        session.client.job(job.job_id).cancel()
+        job.cancel()
         state = wait_terminal(session.client, job.job_id, CANCEL_WAIT_S)
         raise one_line(interrupt, f"KeyboardInterrupt: job {job.job_id} cancelled ({state})") from None
     session.updater.flush()
     view.leave_copy("the job ended")
     view.raise_if_failed()
-    return None

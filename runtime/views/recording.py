@@ -224,10 +224,12 @@ class Recorder:
             self._thread.join(10)
 
     def _write(self, kind: str, **body) -> None:
-        line = json.dumps({"t": round(time.monotonic() - self._start, 3), "kind": kind, **body}, default=str)
+        """One line; its time taken under the lock, so that lines from the stream's and the reader's threads are
+        in time order."""
         with self._lock:
             if self._file is not None:
-                self._file.write(line + "\n")
+                line = {"t": round(time.monotonic() - self._start, 3), "kind": kind, **body}
+                self._file.write(json.dumps(line, default=str) + "\n")
 
     def _write_checkpoints(self) -> None:
         try:

@@ -26,7 +26,7 @@ class RecordedJob:
         self.job_id = recording.job_id
         self.model = model
         self._stop = stop
-        self._plan = next((line["plan"] for line in recording.lines if line["kind"] == "plan"), {})
+        self._plan: dict = next((line["plan"] for line in recording.lines if line["kind"] == "plan"), {})
         self._lock = threading.Lock()
         self._tables: list[pa.Table] = []
         self._all: pa.Table | None = None

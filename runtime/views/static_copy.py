@@ -186,7 +186,7 @@ def _figures(uid: str, cols: dict, graph: JobGraphView | None) -> list[dict]:
     if graph is not None:
         figs["graph"] = graph_figure(ColumnDataSource(node_columns(graph)), ColumnDataSource(edge_columns(graph)))
         fit_graph(figs["graph"], graph)
-    return [json_item(fig, f"{uid}-{name}") for name, fig in figs.items()]
+    return [dict(json_item(fig, f"{uid}-{name}")) for name, fig in figs.items()]
 
 
 def _figure_div(uid: str, name: str) -> str:
