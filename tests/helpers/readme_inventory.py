@@ -33,6 +33,7 @@ NOTEBOOK = "tests/notebooks/test_readme_notebook.py"
 NEWCOMER = "tests/ui/test_newcomer.py"  # the "In a notebook" section's cells, pasted into JupyterLab in Chromium
 CLI = "tests/integration/test_cli.py"
 WHEEL = "tests/install/test_wheel_install.py"
+SAVED_VIEWS = "tests/notebooks/test_saved_views.py"
 CERTIFICATES = "tests/helpers/certificates.py"  # every TLS test makes its certificates with them
 PYTHON = "Python shown as an example of the API, not a command: "
 ANOTHER_MACHINE = ("names hosts of another deployment ({}); no test may reach out of this machine, and {} plays the "
@@ -182,6 +183,12 @@ INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
         "a ZooKeeper quorum at zk1:2181 of another deployment; no notebook test connects through a quorum yet "
         "(tests/integration/test_high_availability_zookeeper.py follows the leader through RestClient(ha=...))"),
     "%%flink --name clicks --parallelism 2 --checkpoint-interval 5s -o clicks_out\n" + CLICKS_CELL: Run(NOTEBOOK),
+    "%flink record JOB counting.jsonl": Elsewhere(SAVED_VIEWS, "records a running job of its own, named by its id, "
+                                                              "to a file in the test's folder, and replays it"),
+    "%flink replay notebooks/recordings/counting-with-a-lost-taskmanager.jsonl --speed 10": Run(SAVED_VIEWS),
+    "make notebooks": Elsewhere("tests/notebooks/test_teaching_notebooks.py", "runs every notebook as make notebooks "
+                                "does (in its folder, then tidied) and compares it with the committed copy instead "
+                                "of writing it back"),
     "%%flink --name counts --chart line --x window_end --y clicks --by user\n...": NotRun(
         "a sketch: the cell's body is '...'; tests/notebooks/test_result_charts.py runs --chart cells"),
 }

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 from runtime.views.recording import read
+from tests.helpers import readme
 from tests.helpers.clusters import wait_until
 from tests.helpers.notebooks import REPO, code_notebook, error_of, execute, json_lines, started_kernel, text_of
 from tests.helpers.saved_notebooks import static_copy
@@ -17,6 +18,7 @@ from tests.helpers.saved_notebooks import static_copy
 pytestmark = pytest.mark.slow
 
 RECORDING = "notebooks/recordings/counting-with-a-lost-taskmanager.jsonl"  # made by notebook 04 (make notebooks)
+REPLAY = next(c for c in readme.commands("Notebooks that keep their results") if c.startswith("%flink replay"))
 SEQ = "env.datagen('seq BIGINT', {rows}rows_per_second={rate}, fields={{'seq': {{'kind': 'sequence'}}}}).collect()"
 
 
@@ -27,6 +29,7 @@ def copies(cell) -> list[dict]:
 
 
 def test_a_recorded_failover_plays_in_the_live_view_of_a_kernel_without_java_or_cluster(tmp_path):
+    assert REPLAY == f"%flink replay {RECORDING} --speed 10", "the README's replay of notebook 04's recording"
     no_java = tmp_path / "bin"
     no_java.mkdir()
     bad = tmp_path / "bad.jsonl"
@@ -36,7 +39,7 @@ def test_a_recorded_failover_plays_in_the_live_view_of_a_kernel_without_java_or_
         "from tests.helpers.live_checks import report\n"
         "report(java=shutil.which('java'), java_home=os.environ.get('JAVA_HOME'))\n"
         "%load_ext kernel_magics",
-        f"%flink replay {RECORDING} --speed 10",
+        REPLAY,  # as the README shows it
         "from kernel_magics import current_session\n"
         "from tests.helpers.clusters import wait_until\n"
         "view, replay = current_session().replays[-1], last_replay\n"
