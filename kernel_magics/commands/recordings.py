@@ -29,6 +29,14 @@ def writable(path: str) -> str:
     return str(target)
 
 
+def numbered(path: str, n: int) -> str:
+    """The file for a cell's n-th recorded job: FILE itself, then FILE-2, FILE-3 ... before its extension."""
+    if n <= 1:
+        return path
+    target = Path(path)
+    return str(target.with_name(f"{target.stem}-{n}{target.suffix}"))
+
+
 def view_spec(view) -> dict:
     """How a recording's replay shows the job: as the view showing it here shows it."""
     from kernel_magics.widgets.sql_view import SqlJobView

@@ -15,6 +15,7 @@ from kernel_magics import api_hints
 from kernel_magics.chart_options import chart_arguments, results_view_options
 from kernel_magics.commands.subcommand import subcommand
 from kernel_magics.commands.jobs import CANCEL_WAIT_S, wait_terminal
+from kernel_magics.commands.recordings import numbered, start_recording, view_spec, writable
 from kernel_magics.errors import FlinkError, cluster_error, one_line
 from kernel_magics.job_options import apply_job_options, job_arguments
 from runtime.errors import ClusterError
@@ -35,6 +36,8 @@ class SqlCellError(FlinkError):
           help="table (materialised, updated in place), changelog (+I/-U/+U/-D rows) or tableau (printed rows)")
 @argument("-o", dest="output", metavar="VAR", help="the last query's final table as a pandas DataFrame named VAR")
 @argument("--show-api", action="store_true", help="also print the equivalent REST call")
+@argument("--record", metavar="FILE", help="record each job's event stream and results (the first to FILE, the next "
+                                           "to FILE-2 ...), for '%%flink replay FILE'")
 @chart_arguments
 def sql(session, line: str, cell: str | None = None):
     """Run Flink SQL: %%flink sql [options], then statements separated by ';' (a cell magic)."""
@@ -42,6 +45,8 @@ def sql(session, line: str, cell: str | None = None):
     if cell is None or not cell.strip():
         raise FlinkError("%%flink sql is a cell magic: put SQL statements in the cell below it")
     results_view_options(args)
+    if args.record:
+        args.record, args.recorded = writable(args.record), 0
     t_env = session_table_env(session)
     executor = t_env.executor
     executor.overrides = cell_overrides(args)
@@ -132,6 +137,9 @@ def show_job(session, executor, args, stmt, result) -> None:
     else:
         print(result.text)
         view = JobView(session, job, name, args.max_rows)
+    if args.record:
+        args.recorded += 1
+        start_recording(session, job, name, numbered(args.record, args.recorded), view_spec(view))
     session.show_job(view)
     display(view)
     wait = args.wait or executor.runtime_mode == "batch"

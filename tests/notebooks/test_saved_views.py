@@ -19,6 +19,8 @@ pytestmark = pytest.mark.slow
 
 RECORDING = "notebooks/recordings/counting-with-a-lost-taskmanager.jsonl"  # made by notebook 04 (make notebooks)
 REPLAY = next(c for c in readme.commands("Notebooks that keep their results") if c.startswith("%flink replay"))
+NUMBERS = ("%%flink sql\nCREATE TABLE numbers (n BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '40', "
+           "'rows-per-second' = '100000', 'fields.n.kind' = 'sequence', 'fields.n.start' = '1', 'fields.n.end' = '40')")
 SEQ = "env.datagen('seq BIGINT', {rows}rows_per_second={rate}, fields={{'seq': {{'kind': 'sequence'}}}}).collect()"
 
 
@@ -76,7 +78,7 @@ def test_a_recorded_failover_plays_in_the_live_view_of_a_kernel_without_java_or_
 
 
 def test_recordings_made_in_a_notebook_replay_the_rows_and_cancelled_jobs_leave_their_copy(cluster, tmp_path):
-    recorded_file, midway_file = tmp_path / "recorded.jsonl", tmp_path / "midway.jsonl"
+    recorded_file, midway_file, sql_file = tmp_path / "recorded.jsonl", tmp_path / "midway.jsonl", tmp_path / "sql.jsonl"
     nb = execute(code_notebook(
         f"%load_ext kernel_magics\n%flink connect {cluster.url} --token-file {cluster.token_file}",
         f"%%flink --name recorded --parallelism 1 --record {recorded_file} -o live_rows\n"
@@ -94,8 +96,16 @@ def test_recordings_made_in_a_notebook_replay_the_rows_and_cancelled_jobs_leave_
         "%flink cancel {ticking_id}",
         f"%flink replay {recorded_file} --speed 20 --wait -o replayed",
         "report(live=len(live_rows), same=bool(live_rows.equals(replayed)))",
+        NUMBERS,
+        f"%%flink sql --wait --result-mode changelog --record {sql_file} -o live_sql\n"
+        "SELECT n % 4 AS k, COUNT(*) AS c FROM numbers GROUP BY n % 4",
+        f"%flink replay {sql_file} --speed 50 --wait -o replayed_sql",
+        "view = current_session().replays[-1]\n"
+        "report(live=live_sql.sort_values('k').to_dict('records'), mode=view.mode,\n"
+        "       replayed=replayed_sql.sort_values('k').to_dict('records'))",
     ), timeout=300, save_to=tmp_path / "record.ipynb")
-    _, recorded_cell, ticking_cell, _, recording_cell, cancel_cell, replay_cell, compared = nb.cells
+    (_, recorded_cell, ticking_cell, _, recording_cell, cancel_cell, replay_cell, compared,
+     _, _, sql_replay_cell, sql_compared) = nb.cells
     assert all(error_of(c) is None for c in nb.cells), [text_of(c) for c in nb.cells if error_of(c)]
 
     recording = read(recorded_file)
@@ -117,6 +127,11 @@ def test_recordings_made_in_a_notebook_replay_the_rows_and_cancelled_jobs_leave_
     assert f"job {midway.job_id}: CANCELED" in text_of(cancel_cell)
     [replayed] = copies(replay_cell)
     assert replayed["state"] == "FINISHED" and replayed["results"] == ["seq"] and replayed["rows"] == 100
+
+    sql = json_lines(sql_compared)
+    assert sql["live"] == [{"k": k, "c": 10} for k in range(4)] and sql["replayed"] == sql["live"]
+    assert sql["mode"] == "changelog", "a SQL query replays in the view and result mode it was shown in"
+    assert read(sql_file).header["view"]["statement"].startswith("SELECT n % 4") and copies(sql_replay_cell)
 
 
 def test_a_running_jobs_view_leaves_its_copy_when_the_kernel_shuts_down(cluster):
