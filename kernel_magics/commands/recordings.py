@@ -59,9 +59,8 @@ def start_recording(session, job, name: str, path: str, spec: dict):
                                                                                client.ssl_context), spec)
     try:
         recorder.start()
-    except (OSError, ValueError) as err:
-        recorder.stop()
-        raise FlinkError(f"cannot record job {job.job_id} to {path}: {err}") from None
+    except Exception as err:  # noqa: BLE001 - the file, the REST API or the event stream: one line says which
+        raise FlinkError(f"cannot record job {job.job_id} to {path}: {type(err).__name__}: {err}") from None
     session.recorders[job.job_id] = recorder
     return recorder
 

@@ -186,31 +186,36 @@ class Recorder:
         self._file = None
         self._start = 0.0
         self._seq = -1  # events the snapshot covers are not written again
+        self._tap_lock = threading.Lock()
+        self._pending: list[dict] | None = []  # messages that came before the snapshot was written
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"flinkbench-record-{job.job_id[:8]}", daemon=True)
 
     def start(self) -> Recorder:
-        """Write the header and the job's state now (raises OSError or ClusterError), then record on a thread."""
+        """Write the header and the job's state now, then record on a thread. Raises what reaching the cluster or
+        writing the file raised, with the file closed."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = self.path.open("w", buffering=1)
         self._start = time.monotonic()
-        self._file.write(json.dumps({"format": FORMAT, "version": VERSION, "job_id": self.job.job_id,
-                                     "job_name": self.job_name, "started": time.time(),
-                                     "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                     "view": self.view}) + "\n")
-        pending: list[dict] = []
-        self.model.add_tap(pending.append)  # events during the snapshot's round trip are kept until it is written
+        self.model.add_tap(self._tap)  # events during the snapshot's round trip wait until it is written
         try:
+            self._file.write(json.dumps({"format": FORMAT, "version": VERSION, "job_id": self.job.job_id,
+                                         "job_name": self.job_name, "started": time.time(),
+                                         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                         "view": self.view}) + "\n")
             snapshot = self.snapshot()
             self._seq = int(snapshot.get("seq") or 0)
             self._write("message", message=only_job(snapshot, self.job.job_id))
             self._write("job", details=self.job.details())
             self._write_checkpoints()
-        finally:
-            self.model.remove_tap(pending.append)
-        self.model.add_tap(self._tap)
-        for message in pending:
-            self._tap(message)
+        except BaseException:
+            self.model.remove_tap(self._tap)
+            self._close()
+            raise
+        with self._tap_lock:  # what came meanwhile, then everything as it comes
+            for message in self._pending or []:
+                self._keep(message)
+            self._pending = None
         self._thread.start()
         return self
 
@@ -239,13 +244,27 @@ class Recorder:
                 raise
 
     def _tap(self, message: dict) -> None:
-        """On the event stream's thread: keep what belongs to the job and is not in the snapshot already."""
+        """On the event stream's thread: hold messages until the snapshot is written, then keep the job's."""
+        with self._tap_lock:
+            if self._pending is not None:
+                self._pending.append(message)
+            else:
+                self._keep(message)
+
+    def _keep(self, message: dict) -> None:
+        """Write what belongs to the job and is not in the snapshot already."""
         seq = message.get("seq")
         if message.get("type") != "ClusterSnapshot" and seq is not None and seq <= self._seq:
             return
         kept = only_job(message, self.job.job_id)
         if kept is not None:
             self._write("message", message=kept)
+
+    def _close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
 
     def _run(self) -> None:
         state = ""
@@ -262,10 +281,7 @@ class Recorder:
             log.warning(self.error)
         finally:
             self.model.remove_tap(self._tap)
-            with self._lock:
-                if self._file is not None:
-                    self._file.close()
-                    self._file = None
+            self._close()
             self.finished.set()
 
     def _write_plan(self) -> None:

@@ -182,3 +182,16 @@ def test_only_the_recorded_jobs_events_are_kept():
     assert freed["job_id"] == ANOTHER_JOB
     assert only_job(to_plain(events.TaskManagerLost("tm-a", "gone")), JOB)["tm_id"] == "tm-a"
     assert only_job(to_plain(events.JobRestarting(OTHER, 1, "x", 0.0)), JOB) is None
+
+
+def test_a_recording_that_cannot_start_raises_and_leaves_no_tap(tmp_path):
+    model = ClusterModel()
+
+    def unreachable() -> dict:
+        raise OSError("connection refused")
+
+    recorder = Recorder(tmp_path / "x.jsonl", RecordedJobClient(), "clicks", model, unreachable)
+    with pytest.raises(OSError):
+        recorder.start()
+    assert not model._taps and recorder._file is None, "the file is closed and the model untouched"
+    assert read(tmp_path / "x.jsonl").lines == [], "what was written is a header, still readable"
