@@ -95,6 +95,7 @@ LONGEST_FIRST = (
     "tests/integration/test_high_availability_zookeeper.py",
     "tests/notebooks/test_live_notebook.py",
     "tests/notebooks/test_readme_notebook.py",
+    "tests/notebooks/test_saved_views.py",
 )
 
 

@@ -1,5 +1,6 @@
 """A %%flink cell's live view in real JupyterLab (headless Chromium): the Bokeh widget renders under the
-cell and keeps changing while the job runs. Screenshots go to test-output/ui/."""
+cell and keeps changing while the job runs, and when the job ends its static copy appears beside it.
+Screenshots go to test-output/ui/."""
 from __future__ import annotations
 
 import nbformat
@@ -64,6 +65,16 @@ def test_live_view_renders_and_changes_in_jupyterlab(cluster, tmp_path):
                 records_in = output.locator(".slick-cell.l5:visible")  # the tasks table's "records in" column
                 wait_until(lambda: records_in.count() and int(records_in.first.inner_text().replace(",", "")) >= read,
                            30, "the opened Tasks tab to show the records read so far")
+                # Once the job ends, its view leaves a static copy beside the widget, figures drawn by the page.
+                cluster.client.patch(f"/jobs/{job_id}?mode=cancel")
+                copy = panel.locator(".jp-CodeCell").nth(1).locator(".flinkbench-static")
+                copy.wait_for(timeout=120_000)
+                assert copy.locator(".flinkbench-static-state").inner_text() == "CANCELED"
+                copy.locator("[data-figure=graph] canvas").first.wait_for()
+                assert copy.locator("table.flinkbench-static-results tbody tr").count() == 8, "the rows the table showed"
+                assert output.locator("canvas").count() > 0, "the live widget stays, beside its copy"
+                copy.scroll_into_view_if_needed()
+                screenshot(page, "notebook-static-copy")
             except BaseException:
                 screenshot(page, "FAILED-notebook-live-view")
                 raise
