@@ -124,11 +124,12 @@ def submit_cell(session, args, cell: str):
 
 def show_view(session, job, name: str, args, chart) -> None:
     """The job's live view under the cell; with --wait (or in batch mode) block until the job ended and leave the
-    view's static copy in this cell. Interrupting a waiting cell cancels the job."""
-    from kernel_magics.widgets.job_view import JobView
-
+    view's static copy in this cell. Interrupting a waiting cell cancels the job, even while the view's first
+    import (ipywidgets, bokeh: seconds on a loaded machine) is under way."""
     wait = args.wait or args.mode == "batch"
     try:
+        from kernel_magics.widgets.job_view import JobView
+
         view = JobView(session, job, name, args.max_rows, args.output, chart=chart)
         session.show_job(view)
         display(view)

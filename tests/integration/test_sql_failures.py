@@ -52,10 +52,14 @@ def sql_job(cluster, out, rows, parallelism, rate=None, pace=None, savepoint=Non
 
 @pytest.mark.timeout(900)
 def test_insert_into_files_survives_two_taskmanager_kills_exactly_once(fresh_cluster, spark, tmp_path):
-    rows = 100_000  # 50 s of paced input: two kill cycles of a restart and a checkpoint each, under load
-    cluster = fresh_cluster(taskmanagers=3, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms"})
+    rows = 100_000  # 100 s of paced input (lifted after the kills): two kill cycles of a restart and a checkpoint
+    # each, under load. The clicks table's rate is too high to matter, so its source would start with bundles of
+    # all its rows, each held whole by the pace, its checkpoint barrier behind it: bundles of at most 2,000 rows
+    # (4 s paced) let checkpoints complete while the input lasts
+    cluster = fresh_cluster(taskmanagers=3, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms",
+                                                        "taskmanager.bundle.max-rows": "2000"})
     out = tmp_path / "counts"
-    pace = Pace(tmp_path / "pace", 1_000)
+    pace = Pace(tmp_path / "pace", 500)
     job = sql_job(cluster, out, rows, parallelism=2, pace=pace)
     for kill in range(2):  # each kill after the previous one's restart has run and checkpointed
         wait_for_checkpoint_after_restart(cluster.client, job.job_id, restarts=kill)
