@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 from tests.helpers.clusters import wait_until
-from tests.ui.browser import chromium_context, chromium_missing_reason, open_panel, screenshot
+from tests.ui.browser import chromium_missing_reason, notebook_page, open_panel, run_all_cells, screenshot
 from tests.ui.conftest import lab_environment
 from tests.ui.jupyter import JupyterLabServer
 
@@ -47,23 +47,12 @@ def lab(tmp_path_factory, cluster, built_extension, running):
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory, lab):
-    errors: list[str] = []
-    with chromium_context(tmp_path_factory.mktemp("drilldown-profile")) as context:
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        page.on("pageerror", lambda err: errors.append(str(err)))
-        page.goto(f"{lab.url}/lab/tree/drilldown.ipynb?token={lab.token}")
-        page.locator(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(
-            timeout=START_TIMEOUT_MS)
+    with notebook_page(tmp_path_factory.mktemp("drilldown-profile"), lab, "drilldown.ipynb", START_TIMEOUT_MS) as page:
         yield page
-        assert not errors, errors
 
 
 def test_the_notebook_drills_into_a_subtask(page, lab):
-    wait_until(lambda: any(k["connections"] and k["execution_state"] == "idle" for k in lab.json("GET", "/api/kernels")[1]
-                           if isinstance(k, dict)), 120, "the notebook's kernel connected")
-    page.get_by_role("menuitem", name="Run", exact=True).click()
-    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    run_all_cells(page, lab)
     out = page.locator(".jp-CodeCell").nth(1)
     out.locator("table.flinkbench-drilldown-stages").wait_for(timeout=START_TIMEOUT_MS)
     assert "Source" in out.locator(".flinkbench-drilldown-summary").inner_text()

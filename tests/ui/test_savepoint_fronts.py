@@ -13,7 +13,7 @@ import pytest
 
 from tests.helpers import savepoint_jobs
 from tests.helpers.clusters import wait_until
-from tests.ui.browser import chromium_context, chromium_missing_reason, open_panel, screenshot
+from tests.ui.browser import chromium_missing_reason, notebook_page, open_panel, run_all_cells, screenshot
 from tests.ui.conftest import REPO, lab_environment
 from tests.ui.jupyter import JupyterLabServer
 
@@ -54,23 +54,12 @@ def lab(tmp_path_factory, cluster, built_extension, savepoint):
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory, lab):
-    errors: list[str] = []
-    with chromium_context(tmp_path_factory.mktemp("savepoint-profile")) as context:
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        page.on("pageerror", lambda err: errors.append(str(err)))
-        page.goto(f"{lab.url}/lab/tree/savepoints.ipynb?token={lab.token}")
-        page.locator(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(
-            timeout=START_TIMEOUT_MS)
+    with notebook_page(tmp_path_factory.mktemp("savepoint-profile"), lab, "savepoints.ipynb", START_TIMEOUT_MS) as page:
         yield page
-        assert not errors, errors
 
 
 def test_the_notebook_lists_shows_and_checks_a_savepoint(page, lab, savepoint):
-    wait_until(lambda: any(k["connections"] and k["execution_state"] == "idle" for k in lab.json("GET", "/api/kernels")[1]
-                           if isinstance(k, dict)), 120, "the notebook's kernel connected")
-    page.get_by_role("menuitem", name="Run", exact=True).click()
-    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    run_all_cells(page, lab)
     cells = page.locator(".jp-CodeCell")
     cells.nth(1).locator("table.flinkbench-savepoints").wait_for(timeout=START_TIMEOUT_MS)
     assert savepoint["path"] in cells.nth(1).inner_text()
