@@ -12,12 +12,13 @@ same plans over and over, so the time per plan tells which part of the subtask's
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from runtime.codec import wire
 
 DOMINANT_SHARE = 0.5  # a plan taking at least this share of a subtask's recent stage time dominates it
+EXPLAINED_OVER_S = 60.0  # how far back a subtask's stage time is held against its busy time
 PLAN_SEPARATOR = " > "
 
 
@@ -52,6 +53,7 @@ class SparkWork:
     total_stage_ms: int = 0  # the durations of all its stages so far, added up
     dominant_plan: str | None = None  # the plan with DOMINANT_SHARE or more of its recent stage time
     dominant_share: float = 0.0
+    explained: float = 0.0  # its stage time over its busy time, in the last EXPLAINED_OVER_S (from its start before)
 
 
 def stage_record(info: Mapping, job_ids: Iterable[int], plan: str) -> SparkStageRecord | None:
@@ -99,6 +101,14 @@ def dominant(stages: Iterable[SparkStageRecord]) -> tuple[str, float] | None:
         return None
     plan, ms = next(iter(totals.items()))
     return (plan, ms / whole) if ms / whole >= DOMINANT_SHARE else None
+
+
+def explained(history: Sequence[tuple[float, int, int]]) -> float:
+    """The share of its busy time a subtask's stages took, between the first and the last of ``history``'s
+    (when, busy ms, stage ms so far): 0 before any busy time."""
+    if len(history) < 2 or history[-1][1] <= history[0][1]:
+        return 0.0
+    return (history[-1][2] - history[0][2]) / (history[-1][1] - history[0][1])
 
 
 def slowest_first(stages: Iterable[SparkStageRecord]) -> list[SparkStageRecord]:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 
 from runtime.messages import TaskDeploymentDescriptor
-from runtime.spark_stages import SparkStageRecord, SparkWork, dominant, plan_of, stage_record
+from runtime.spark_stages import EXPLAINED_OVER_S, SparkStageRecord, SparkWork, dominant, explained, plan_of, stage_record
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,15 @@ class _Subtask:
         self.total_stages = 0
         self.total_ms = 0
         self.taken = time.monotonic()
+        self.history: collections.deque[tuple[float, int, int]] = collections.deque()  # (when, busy ms, stage ms)
+
+    def note(self, busy_ms: int) -> float:
+        """Its stage time's share of its busy time over the last EXPLAINED_OVER_S, ``busy_ms`` its busy time now."""
+        now = time.monotonic()
+        self.history.append((now, busy_ms, self.total_ms))
+        while len(self.history) > 2 and now - self.history[1][0] >= EXPLAINED_OVER_S:
+            self.history.popleft()
+        return explained(self.history)
 
 
 class SparkWorkRecorder:
@@ -94,9 +103,9 @@ class SparkWorkRecorder:
             log.debug("could not tag the Spark jobs of %s: %s", attempt_id, err)
 
     # -- reports (the loop) --------------------------------------------------------------------
-    def take(self, attempt_id: str, loop=None) -> SparkWork:
-        """The stages read for ``attempt_id`` since its last report, and its totals; on ``loop``, starts the
-        next read in the pool when one is due."""
+    def take(self, attempt_id: str, loop=None, busy_ms: int = 0) -> SparkWork:
+        """The stages read for ``attempt_id`` since its last report, and its totals (``busy_ms``: its busy time
+        so far, which its stage time is held against); on ``loop``, starts the next read when one is due."""
         if loop is not None:
             self._read_when_due(loop)
         with self._lock:
@@ -104,7 +113,8 @@ class SparkWorkRecorder:
             sub.taken = time.monotonic()
             new, sub.new = sub.new, []
             top = dominant(sub.recent)
-            return SparkWork(new, sub.total_stages, sub.total_ms, top[0] if top else None, round(top[1], 3) if top else 0.0)
+            return SparkWork(new, sub.total_stages, sub.total_ms, top[0] if top else None,
+                             round(top[1], 3) if top else 0.0, round(sub.note(busy_ms), 3))
 
     def _read_when_due(self, loop) -> None:
         now = time.monotonic()

@@ -301,7 +301,7 @@ class Task:
             self.metrics.sent_to = partition.records_by_subpartition()
         late, state_rows = (self.chain.late_records, self.chain.state_rows) if self.chain else (0, 0)
         report = self.metrics.snapshot(self.tdd.job_id, self.attempt_id, backpressure, late, state_rows, self.blocked_seconds())
-        report.spark = self.services.spark_work.take(self.attempt_id, asyncio.get_running_loop())
+        report.spark = self.services.spark_work.take(self.attempt_id, asyncio.get_running_loop(), report.accumulated_busy_ms)
         self.services.send(report)
 
     async def _report_metrics(self) -> None:

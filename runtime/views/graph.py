@@ -225,13 +225,11 @@ def _node(vertex: PlanVertex, subtasks: Sequence[SubtaskFigures], box, now: floa
 
 
 def spark_focus(metrics: dict) -> dict:
-    """A subtask's dominant Spark plan, if its Spark stages account for SPARK_SHARE_SHOWN of its busy time or more
+    """A subtask's dominant Spark plan, if its Spark stages took SPARK_SHARE_SHOWN of its busy time or more lately
     (a downstream task's bundle may be evaluated by Spark's optimizer on the driver, outside any stage: its
     stages then explain little of its time, and naming one would mislead); else nothing."""
     spark = metrics.get("spark") or {}
-    busy_ms = float(metrics.get("accumulated_busy_ms") or metrics.get("accumulated-busy-time") or 0.0)
-    explained = float(spark.get("total_stage_ms") or 0.0) / busy_ms if busy_ms else 0.0
-    return spark if spark.get("dominant_plan") and explained >= SPARK_SHARE_SHOWN else {}
+    return spark if spark.get("dominant_plan") and float(spark.get("explained") or 0.0) >= SPARK_SHARE_SHOWN else {}
 
 
 def _sum(subtasks: Sequence[SubtaskFigures], key: str) -> float:

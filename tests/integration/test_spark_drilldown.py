@@ -112,10 +112,15 @@ def test_a_skewed_keys_hot_subtask_is_named_and_its_stages_explain_its_busy_time
         seen.append(job_graph(skewed_job.job_id, plan_from_json(details["plan"]), subtasks_from_details(details)).hint)
         return seen[-1] if named in seen[-1] and "Spark stage" in seen[-1] else None
 
-    found = wait_until(hint, 400, f"the hint naming subtask {hot + 1} and a Spark stage", interval=2.0)
-    assert found.startswith("Heavy"), seen[-5:]
-    vertex = next(v for v in client.get(f"/jobs/{skewed_job.job_id}")["vertices"] if v["name"].startswith("Heavy"))
+    vertex = wait_until(lambda: next((v for v in client.get(f"/jobs/{skewed_job.job_id}")["vertices"]
+                                      if v["name"].startswith("Heavy")), None), 60, "the keyed task")
     drill = f"/jobs/{skewed_job.job_id}/vertices/{vertex['id']}/subtasks/%d/spark"
+    try:
+        found = wait_until(hint, 400, f"the hint naming subtask {hot + 1} and a Spark stage", interval=2.0)
+    except AssertionError:
+        totals = {k: v for k, v in client.get(drill % hot).items() if k not in ("stages", "plans")}
+        raise AssertionError(f"hints seen last: {seen[-3:]}; the hot subtask's totals: {totals}") from None
+    assert found.startswith("Heavy"), seen[-5:]
 
     def after_stages(count: int, timeout: float) -> dict:
         return wait_until(lambda: (lambda d: d if d["stage-count"] >= count else None)(client.get(drill % hot)),

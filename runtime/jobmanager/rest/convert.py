@@ -159,7 +159,8 @@ def _spark_totals(report: TaskMetrics) -> dict | None:
     """One subtask's Spark totals and dominant plan (its stages are its drill-down's: .../subtasks/:i/spark)."""
     work = report.spark
     return None if work is None else {"total_stages": work.total_stages, "total_stage_ms": work.total_stage_ms,
-                                      "dominant_plan": work.dominant_plan, "dominant_share": work.dominant_share}
+                                      "dominant_plan": work.dominant_plan, "dominant_share": work.dominant_share,
+                                      "explained": work.explained}
 
 
 def _merged(dicts: list[dict], combine) -> dict:

@@ -50,7 +50,7 @@ def spark_subtask(i: int, now: float) -> SubtaskSnapshot:
     stages = SPARK_STAGES if i == 2 else ()
     if stages:
         report.accumulated_busy_ms, report.phase_s = 1000, {"spark_action": 0.9, "exchange_send": 0.05}
-        report.spark = SparkWork([], 3, 900, "WholeStageCodegen (1) > Exchange", 0.889)
+        report.spark = SparkWork([], 3, 900, "WholeStageCodegen (1) > Exchange", 0.889, 0.9)
     return SubtaskSnapshot(i, ExecutionState.RUNNING, 0, f"att{i}", "tm-1", "127.0.0.1", i,
                            {ExecutionState.DEPLOYING: now - 5, ExecutionState.RUNNING: now - 4}, report, None, stages)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from runtime.taskmanager import spark_work
 from runtime.taskmanager.spark_work import HOLD_S, SparkWorkRecorder, attempt_of, description
 from tests.unit.test_spark_stages import FIRST, GRAPH
 
@@ -71,3 +72,17 @@ def test_take_hands_over_the_new_stages_and_the_dominant_plan(monkeypatch):
     assert work.dominant_plan == "WholeStageCodegen (1) > Exchange" and work.dominant_share == 0.75
     again = r.take(A, None)
     assert again.stages == [] and again.total_stages == 2
+
+
+def test_a_subtasks_stage_time_is_held_against_its_busy_time_over_the_last_minute(monkeypatch):
+    r = recorder()
+    clock = [1000.0]
+    monkeypatch.setattr(spark_work.time, "monotonic", lambda: clock[0])
+    assert r.take(A, busy_ms=0).explained == 0.0
+    r._record([stage(0, A, ms=2000)], {})  # a slow start: 2 s of stages in 10 s of busy time
+    assert r.take(A, busy_ms=10_000).explained == 0.2
+    for minute in range(1, 4):  # then 9 s of stages in each 10 s of busy time
+        clock[0] += 30
+        r._record([stage(minute, A, ms=9_000)], {})
+        work = r.take(A, busy_ms=10_000 + 10_000 * minute)
+    assert work.explained == 0.9, "the start is out of the window"

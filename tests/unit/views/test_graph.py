@@ -87,14 +87,14 @@ def test_the_busy_task_nearest_the_sinks_that_is_not_backpressured_is_named():
 
 
 def test_the_hint_names_the_busiest_subtask_and_the_spark_stage_that_dominates_it():
-    hot = {"dominant_plan": "Exchange > WholeStageCodegen (2)", "dominant_share": 0.83, "total_stage_ms": 800}
+    hot = {"dominant_plan": "Exchange > WholeStageCodegen (2)", "dominant_share": 0.83, "explained": 0.8}
     subs = running(990, accumulated_busy_ms=1000)
     subs[0].metrics["busy_time_ms_per_s"] = 300
     subs[1].metrics["spark"] = hot
     graph = job_graph("j", chain("Source", "Map"), {"Source": running(20, 950), "Map": subs})
     assert graph.hint == ("Map (2/2) at 99 % busy limits this job; "
                           "Spark stage Exchange > WholeStageCodegen (2) takes 83 % of its stage time")
-    subs[1].metrics["spark"] = {**hot, "total_stage_ms": 300}  # its stages explain too little of its busy time
+    subs[1].metrics["spark"] = {**hot, "explained": 0.3}  # its stages took too little of its busy time lately
     assert job_graph("j", chain("Source", "Map"), {"Source": running(20, 950), "Map": subs}).hint.endswith("limits this job")
 
 
