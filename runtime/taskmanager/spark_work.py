@@ -81,11 +81,13 @@ class SparkWorkRecorder:
         self._lock = threading.Lock()
         self._subtasks: dict[str, _Subtask] = {}
         self._session: object | None = None
-        self._handles: tuple | None = None  # the session's status store, Jackson mapper and wrapper classes
+        self._handles: tuple | None = None  # the session's Jackson mapper, status store and its stage and graph classes
+        self._views: tuple | None = None  # the store's views over them, once it holds stages
         self._cursor = 0  # the lowest stage id not yet read as ended
         self._held: dict[tuple[int, int], float] = {}  # ended stages read above the cursor, and when
         self._reading = False
         self._last_read = 0.0
+        self._failed = False  # a read failed already: later failures are logged at debug level
 
     # -- tagging (pool threads) ----------------------------------------------------------------
     def enter(self, tdd: TaskDeploymentDescriptor) -> None:
@@ -129,7 +131,8 @@ class SparkWorkRecorder:
         try:
             self.read()
         except Exception as err:  # noqa: BLE001 - a JVM going away between two reads
-            log.debug("could not read Spark's stages: %s", err)
+            (log.debug if self._failed else log.warning)("could not read Spark's stages: %s", err)
+            self._failed = True
         finally:
             self.read_s += time.monotonic() - t0
             self.reads += 1
@@ -142,15 +145,19 @@ class SparkWorkRecorder:
         if context is None:
             return
         if session is not self._session:  # a new driver numbers its stages from 0 again
-            self._session, self._handles, self._cursor, self._held = session, _handles(context), 0, {}
+            self._session, self._handles, self._views, self._cursor, self._held = session, _handles(context), None, 0, {}
         stages, graphs = self._fetch()
         self._record(stages, graphs)
 
     def _fetch(self) -> tuple[list[dict], dict[int, dict]]:
         assert self._handles is not None  # set with the session in read()
-        mapper, stage_view, graph_view = self._handles  # a view's first() sets where it starts, and returns it
+        mapper, store, stage_class, graph_class = self._handles
+        if self._views is None:  # a view made before the store held any stage stays empty: made again until one does
+            self._views = (store.view(stage_class).index("stageId"), store.view(graph_class))
+        stage_view, graph_view = self._views  # a view's first() sets where it starts, and returns the view
         stages = json.loads(mapper.writeValueAsString(stage_view.first(self._cursor)))
         if not stages:
+            self._views = None
             return [], {}
         graphs = json.loads(mapper.writeValueAsString(graph_view.first(self._cursor)))
         return stages, {int(g["stageId"]): g for g in graphs}
@@ -192,13 +199,11 @@ def _young(info: dict, hold_s: float) -> bool:
 
 
 def _handles(context) -> tuple:
-    """A Jackson mapper with Scala support (Spark's REST API writes its JSON with one) and views of the driver's
-    status store over its stages (by stage id) and their operation graphs: made once per session, so that a read
-    is four round trips to the driver."""
+    """A Jackson mapper with Scala support (Spark's REST API writes its JSON with one), the driver's status store
+    and the classes of its stages and their operation graphs: looked up once per session. Views over them are
+    kept while the store holds stages, so that a read is four round trips to the driver."""
     jvm = context._jvm
     scala = getattr(jvm.com.fasterxml.jackson.module.scala, "DefaultScalaModule$").__getattr__("MODULE$")
     loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-    store = context._jsc.sc().statusStore().store()
-    return (jvm.com.fasterxml.jackson.databind.ObjectMapper().registerModule(scala),
-            store.view(jvm.java.lang.Class.forName(STAGES, True, loader)).index("stageId"),
-            store.view(jvm.java.lang.Class.forName(GRAPHS, True, loader)))
+    return (jvm.com.fasterxml.jackson.databind.ObjectMapper().registerModule(scala), context._jsc.sc().statusStore().store(),
+            jvm.java.lang.Class.forName(STAGES, True, loader), jvm.java.lang.Class.forName(GRAPHS, True, loader))
