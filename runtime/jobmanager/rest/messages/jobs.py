@@ -99,9 +99,9 @@ class IOMetricsInfo:
     pending_records: int | None = F("pending_records", default=None,
                                     doc="Flink's pendingRecords: rows a rate-limited source is behind its pace")
     spark: dict[str, Any] | None = F("spark", default=None, omit_none=True,
-                                     doc="a subtask's Spark totals (total_stages, total_stage_ms), its stage time's share of its busy "
-                                         "time over the last minute (explained) and the plan that takes "
-                                         "half or more of its recent stage time (dominant_plan, dominant_share)")
+                                     doc="a subtask's Spark totals (total_stages, total_stage_ms), its stage time's "
+                                         "share of its busy time over the last minute (explained) and the plan that "
+                                         "takes half or more of its recent stage time (dominant_plan, dominant_share)")
 
 
 @message
