@@ -1,4 +1,5 @@
-"""``--parallelism N --checkpoint-interval DURATION --mode streaming|batch --from-savepoint PATH``: the options
+"""``--parallelism N --checkpoint-interval DURATION --mode streaming|batch --from-savepoint PATH
+[--allow-non-restored-state]``: the options
 that shape the jobs a cell submits, declared and applied in one place for ``%%flink`` and ``%%flink sql``."""
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ JOB_ARGUMENTS = (
     (("--checkpoint-interval",), {"metavar": "DURATION", "help": "checkpoint every DURATION, e.g. 5s"}),
     (("--mode",), {"choices": ["streaming", "batch"], "help": "execution mode (batch implies --wait)"}),
     (("--from-savepoint",), {"metavar": "PATH", "help": "start from this savepoint or retained checkpoint"}),
+    (("--allow-non-restored-state",), {"action": "store_true",
+                                       "help": "with --from-savepoint: drop the state no operator of the job claims "
+                                               "(Flink's --allowNonRestoredState)"}),
 )
 
 
@@ -33,7 +37,9 @@ def apply_job_options(env: Any, args, magic: str) -> Any:
         if args.mode:
             env.set_runtime_mode(args.mode)
         if args.from_savepoint:
-            env.from_savepoint(args.from_savepoint)
+            env.from_savepoint(args.from_savepoint, args.allow_non_restored_state)
+        elif args.allow_non_restored_state:
+            raise FlinkError(f"{magic} options: --allow-non-restored-state goes with --from-savepoint PATH")
     except ValueError as err:  # ConfigurationError is one
         raise FlinkError(f"{magic} options: {err}") from None
     return env

@@ -19,6 +19,8 @@ from kernel_magics.session import session_for
 @argument("-o", dest="output", metavar="VAR", help="put every collected row in a pandas DataFrame named VAR")
 @argument("--show-api", action="store_true", help="also print the equivalent REST call and CLI command")
 @argument("--record", metavar="FILE", help="record the job's event stream and results to FILE, for '%%flink replay FILE'")
+@argument("--check-savepoint", action="store_true",
+          help="with --from-savepoint: show how the savepoint fits the cell's job instead of submitting it")
 @chart_arguments
 def cell_options(line):
     """Run the cell's DataStream code as a job on the connected cluster, with a live view below it.

@@ -47,7 +47,7 @@ def to_plain(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [to_plain(v) for v in obj]
     if isinstance(obj, dict):
-        return {str(k): to_plain(v) for k, v in obj.items()}
+        return {str(k.value if isinstance(k, enum.Enum) else k): to_plain(v) for k, v in obj.items()}
     return obj
 
 
@@ -77,6 +77,14 @@ def from_plain(data: Any, expected: type[T] | None = None) -> T:
     return _build(cls, data)
 
 
+def build(cls: type[T], data: Any) -> T:
+    """An instance of the dataclass ``cls`` from its plain form, registered as a wire type or not (a
+    snapshot kept in a file); WireError when it does not fit."""
+    if not isinstance(data, dict):
+        raise WireError(f"expected a {cls.__name__} object")
+    return _build(cls, data)
+
+
 def _build(cls: type, data: dict) -> Any:
     hints = typing.get_type_hints(cls)
     kwargs = {}
@@ -86,6 +94,18 @@ def _build(cls: type, data: dict) -> Any:
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise WireError(f"{cls.__name__} is missing field '{f.name}'")
     return cls(**kwargs)
+
+
+def _key(hint: Any, key: str, where: str) -> Any:
+    """A JSON object's key (always text) as the dict's key type: an enum, an int, or text."""
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return _convert(hint, key, where)
+    if hint is int:
+        try:
+            return int(key)
+        except ValueError:
+            raise WireError(f"{where}: key {key!r} is not an integer") from None
+    return key
 
 
 def _convert(hint: Any, value: Any, where: str) -> Any:
@@ -101,11 +121,13 @@ def _convert(hint: Any, value: Any, where: str) -> Any:
     if origin in (list, tuple):
         if not isinstance(value, list):
             raise WireError(f"{where}: expected a list")
-        return [_convert(args[0] if args else Any, v, where) for v in value]
+        items = [_convert(args[0] if args else Any, v, where) for v in value]
+        return tuple(items) if origin is tuple else items
     if origin is dict:
         if not isinstance(value, dict):
             raise WireError(f"{where}: expected an object")
-        return {k: _convert(args[1] if args else Any, v, where) for k, v in value.items()}
+        key = args[0] if args else Any
+        return {_key(key, k, where): _convert(args[1] if args else Any, v, where) for k, v in value.items()}
     if isinstance(hint, type):
         if dataclasses.is_dataclass(hint):
             if not isinstance(value, dict):

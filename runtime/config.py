@@ -137,6 +137,7 @@ OPTIONS: dict[str, Option] = _options(
     Option("execution.checkpointing.tolerable-failed-checkpoints", I, 2**31 - 1, "Consecutive failed checkpoints a job tolerates before failing.", minimum=0),
     Option("state.checkpoints.dir", S, "", "URL of checkpoint storage (file://, s3://, any fsspec filesystem); empty means under the working dir."),
     Option("state.savepoints.dir", S, "", "Default savepoint URL; empty means <state.checkpoints.dir>/savepoints."),
+    Option("execution.state-recovery.ignore-unclaimed-state", B, False, "A job started from a savepoint may drop state that no operator of it claims (an operator removed or its uid changed): the CLI's --allowNonRestoredState. Otherwise such a start is refused naming the operators."),
     Option("state.checkpoints.num-retained", I, 1, "Completed checkpoints kept.", minimum=1),
     Option("execution.checkpointing.incremental", B, False, "Checkpoints upload only the key groups of keyed state that changed since the subtask's last completed checkpoint and refer to the rest (shared files under <state.checkpoints.dir>/<job>/shared); savepoints are always full."),
     # Restart strategies
@@ -158,6 +159,13 @@ OPTIONS: dict[str, Option] = _options(
     Option("high-availability.zookeeper.quorum", S, "", "ZooKeeper connect string, e.g. 127.0.0.1:2181."),
     Option("high-availability.zookeeper.path.root", S, "/flinkbench", "Root znode for this installation."),
     Option("high-availability.lease-duration", D, 3.0, "How long a leader's lease lasts without renewal (file HA)."),
+    # History: archives of ended jobs, and the server that shows them
+    Option("jobmanager.archive.fs.dir", S, "", "Directory or fsspec URL (file://, s3://) the JobManager writes an archive of every finished, failed or cancelled job to (graph, subtasks with their final metrics, exceptions, checkpoints), for the history server and for its own listing after a restart; empty: no archives."),
+    Option("historyserver.archive.fs.dir", S, "", "Comma-separated directories or fsspec URLs the history server reads job archives from; empty means jobmanager.archive.fs.dir."),
+    Option("historyserver.archive.fs.refresh-interval", D, 10.0, "How often the history server looks for new archives."),
+    Option("historyserver.archive.retained-jobs", I, -1, "Most archived jobs the history server shows (the newest); -1 keeps them all.", minimum=-1),
+    Option("historyserver.web.address", S, "127.0.0.1", "Address the history server binds and advertises."),
+    Option("historyserver.web.port", I, 8082, "Port of the history server; 0 picks a free one.", minimum=0),
     # Metrics
     Option("metrics.reporter.prom.port", parse_ports, "", "Port or range (9250-9260) of the Prometheus endpoint each JobManager and TaskManager serves (token-protected); empty: none."),
 )

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.errors import SubmissionError
-from runtime.codec import wire
+from runtime.codec import WireError, from_plain, to_plain, wire
 
 PARTITIONINGS = ("forward", "hash", "rebalance", "broadcast")
 SOURCE_KINDS = ("source",)
@@ -142,3 +142,17 @@ def unpack_udf(blob: str) -> Any:
         return pickle.loads(base64.b64decode(blob))
     except Exception as err:  # noqa: BLE001 - any unpickling failure means the same thing
         raise SubmissionError(f"cannot load user function: {type(err).__name__}: {err}") from err
+
+
+def read_job_graph(data: Any) -> JobGraph:
+    """A JobGraph from its JSON form (what ``POST /jobs`` carries as ``job_graph``); SubmissionError says
+    what does not fit."""
+    try:
+        return from_plain({"type": "JobGraph", **data} if isinstance(data, dict) else data, JobGraph)
+    except (WireError, TypeError) as err:
+        raise SubmissionError(f"job_graph is malformed: {err}") from None
+
+
+def job_graph_json(graph: JobGraph) -> dict:
+    """The JSON form of ``graph`` that :func:`read_job_graph` reads."""
+    return {k: v for k, v in to_plain(graph).items() if k != "type"}

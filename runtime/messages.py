@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runtime.codec import wire
-from runtime.ids import (AllocationId, ExecutionAttemptId, JobId, JobVertexId, LeaderSessionId,
-                         TaskManagerId)
+from runtime.ids import AllocationId, ExecutionAttemptId, JobId, JobVertexId, LeaderSessionId, TaskManagerId
 from runtime.jobgraph import OperatorSpec
+from runtime.spark_stages import SparkWork
 from runtime.states import ExecutionState
 
 
@@ -209,8 +209,7 @@ class TaskMetrics:
     sent_to: dict[str, int] = field(default_factory=dict)
     late_records: int = 0
     state_rows: int = 0
-    # Flink's busyTimeMsPerSecond, idleTimeMsPerSecond (waiting for input) and backPressuredTimeMsPerSecond
-    # (waiting for output credit) over the last report interval; the three add up to about 1000.
+    # Flink's busyTime-, idleTime- (input) and backPressuredTime- (output credit) MsPerSecond: add up to about 1000
     busy_time_ms_per_s: float = 0.0
     idle_time_ms_per_s: float = 0.0
     backpressured_time_ms_per_s: float = 0.0
@@ -221,13 +220,12 @@ class TaskMetrics:
     last_checkpoint_id: int | None = None
     last_checkpoint_duration_s: float | None = None
     last_checkpoint_size: int | None = None
-    # where bundles spend their time (runtime.taskmanager.metrics.PHASES): seconds in all, times entered,
-    # and the longest single one since the previous report
+    # time per bundle phase (runtime.taskmanager.metrics.PHASES): seconds in all, times entered, longest since last report
     phase_s: dict[str, float] = field(default_factory=dict)
     phase_count: dict[str, int] = field(default_factory=dict)
     phase_max_s: dict[str, float] = field(default_factory=dict)
-    # Flink's pendingRecords: rows a rate-limited source is behind its pace (None for other tasks)
-    pending_records: int | None = None
+    pending_records: int | None = None  # Flink's pendingRecords: rows a rate-limited source is behind its pace
+    spark: SparkWork | None = None  # its Spark stages since the last report, and its totals (runtime.spark_stages)
 
 
 @wire
@@ -238,6 +236,9 @@ class TaskManagerStatus:
     rss_bytes: int  # the process and its children (the Spark JVM)
     spark_driver_memory: str
     log_lines: list[str] = field(default_factory=list)
+    hardware: dict[str, int] = field(default_factory=dict)  # Flink's HardwareDescription: cpuCores, physicalMemory
+    jvm: dict[str, float] = field(default_factory=dict)  # its Spark JVM's Status.JVM.* metrics (runtime.taskmanager.status)
+    spark_ui: str | None = None  # its Spark driver's web UI (spark.ui.enabled=true), as the JobManager reaches it
 
 
 @wire
@@ -309,10 +310,14 @@ class AcknowledgeCheckpoint:
     state_pointer: str | None
     state_size: int = 0  # bytes of the subtask's whole state
     checkpointed_size: int | None = None  # bytes written for this checkpoint; None: state_size (a full one)
-    # Incremental checkpoints: the shared files written for this checkpoint, and those of earlier ones its
-    # state refers to (the JobManager counts references and deletes a file nobody refers to).
+    # incremental: shared files written for it, and earlier ones its state refers to (the JobManager counts references)
     shared_uploaded: list[str] = field(default_factory=list)
     shared_reused: list[str] = field(default_factory=list)
+    # measured by the subtask (None: not measured): snapshot in memory, its upload, barrier alignment, trigger to barrier
+    sync_duration_ms: int | None = None
+    async_duration_ms: int | None = None
+    alignment_duration_ms: int | None = None
+    start_delay_ms: int | None = None
 
 
 @wire

@@ -9,12 +9,14 @@ They sit below the JobManager's roles, so that runtime.metrics (a layer below th
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from runtime.checkpoint.stats import (CheckpointConfigSnapshot, CheckpointRecord,  # noqa: F401 - part of the snapshots
-                                      CheckpointStatsSnapshot, RestoredCheckpoint)
+from runtime.checkpoint.stats import (CheckpointConfigSnapshot, CheckpointDetailsSnapshot,  # noqa: F401 - snapshots too
+                                      CheckpointRecord, CheckpointStatsSnapshot, RestoredCheckpoint,
+                                      SubtaskCheckpointStats)
 from runtime.ids import AllocationId, ExecutionAttemptId, JobId, JobVertexId, TaskManagerId
-from runtime.messages import TaskMetrics
+from runtime.messages import TaskManagerStatus, TaskMetrics
+from runtime.spark_stages import SparkStageRecord
 from runtime.states import ExecutionState, JobStatus
 
 
@@ -31,6 +33,7 @@ class SubtaskSnapshot:
     state_times: dict[ExecutionState, float]
     metrics: TaskMetrics | None
     failure: str | None
+    spark_stages: tuple[SparkStageRecord, ...] = ()  # its recent Spark stages, oldest first (its drill-down)
 
     @property
     def start_time(self) -> float | None:
@@ -102,6 +105,8 @@ class JobSnapshot:
     max_parallelism: int
     stoppable: bool
     statement: str | None = None  # the SQL the job was planned from
+    restart_strategy: str = ""  # the strategy's name (restart-strategy.type, or Flink's default)
+    settings: dict[str, str] = field(default_factory=dict)  # what the job set beside the cluster's configuration
 
     def vertex(self, vertex_id: str) -> VertexSnapshot | None:
         return next((v for v in self.vertices if v.id == vertex_id), None)
@@ -143,6 +148,7 @@ class TaskManagerSnapshot:
     heartbeat_age_s: float | None
     lost_reason: str | None = None
     lost_at: float | None = None
+    status: TaskManagerStatus | None = None  # what it last said about itself (memory, log lines)
 
 
 @dataclass(frozen=True)

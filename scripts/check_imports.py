@@ -28,7 +28,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "runtime.process_info", "runtime.child_process", "runtime.changelog", "runtime.security", "runtime.java",
         "runtime.codec", "runtime.config_values", "runtime.config", "runtime.states", "runtime.ddl", "runtime.fileio",
         "runtime.tls", "runtime.jobgraph", "runtime.chaining", "runtime.messages", "runtime.data_messages",
-        "runtime.events", "runtime.gateways", "runtime.routing", "runtime.api_hints")),
+        "runtime.events", "runtime.gateways", "runtime.routing", "runtime.api_hints", "runtime.spark_stages",
+        "runtime.process_logs", "runtime.stop_signal")),
     ("services every role uses: checkpoints, HA, connectors, snapshots, metrics, live views", (
         "runtime.checkpoint", "runtime.ha", "runtime.connectors", "runtime.snapshots", "runtime.metrics",
         "runtime.views")),
@@ -36,7 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("the DataStream API", ("runtime.api",)),
     ("the SQL layer (plans made into DataStreams)", ("runtime.sql",)),
     ("the Table API (a front over the SQL layer)", ("runtime.table",)),
-    ("the roles, running what the APIs describe", ("runtime.jobmanager", "runtime.taskmanager")),
+    ("the roles, running what the APIs describe", ("runtime.jobmanager", "runtime.taskmanager", "runtime.history")),
     ("entry points: embedded cluster, command line, examples", (
         "runtime.cluster", "runtime.cli", "runtime.examples", "runtime.demo", "runtime$")),
     ("the notebook side", ("kernel_magics",)),

@@ -30,6 +30,8 @@ export namespace CommandIDs {
   export const openCell = 'flinkbench:open-cell';
   export const followNotebooks = 'flinkbench:follow-notebooks';
   export const openDashboard = 'flinkbench:open-dashboard';
+  export const resumeSavepoint = 'flinkbench:resume-savepoint';
+  export const disposeSavepoint = 'flinkbench:dispose-savepoint';
 }
 
 /** A small form for a dialog body: labelled inputs, read back as strings. */
@@ -100,6 +102,7 @@ export function registerPanelCommands(
   registerConnectionCommands(app.commands, model, settings);
   registerLocalClusterCommands(app.commands, model, settings);
   registerJobCommands(app.commands, model);
+  registerSavepointCommands(app.commands, model);
   registerFaultCommands(app.commands, model);
   registerNavigationCommands(app.commands, model, docManager);
 }
@@ -254,6 +257,31 @@ function registerJobCommands(commands: Commands, model: ClusterModel): void {
       const jobId = args.jobId as string;
       if (await confirm('Stop with savepoint?', `Take a savepoint of "${jobName(jobId)}" and stop it.`, 'Stop job')) {
         await attempt('stopping with a savepoint', () => jobManagerAPI(model.scope, `jobs/${jobId}/stop`, 'POST', { drain: false }));
+      }
+    }
+  });
+}
+
+/** The savepoint browser's actions: start the job that took a savepoint from it again, or delete it. */
+function registerSavepointCommands(commands: Commands, model: ClusterModel): void {
+  commands.addCommand(CommandIDs.resumeSavepoint, {
+    label: 'Resume the job of a savepoint',
+    execute: async args => {
+      const path = args.path as string;
+      const allow = args.allow === 'true';
+      const question = `Start the job that took ${path} again from it${allow ? ', dropping the state no operator claims' : ''}?`;
+      if (await confirm('Resume from savepoint?', question, 'Resume')) {
+        await attempt('resuming', () => jobManagerAPI(model.scope, 'savepoints/resume', 'POST', { path, allowNonRestoredState: allow }));
+      }
+    }
+  });
+
+  commands.addCommand(CommandIDs.disposeSavepoint, {
+    label: 'Dispose of a savepoint',
+    execute: async args => {
+      const path = args.path as string;
+      if (await confirm('Dispose of savepoint?', `Delete ${path}? No job can start from it afterwards.`, 'Dispose')) {
+        await attempt('disposing', () => jobManagerAPI(model.scope, 'savepoint-disposal', 'POST', { 'savepoint-path': path }));
       }
     }
   });

@@ -29,6 +29,7 @@ export interface ITaskMetricsReport {
   phase_count?: Record<string, number>;
   phase_max_s?: Record<string, number>;
   pending_records?: number | null;
+  spark?: unknown | null;
 }
 
 export interface TaskManagerRegisteredEvent {

@@ -12,6 +12,7 @@ import { ClusterModel } from './model';
 import { ClusterView } from './views/cluster';
 import { JobDetailView } from './views/jobDetail';
 import { JobsView } from './views/jobs';
+import { SavepointsView } from './views/savepoints';
 
 type Run = (command: string, args?: Record<string, string>) => void;
 
@@ -141,6 +142,7 @@ function PanelView({ model, run }: { model: ClusterModel; run: Run }): JSX.Eleme
           <ClusterView model={model} run={run} />
           <JobsView model={model} selected={selected} select={select} run={run} />
           {job && <JobDetailView model={model} job={job} close={() => select(null)} run={run} />}
+          <SavepointsView model={model} run={run} />
         </div>
       )}
     </div>

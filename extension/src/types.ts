@@ -213,3 +213,42 @@ export interface IActivity {
   text: string;
   kind: 'info' | 'warn' | 'error';
 }
+
+/** One operator's state in a savepoint (`/savepoints`; rows and keys from `/savepoints/details`). */
+export interface IOperatorState {
+  operator: string;
+  kinds: string[];
+  subtasks: number;
+  bytes: number;
+  rows?: number;
+  keys?: number;
+}
+
+/** A savepoint or retained checkpoint as the savepoint browser lists it. */
+export interface ISavepoint {
+  path: string;
+  kind: string;
+  id: number;
+  'job-id': string;
+  'job-name': string | null;
+  timestamp: number;
+  parallelism: number;
+  size: number;
+  state: IOperatorState[];
+}
+
+export interface ISavepointList {
+  directories: string[];
+  savepoints: ISavepoint[];
+}
+
+/** How a savepoint fits a job (`POST /savepoints/compatibility`). */
+export interface ICompatibility {
+  path: string;
+  compatible: boolean;
+  needsAllowNonRestoredState: boolean;
+  matched: string[];
+  dropped: string[];
+  new: string[];
+  problems: string[];
+}

@@ -83,6 +83,33 @@ def check_sinks(env) -> bool:
     return any(op.params.get("connector") == "collect" for op in sinks)
 
 
+def savepoint_fit(client, env, name: str, args):
+    """``--check-savepoint``: how the savepoint fits the job the cell built; nothing is submitted."""
+    from kernel_magics.commands.savepoints import check_graph
+    from runtime.jobgraph import job_graph_json
+
+    if not args.from_savepoint:
+        raise FlinkError("--check-savepoint checks the savepoint --from-savepoint PATH names: give both")
+    return check_graph(client, args.from_savepoint, job_graph_json(env.job_graph(name)), args.allow_non_restored_state)
+
+
+def submit_built(session, env, name: str, args):
+    """Submit the job the cell built (and did not submit itself); its JobClient."""
+    check_sinks(env)
+    client = session.require_client()
+    env._client = client
+    if args.show_api:
+        api_hints.show(client.url, session.token_file, "POST", "/jobs", {"job_graph": "<the cell's JobGraph>"},
+                       cli="run" + (f" --from-savepoint {args.from_savepoint}" if args.from_savepoint else "")
+                       + (" --allowNonRestoredState" if args.allow_non_restored_state else "") + " cell.py")
+    try:
+        return env.execute_async(name)
+    except ClusterError as err:
+        raise cluster_error(err, "the job was not accepted") from None
+    except ConfigError as err:
+        raise FlinkError(f"the job's configuration: {err}") from None
+
+
 def submit_cell(session, args, cell: str):
     """The whole of a %%flink cell: run the code, submit, show the view, and wait if asked."""
     shell = session.shell
@@ -99,19 +126,11 @@ def submit_cell(session, args, cell: str):
         raise cluster_error(err, "the cell's job could not be submitted") from None
     name = args.name or f"notebook cell In[{shell.execution_count}]"
     job = env.last_job
-    if job is None:
+    if job is None and args.check_savepoint:
         check_sinks(env)
-        client = session.require_client()
-        env._client = client
-        if args.show_api:
-            api_hints.show(client.url, session.token_file, "POST", "/jobs", {"job_graph": "<the cell's JobGraph>"},
-                           cli="run" + (f" --from-savepoint {args.from_savepoint}" if args.from_savepoint else "") + " cell.py")
-        try:
-            job = env.execute_async(name)
-        except ClusterError as err:
-            raise cluster_error(err, "the job was not accepted") from None
-        except ConfigError as err:
-            raise FlinkError(f"the job's configuration: {err}") from None
+        return savepoint_fit(session.require_client(), env, name, args)
+    if job is None:
+        job = submit_built(session, env, name, args)
     elif session.client is None:
         raise FlinkError("the cell submitted a job itself, but this kernel is not connected, so there is no view")
     shell.user_ns["last_job"] = job  # later cells reach the job through it, e.g. last_job.push(source, rows)

@@ -99,8 +99,13 @@ class StreamExecutionEnvironment:
             raise ConfigError("checkpoint interval must be positive")
         return self.set("execution.checkpointing.interval", format_duration(seconds))
 
-    def from_savepoint(self, path: str) -> StreamExecutionEnvironment:
+    def from_savepoint(self, path: str, allow_non_restored_state: bool = False) -> StreamExecutionEnvironment:
+        """Start from a savepoint or retained checkpoint. A start that would drop state no operator of the job
+        claims is refused unless ``allow_non_restored_state`` (Flink's --allowNonRestoredState, its key
+        execution.state-recovery.ignore-unclaimed-state)."""
         self.restore_from = path
+        if allow_non_restored_state:
+            self.set("execution.state-recovery.ignore-unclaimed-state", True)
         return self
 
     # -- sources ------------------------------------------------------------------------------

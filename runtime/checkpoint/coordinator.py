@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from collections.abc import Callable
 
@@ -25,13 +24,14 @@ from runtime.checkpoint import lifecycle_events as ev
 from runtime.checkpoint import storage
 from runtime.checkpoint.checkpoint_files import CheckpointFiles, load_checkpoint
 from runtime.checkpoint.context import CheckpointContext, CheckpointStore
+from runtime.checkpoint.details import CheckpointDetails
 from runtime.checkpoint.lifecycle import CheckpointLifecycle, CheckpointSettings, PendingCheckpoint
 from runtime.checkpoint.lifecycle_events import CompletedCheckpoint, SubtaskSnapshot
 from runtime.errors import CheckpointError
 from runtime.ids import ExecutionAttemptId
 from runtime.gateways import TaskManagerGone
-from runtime.checkpoint.stats import (CheckpointConfigSnapshot, CheckpointRecord, CheckpointStatsSnapshot,
-                                      RestoredCheckpoint)
+from runtime.checkpoint.stats import (CheckpointConfigSnapshot, CheckpointDetailsSnapshot, CheckpointRecord,
+                                      CheckpointStatsSnapshot, RestoredCheckpoint)
 from runtime.messages import (AcknowledgeCheckpoint, DeclineCheckpoint, NotifyCheckpointAborted,
                               NotifyCheckpointComplete, TriggerCheckpoint)
 
@@ -66,9 +66,8 @@ class CheckpointCoordinator:
         self.max_concurrent = conf.get("execution.checkpointing.max-concurrent-checkpoints")
         self.tolerable = conf.get("execution.checkpointing.tolerable-failed-checkpoints")
         self.retained = conf.get("state.checkpoints.num-retained")
-        base = conf.get("state.checkpoints.dir") or os.path.join(working_dir, "checkpoints")
-        self.base = storage.normalise(base)
-        self.savepoint_base = storage.normalise(conf.get("state.savepoints.dir") or storage.join(self.base, "savepoints"))
+        self.base, self.savepoint_base = storage.locations(conf.get("state.checkpoints.dir"),
+                                                           conf.get("state.savepoints.dir"), working_dir)
         self.lifecycle = CheckpointLifecycle(
             CheckpointSettings(self.timeout, self.min_pause, self.max_concurrent, self.tolerable, self.retained,
                                store is not None, store is not None), self._directory_for)
@@ -78,6 +77,7 @@ class CheckpointCoordinator:
         self.history: list[CheckpointRecord] = []  # newest first
         self.counts = {"triggered": 0, "completed": 0, "failed": 0, "in_progress": 0, "restored": 0}
         self.last_failure: CheckpointRecord | None = None
+        self.details = CheckpointDetails(HISTORY)  # each recent checkpoint's subtasks and their acknowledgements
         self._futures: dict[int, asyncio.Future] = {}
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self._loop_task: asyncio.Task | None = None
@@ -144,6 +144,7 @@ class CheckpointCoordinator:
 
     # -- reports ------------------------------------------------------------------------------
     def on_ack(self, msg: AcknowledgeCheckpoint) -> None:
+        self.details.acknowledged(msg, time.time())
         self._handle(ev.Acknowledged(msg.checkpoint_id, msg.attempt_id, msg.state_pointer, msg.state_size,
                                      msg.checkpointed_size, tuple(msg.shared_uploaded), tuple(msg.shared_reused)))
 
@@ -206,6 +207,7 @@ class CheckpointCoordinator:
         self._timers[action.checkpoint_id] = loop.call_later(action.timeout_s, self._handle,
                                                              ev.TimedOut(action.checkpoint_id))
         self.counts["triggered"] += 1
+        self.details.started(action.checkpoint_id, action.timestamp, action.is_savepoint, self.job.participants())
         self.bus.publish(events.CheckpointTriggered(self.job.job_id, action.checkpoint_id, action.is_savepoint))
 
     async def _write(self, action: ev.WriteMetadata | ev.PublishPointer) -> None:
@@ -342,6 +344,10 @@ class CheckpointCoordinator:
             RestoredCheckpoint(restored.checkpoint_id, restored.directory, restored.is_savepoint,
                                self.restored_at or 0.0) if restored else None,
             self.last_failure, {c.checkpoint_id: c.directory for c in self.completed})
+
+    def checkpoint_details(self, checkpoint_id: int) -> CheckpointDetailsSnapshot | None:
+        """One recent checkpoint with its subtasks (in progress ones too); None for one not kept."""
+        return self.details.snapshot(checkpoint_id, self.history, time.time())
 
     def config(self) -> CheckpointConfigSnapshot:
         """The checkpointing settings, for /jobs/<id>/checkpoints/config."""

@@ -53,3 +53,27 @@ class CheckpointStatsSnapshot:
     latest_restored: RestoredCheckpoint | None = None
     latest_failed: CheckpointRecord | None = None
     retained_paths: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SubtaskCheckpointStats:
+    """One subtask's part in one checkpoint (Flink's SubtaskCheckpointStatistics). ``ack_time`` None:
+    it has not acknowledged. The durations are what its TaskManager measured (None when it did not say):
+    ``sync_ms`` taking the snapshot in memory, ``async_ms`` writing it, ``alignment_ms`` from the first
+    barrier to the last one of its inputs, ``start_delay_ms`` from the trigger to its first barrier."""
+    vertex_id: str
+    index: int
+    ack_time: float | None = None
+    state_size: int = 0
+    checkpointed_size: int = 0
+    sync_ms: int | None = None
+    async_ms: int | None = None
+    alignment_ms: int | None = None
+    start_delay_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class CheckpointDetailsSnapshot:
+    """A checkpoint with every participating subtask (for /jobs/:jobid/checkpoints/details/:checkpointid)."""
+    record: CheckpointRecord
+    subtasks: tuple[SubtaskCheckpointStats, ...]

@@ -97,8 +97,6 @@ def write_durably(url: str, data: bytes) -> None:
             raise StorageError(f"cannot write {url}: {err}") from None
         return
     write_bytes(url, data)
-
-
 def read_bytes(url: str) -> bytes:
     """The bytes at ``url``; StorageError names the URL."""
     fs, path = _fs(url)
@@ -129,6 +127,13 @@ def is_directory(url: str) -> bool:
         return bool(fs.isdir(path))
     except Exception:  # noqa: BLE001 - an unreachable store is the answer, not an error
         return False
+def size(url: str) -> int:
+    """Bytes stored at ``url``; StorageError names the URL."""
+    fs, path = _fs(url)
+    try:
+        return int(fs.size(path))
+    except Exception as err:  # noqa: BLE001 - object stores raise their own error types
+        raise StorageError(f"cannot read the size of {url}: {type(err).__name__}: {err}") from None
 
 
 def remove(url: str) -> None:
@@ -164,8 +169,10 @@ def parent(url: str) -> str:
 
 
 def list_dirs(url: str) -> list[str]:
-    """The names of the directories directly under ``url``."""
+    """The names of the directories directly under ``url``, as the store has them now (object stores' clients
+    cache listings: a listing read before a write would not show it)."""
     fs, path = _fs(url)
+    fs.invalidate_cache(path)
     try:
         return sorted(p.rsplit("/", 1)[-1] for p in fs.ls(path, detail=False))
     except FileNotFoundError:
@@ -190,6 +197,13 @@ def read_json(url: str) -> Any:
         return json.loads(read_bytes(url))
     except ValueError as err:
         raise StorageError(f"{url} is not valid JSON: {err}") from None
+
+
+def locations(checkpoints_dir: str, savepoints_dir: str, working_dir: str) -> tuple[str, str]:
+    """Where checkpoints and savepoints go (``state.checkpoints.dir``, ``state.savepoints.dir``): by default
+    ``<working dir>/checkpoints`` and ``<checkpoints>/savepoints``, as URLs."""
+    base = normalise(checkpoints_dir or os.path.join(working_dir, "checkpoints"))
+    return base, normalise(savepoints_dir or join(base, "savepoints"))
 
 
 def checkpoint_dir(base: str, job_id: str, checkpoint_id: int) -> str:

@@ -2,8 +2,9 @@
 
     flinkbench jobmanager [-c conf.yaml] [-D key=value ...]
     flinkbench taskmanager -m host:port --token-file F [--slots N]
+    flinkbench historyserver [-c conf.yaml] [-D key=value ...]
     flinkbench cluster start [--taskmanagers N] [--slots N] [--conf F] [-D ...] [--detach] | cluster stop
-    flinkbench run [-p N] [-D key=value] [-s SAVEPOINT] [--detached] job.py [args ...]
+    flinkbench run [-p N] [-D key=value] [-s SAVEPOINT [-n]] [--detached] job.py [args ...]
     flinkbench list [-r] [-a] | cancel JOB | checkpoint JOB | stop [-p DIR] [--drain] JOB
     flinkbench savepoint JOB [DIR] | savepoint --dispose PATH
     flinkbench dashboard [JOB]   (a link that opens the web dashboard once, logged in)
@@ -49,6 +50,8 @@ def _cluster_parsers(sub) -> None:
     tm.add_argument("--jobmanager-ready-file", help=argparse.SUPPRESS)  # LocalCluster: the URL comes later, in it
     tm.add_argument("--token-file", required=True, metavar="FILE", help="file holding the cluster token")
     tm.add_argument("--slots", type=int, help="slots to offer (default: taskmanager.numberOfTaskSlots)")
+    _with_conf(sub.add_parser("historyserver", help="serve the archived jobs (historyserver.archive.fs.dir) in the "
+                              "foreground, with the REST API and dashboard of a JobManager"))
     cluster = sub.add_parser("cluster", help="a local cluster: a JobManager and TaskManagers on this machine")
     actions = cluster.add_subparsers(dest="action", required=True)
     start = _with_conf(actions.add_parser("start", help="start a JobManager and TaskManagers (Ctrl-C stops them)"))
@@ -68,6 +71,8 @@ def _job_parsers(sub) -> None:
                      help="a job config key (Flink's names), below the program's own settings")
     run.add_argument("-s", "--fromSavepoint", "--from-savepoint", dest="from_savepoint", metavar="PATH",
                      help="start the program's jobs from this savepoint")
+    run.add_argument("-n", "--allowNonRestoredState", dest="allow_non_restored_state", action="store_true",
+                     help="with -s: drop the savepoint's state that no operator of the job claims (else refused)")
     run.add_argument("-d", "--detached", action="store_true",
                      help="return once the jobs are submitted (default: wait and print each job's final state)")
     run.add_argument("file", help="the Python program (it calls env.execute() or env.execute_async())")

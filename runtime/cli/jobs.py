@@ -50,6 +50,8 @@ def run(args) -> int:
 
     url, token_file, trust_cert = target(args)
     config = job_settings(args.dynamic, args.parallelism)
+    if args.allow_non_restored_state:
+        config["execution.state-recovery.ignore-unclaimed-state"] = "true"
     os.environ["FLINKBENCH_JOBMANAGER_URL"] = url
     if token_file:
         os.environ["FLINKBENCH_TOKEN_FILE"] = token_file

@@ -78,6 +78,14 @@ def jobmanager(args) -> int:
     return 0
 
 
+def historyserver(args) -> int:
+    from runtime.history.server import serve
+
+    _logging()
+    asyncio.run(serve(_configuration(args)))
+    return 0
+
+
 def taskmanager(args) -> int:
     from runtime.taskmanager import allocators
 

@@ -74,8 +74,13 @@ class ControlSocket(tornado.websocket.WebSocketHandler):
             **{kind: self._to_job_master for kind in TO_JOB_MASTER},
             FetchPushedRows: lambda fetch: self.send(self._pushed_rows(fetch)),
             Disconnect: lambda bye: gateways.resource_manager.deregister(self.tm_id, self, bye.reason),  # leaves on purpose
-            TaskManagerStatus: lambda status: gateways.publish(events.TaskManagerStatusReported(self.tm_id, status)),
+            TaskManagerStatus: self._status,
         }, lambda: self.tm_id)
+
+    def _status(self, status: TaskManagerStatus) -> None:
+        """What the TaskManager says about itself: kept for its REST views, and to the event stream."""
+        self.gateways.resource_manager.status_reported(self.tm_id, status)
+        self.gateways.publish(events.TaskManagerStatusReported(self.tm_id, status))
 
     def check_origin(self, origin: str) -> bool:
         return True

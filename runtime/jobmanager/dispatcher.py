@@ -12,26 +12,28 @@ import json
 import logging
 
 from runtime import events
-from runtime.checkpoint import storage
+from runtime.checkpoint import savepoints, storage
 from runtime.checkpoint.checkpoint_files import load_checkpoint
 from runtime.checkpoint.lifecycle_events import CompletedCheckpoint
-from runtime.codec import WireError, from_plain
 from runtime.config import ConfigError, Configuration
 from runtime.connectors.base import ConnectorError
 from runtime.errors import CheckpointError, SubmissionError
-from runtime.checkpoint.fencing import run_fenced
+from runtime.checkpoint.fencing import WriteFence, run_fenced
 from runtime.ha.fence import LeaseHolder
 from runtime.ha.services import HaServices, LeadershipLost, NoHaServices
 from runtime.ids import JobId, LeaderSessionId, TriggerId
-from runtime.jobgraph import JobGraph, JobGraphError
-from runtime.jobmanager.gateways import JobMasterGateway, OperationRefused, UnknownJob, UnknownTaskManager
+from runtime.jobgraph import JobGraph, JobGraphError, read_job_graph
+from runtime.jobmanager.archive import JobArchivist, read_archives
+from runtime.jobmanager.archived_jobs import ArchivedJobs
+from runtime.jobmanager.gateways import (JobMasterGateway, OperationRefused, UnknownCheckpoint, UnknownJob,
+                                         UnknownTaskManager)
 from runtime.jobmanager.job_master import JobMaster
 from runtime.jobmanager.operations import OperationCache
 from runtime.jobmanager.push import SourceRefused
 from runtime.jobmanager.resource_manager import ResourceManager
-from runtime.snapshots import (CheckpointConfigSnapshot, CheckpointStatsSnapshot, ClusterOverview,
-                                          FailureRecord, JobSnapshot, JobSummary, OperationStatus, PushAccepted,
-                                          PushSourceSnapshot, ResultsPage, TaskManagerSnapshot)
+from runtime.snapshots import (CheckpointConfigSnapshot, CheckpointDetailsSnapshot, CheckpointStatsSnapshot,
+                               ClusterOverview, FailureRecord, JobSnapshot, JobSummary, OperationStatus,
+                               PushAccepted, PushSourceSnapshot, ResultsPage, TaskManagerSnapshot)
 from runtime.states import JobStatus
 
 log = logging.getLogger(__name__)
@@ -51,6 +53,8 @@ class Dispatcher:
         self.jobs: dict[JobId, JobMaster] = {}
         self._digests: dict[JobId, str] = {}  # what each job id was submitted with, to tell retries apart
         self.disposals = OperationCache()
+        self.archivist = JobArchivist(conf.get("jobmanager.archive.fs.dir"), self._fence)
+        self.archived = ArchivedJobs()  # jobs that ended before this JobManager started, from their archives
         rm.on_task_manager_lost(self._task_manager_lost)
 
     # -- submission and control ---------------------------------------------------------------
@@ -71,6 +75,19 @@ class Dispatcher:
         self._digests[job_id] = _digest(payload)
         self._start(master, "submitted")
         return job_id
+
+    async def load_archives(self) -> None:
+        """Read the archives of jobs that ended (under any earlier leader), to list and serve them beside the
+        jobs this Dispatcher runs; a store that cannot be read leaves the list empty, logged."""
+        if not self.archivist.directory:
+            return
+        try:
+            found = await asyncio.get_running_loop().run_in_executor(None, read_archives, [self.archivist.directory])
+        except OSError as err:
+            log.error("cannot read the job archives under %s: %s", self.archivist.directory, err)
+            return
+        self.archived = ArchivedJobs(found)
+        log.info("%d archived jobs under %s", len(found), self.archivist.directory)
 
     def recover_jobs(self) -> None:
         """This JobManager just became the leader: resume every job the HA store still holds, each from
@@ -133,8 +150,12 @@ class Dispatcher:
         if graph.restore_from:
             try:
                 restore = load_checkpoint(graph.restore_from)
+                fit = savepoints.check(savepoints.describe(graph.restore_from), graph, max_p,
+                                       job_conf.get("parallelism.default"), job_conf.get(savepoints.IGNORE_UNCLAIMED))
             except CheckpointError as err:
                 raise SubmissionError(f"cannot restore from {graph.restore_from!r}: {err}") from None
+            if not fit.compatible:
+                raise SubmissionError("; ".join(fit.problems))
         try:
             return JobMaster(job_id, graph, job_conf, self.rm, self.bus, self.working_dir, restore,
                              self.ha.entries(self.leader_session_id, job_id, self.lease))
@@ -146,26 +167,37 @@ class Dispatcher:
         self.bus.publish(events.JobSubmitted(master.job_id, master.name))
         log.info("job %s (%s) %s", master.job_id, master.name, how)
         master.start()
+        self.archivist.follow(master)
 
     @staticmethod
     def _parse_graph(payload: dict) -> JobGraph:
         if not isinstance(payload, dict) or "job_graph" not in payload:
             raise SubmissionError("request body must be a JSON object with a 'job_graph' field")
-        try:
-            graph = from_plain({"type": "JobGraph", **payload["job_graph"]}
-                               if isinstance(payload["job_graph"], dict) else payload["job_graph"], JobGraph)
-        except (WireError, TypeError) as err:
-            raise SubmissionError(f"job_graph is malformed: {err}") from None
-        return graph
+        return read_job_graph(payload["job_graph"])
+
+    def job_graph(self, job_id: str) -> JobGraph | None:
+        master = self._here(job_id)
+        if master is not None:
+            return master.graph
+        return self.archived.jobs[job_id].job_graph if job_id in self.archived else None
+
+    def _fence(self) -> WriteFence | None:
+        """The fence of this JobManager's writes now: its leader session's (None while it does not lead here)."""
+        return self.ha.fence(self.leader_session_id, self.lease) if self.lease and self.leader_session_id else None
 
     def job_master(self, job_id: JobId) -> JobMasterGateway | None:
         """The gateway of a job's JobMaster, where its TaskManagers' reports go; None for a job not here."""
         return self.jobs.get(job_id)
 
+    def _here(self, job_id: str) -> JobMaster | None:
+        """The JobMaster of a job this Dispatcher runs or ran; None for others (archived or unknown)."""
+        return self.jobs.get(JobId(job_id))
+
     def job(self, job_id: str) -> JobMaster:
-        master = self.jobs.get(job_id)  # type: ignore[call-overload]
+        """The JobMaster of a job this Dispatcher runs; a job known from its archive only cannot be acted on."""
+        master = self._here(job_id)
         if master is None:
-            raise UnknownJob(job_id)
+            raise self.archived.ended(job_id, "it is not running here") if job_id in self.archived else UnknownJob(job_id)
         return master
 
     async def cancel(self, job_id: str) -> None:
@@ -184,6 +216,7 @@ class Dispatcher:
     # -- RestfulGateway: what the REST layer may ask -------------------------------------------
     def cluster_overview(self) -> ClusterOverview:
         states = [m.status for m in self.jobs.values()]
+        states += [a.job.summary.state for job_id, a in self.archived.jobs.items() if job_id not in self.jobs]
         running = sum(1 for s in states if not s.is_globally_terminal)
         tms = self.rm.snapshots()
         live = [tm for tm in tms if tm.lost_reason is None]
@@ -192,22 +225,38 @@ class Dispatcher:
                                states.count(JobStatus.FAILED))
 
     def list_jobs(self) -> list[JobSummary]:
-        return [m.summary() for m in self.jobs.values()]
+        """The jobs this Dispatcher runs or ran, then those it knows from their archives only."""
+        return [m.summary() for m in self.jobs.values()] + [
+            s for s in self.archived.list_jobs() if s.job_id not in self.jobs]
 
     def request_job(self, job_id: str) -> JobSnapshot:
-        return self.job(job_id).snapshot()
+        master = self._here(job_id)
+        return master.snapshot() if master else self.archived.request_job(job_id)
 
     def job_status(self, job_id: str) -> JobStatus:
-        return self.job(job_id).status
+        master = self._here(job_id)
+        return master.status if master else self.archived.job_status(job_id)
 
     def job_exceptions(self, job_id: str) -> list[FailureRecord]:
-        return self.job(job_id).failure_history()
+        master = self._here(job_id)
+        return master.failure_history() if master else self.archived.job_exceptions(job_id)
 
     def checkpoint_stats(self, job_id: str) -> CheckpointStatsSnapshot:
-        return self.job(job_id).checkpoint_stats()
+        master = self._here(job_id)
+        return master.checkpoint_stats() if master else self.archived.checkpoint_stats(job_id)
 
     def checkpoint_config(self, job_id: str) -> CheckpointConfigSnapshot:
-        return self.job(job_id).checkpoint_config()
+        master = self._here(job_id)
+        return master.checkpoint_config() if master else self.archived.checkpoint_config(job_id)
+
+    def checkpoint_details(self, job_id: str, checkpoint_id: int) -> CheckpointDetailsSnapshot:
+        master = self._here(job_id)
+        if master is None:
+            return self.archived.checkpoint_details(job_id, checkpoint_id)
+        found = master.checkpoint_details(checkpoint_id)
+        if found is None:
+            raise UnknownCheckpoint(job_id, checkpoint_id)
+        return found
 
     def request_task_managers(self) -> list[TaskManagerSnapshot]:
         return self.rm.snapshots()
@@ -242,8 +291,7 @@ class Dispatcher:
         def dispose() -> None:
             load_checkpoint(path)  # raises unless the directory holds _metadata
             storage.remove(storage.normalise(path))
-        fence = self.ha.fence(self.leader_session_id, self.lease) if self.lease and self.leader_session_id else None
-        return self.disposals.track(asyncio.get_running_loop().run_in_executor(None, run_fenced, fence, dispose),
+        return self.disposals.track(asyncio.get_running_loop().run_in_executor(None, run_fenced, self._fence(), dispose),
                                     lambda _: None)
 
     def disposal_status(self, trigger_id: str) -> OperationStatus | None:

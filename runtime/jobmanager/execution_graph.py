@@ -7,6 +7,8 @@ current attempt (Execution) that a restart replaces.
 """
 from __future__ import annotations
 
+import collections
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -18,7 +20,10 @@ from runtime.jobmanager.gateways import AllocatedSlot
 from runtime.snapshots import PlanInput, PlanNode, SubtaskSnapshot, VertexSnapshot
 from runtime.messages import (InputGateDescriptor, OutputDescriptor, ProducerLocation, TaskDeploymentDescriptor,
                               TaskMetrics)
+from runtime.spark_stages import SparkStageRecord
 from runtime.states import ExecutionState, advance
+
+RECENT_SPARK_STAGES = 64  # a subtask's last Spark stages, kept for its drill-down
 
 
 @dataclass
@@ -32,6 +37,17 @@ class Execution:
     error: str | None = None
     state_times: dict[str, float] = field(default_factory=dict)
     metrics: TaskMetrics | None = None  # the latest the TaskManager reported
+    spark_stages: collections.deque[SparkStageRecord] = field(
+        default_factory=lambda: collections.deque(maxlen=RECENT_SPARK_STAGES))
+
+    def note_metrics(self, report: TaskMetrics) -> TaskMetrics:
+        """Keep ``report`` as the latest; its new Spark stages join the recent ones and leave the report
+        (each report carries only the stages since the one before)."""
+        if report.spark is not None:
+            self.spark_stages.extend(report.spark.stages)
+            report = dataclasses.replace(report, spark=dataclasses.replace(report.spark, stages=[]))
+        self.metrics = report
+        return report
 
     @property
     def tm_id(self) -> TaskManagerId | None:
@@ -173,7 +189,8 @@ class ExecutionGraph:
             tuple(SubtaskSnapshot(sub.subtask_index, sub.current.state, sub.current.attempt_number,
                                   sub.current.attempt_id, sub.current.tm_id, sub.current.host, sub.current.slot_index,
                                   {ExecutionState(k): t for k, t in sub.current.state_times.items()},
-                                  sub.current.metrics, sub.current.error) for sub in v.subtasks))
+                                  sub.current.metrics, sub.current.error, tuple(sub.current.spark_stages))
+                  for sub in v.subtasks))
             for v in self.vertices)
 
     def state_counts(self) -> dict[ExecutionState, int]:

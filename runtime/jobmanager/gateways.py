@@ -23,12 +23,14 @@ from typing import Any, Protocol
 from runtime.errors import ClusterError
 from runtime.gateways import TaskExecutorGateway
 from runtime.ids import AllocationId, JobId, TaskManagerId, TriggerId
-from runtime.snapshots import (CheckpointConfigSnapshot, CheckpointStatsSnapshot, ClusterOverview,
-                                          FailureRecord, JobSnapshot, JobSummary, OperationStatus, PushAccepted,
-                                          PushSourceSnapshot, ResultsPage, TaskManagerSnapshot)
+from runtime.jobgraph import JobGraph
+from runtime.snapshots import (CheckpointConfigSnapshot, CheckpointDetailsSnapshot, CheckpointStatsSnapshot,
+                               ClusterOverview,
+                               FailureRecord, JobSnapshot, JobSummary, OperationStatus, PushAccepted,
+                               PushSourceSnapshot, ResultsPage, TaskManagerSnapshot)
 from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, FetchPushedRows,
                               PushedRows, RegisterTaskManager,
-                              SlotOffer, SlotStatus, TaskMetrics, TaskStateChanged)
+                              SlotOffer, SlotStatus, TaskManagerStatus, TaskMetrics, TaskStateChanged)
 from runtime.states import JobStatus
 
 
@@ -50,6 +52,17 @@ class UnknownTaskManager(ClusterError, KeyError):
 
     def __str__(self) -> str:
         return f"TaskManager {self.tm_id} not found"
+
+
+class UnknownCheckpoint(ClusterError, KeyError):
+    """A checkpoint id the job does not know (or no longer keeps the details of)."""
+
+    def __init__(self, job_id: str, checkpoint_id: int):
+        super().__init__(str(checkpoint_id))
+        self.job_id, self.checkpoint_id = job_id, checkpoint_id
+
+    def __str__(self) -> str:
+        return f"job {self.job_id} has no details of checkpoint {self.checkpoint_id} (only its recent ones are kept)"
 
 
 class OperationRefused(ClusterError, ValueError):
@@ -81,6 +94,8 @@ class RestfulGateway(Protocol):
     def checkpoint_stats(self, job_id: str) -> CheckpointStatsSnapshot: ...
 
     def checkpoint_config(self, job_id: str) -> CheckpointConfigSnapshot: ...
+
+    def checkpoint_details(self, job_id: str, checkpoint_id: int) -> CheckpointDetailsSnapshot: ...
 
     def request_task_managers(self) -> list[TaskManagerSnapshot]: ...
 
@@ -114,9 +129,12 @@ class RestfulGateway(Protocol):
 
 
 class DispatcherGateway(RestfulGateway, Protocol):
-    """The RestfulGateway plus job submission."""
+    """The RestfulGateway plus job submission, and the graph a job was submitted with (running or archived;
+    None for a job not known here)."""
 
     def submit(self, payload: dict) -> JobId: ...
+
+    def job_graph(self, job_id: str) -> JobGraph | None: ...
 
 
 class LeaderRetriever(Protocol):
@@ -189,6 +207,7 @@ class ResourceManagerGateway(Protocol):
     def deregister(self, tm_id: TaskManagerId, connection: ControlConnection, reason: str) -> None:
         """The TaskManager leaves on purpose: not a loss (no replacement is started for it)."""
         ...
+    def status_reported(self, tm_id: TaskManagerId, status: TaskManagerStatus) -> None: ...
 
     def connection_closed(self, tm_id: TaskManagerId, connection: ControlConnection) -> None: ...
 
@@ -221,6 +240,8 @@ class JobMasterGateway(Protocol):
     def checkpoint_stats(self) -> CheckpointStatsSnapshot: ...
 
     def checkpoint_config(self) -> CheckpointConfigSnapshot: ...
+
+    def checkpoint_details(self, checkpoint_id: int) -> CheckpointDetailsSnapshot | None: ...
 
     def savepoint_status(self, trigger_id: str) -> OperationStatus | None: ...
 

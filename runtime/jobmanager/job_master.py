@@ -17,7 +17,7 @@ from runtime import events
 from runtime.checkpoint import trace
 from runtime.checkpoint.fencing import fenced_by
 from runtime.checkpoint.coordinator import CheckpointCoordinator, CheckpointFailure, CompletedCheckpoint
-from runtime.checkpoint.stats import CheckpointConfigSnapshot, CheckpointStatsSnapshot
+from runtime.checkpoint.stats import CheckpointConfigSnapshot, CheckpointDetailsSnapshot, CheckpointStatsSnapshot
 from runtime.config import Configuration
 from runtime.ha.services import JobEntries, LeadershipLost
 from runtime.ids import ExecutionAttemptId, JobId, JobVertexId, TaskManagerId, TriggerId
@@ -51,6 +51,7 @@ class JobMaster:
     def __init__(self, job_id: JobId, graph: JobGraph, conf: Configuration, rm: ResourceManagerGateway, bus,
                  working_dir: str, restore: CompletedCheckpoint | None = None, ha: JobEntries | None = None):
         self.job_id = job_id
+        self.graph = graph  # what it was submitted with
         self.ha = ha  # this job's entries in the HA store (graph, latest checkpoint pointer)
         self.conf = conf
         self.resource_manager = rm
@@ -230,9 +231,8 @@ class JobMaster:
         vertex, execution = self.eg.find(msg.attempt_id)
         if execution is None:
             return
-        execution.metrics = msg
         self.bus.publish(events.TaskMetricsReported(self.job_id, vertex.id, vertex.name,
-                                                    execution.subtask_index, msg))
+                                                    execution.subtask_index, execution.note_metrics(msg)))
 
     def deliver_results(self, msg: CollectResult) -> None:
         """Rows from a collect sink, kept for the client."""
@@ -298,6 +298,9 @@ class JobMaster:
 
     def checkpoint_config(self) -> CheckpointConfigSnapshot:
         return self.checkpoints.config()
+
+    def checkpoint_details(self, checkpoint_id: int) -> CheckpointDetailsSnapshot | None:
+        return self.checkpoints.checkpoint_details(checkpoint_id)
 
     def savepoint_status(self, trigger_id: str) -> OperationStatus | None:
         return self.savepoint_operations.status(trigger_id)
@@ -380,4 +383,5 @@ class JobMaster:
     def snapshot(self) -> JobSnapshot:
         return JobSnapshot(self.summary(), {JobStatus(k): t for k, t in self.status_times.items()},
                            self.eg.vertex_snapshots(self.max_parallelism), self.eg.plan(), self.max_parallelism,
-                           self.checkpoints is not None, self.eg.job_graph.statement)
+                           self.checkpoints is not None, self.eg.job_graph.statement, self.failover.strategy.name,
+                           {k: str(v) for k, v in self.eg.job_graph.config.items()})

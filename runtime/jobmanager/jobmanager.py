@@ -20,7 +20,6 @@ import asyncio
 import logging
 import os
 import secrets
-import signal
 import time
 from collections.abc import Collection
 
@@ -45,8 +44,11 @@ from runtime.jobmanager.leader_election import LeaderElection
 from runtime.jobmanager.logins import LoginCodes
 from runtime.jobmanager.resource_manager import ResourceManager
 from runtime.jobmanager.resource_provider import resource_provider
+from runtime.jobmanager.savepoint_browser import SavepointBrowser
 from runtime.metrics.endpoint import PrometheusEndpoint, start_endpoint
-from runtime.metrics.families import JobView, cluster_families
+from runtime.metrics.catalog import JobView
+from runtime.metrics.families import cluster_families
+from runtime.stop_signal import until_stop_signal
 from runtime.security import check_bind, ensure_token_file
 
 log = logging.getLogger(__name__)
@@ -102,7 +104,8 @@ class JobManager:
         logins = LoginCodes()  # issued by the REST API, redeemed by the dashboard's login page
         self.dashboard = Dashboard(self, self.port, rest.NotFoundHandler, logins)
         limit = self.conf.get("rest.server.max-content-length")
-        context = rest.RestContext(self.dispatcher, self, self.conf, self.provider.describe, logins)
+        context = rest.RestContext(self.dispatcher, self, self.conf, self.provider.describe, logins,
+                                   SavepointBrowser(self.conf, working_dir(self.conf), self.dispatcher))
         app = tornado.web.Application(rest.rules(context) + [
             (r"/control$", ControlSocket, {"gateways": self._control_gateways()}),
             (r"/$", tornado.web.RedirectHandler, {"url": DASHBOARD_PATH})],
@@ -170,6 +173,7 @@ class JobManager:
         self.rm.disconnect_all("this JobManager no longer leads")
 
     def recover_jobs(self, session: LeaderSessionId) -> None:
+        asyncio.get_running_loop().create_task(self.dispatcher.load_archives())  # what ended under earlier leaders
         try:
             self.dispatcher.recover_jobs()
         except OSError as err:  # the store went away again: the next confirmed lease recovers them
@@ -237,9 +241,5 @@ async def serve(conf: Configuration, ready_file: str | None = None, cli_commands
     if ready_file:
         write_ready_file(ready_file, jm)
     print(f"JobManager at {jm.url} (token file {jm.token_file})", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    await until_stop_signal()
     await jm.stop()

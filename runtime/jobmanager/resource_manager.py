@@ -30,7 +30,7 @@ from runtime.jobmanager.gateways import AllocatedSlot, ControlConnection
 from runtime.jobmanager.slot_table import Slot, TaskManagerRecord, choose_slots
 from runtime.jobmanager.task_executor import TaskExecutor
 from runtime.snapshots import TaskManagerSnapshot
-from runtime.messages import FreeSlot, RegisterTaskManager, RequestSlot, SlotOffer, SlotStatus
+from runtime.messages import FreeSlot, RegisterTaskManager, RequestSlot, SlotOffer, SlotStatus, TaskManagerStatus
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +140,12 @@ class ResourceManager:
             listener(tm_id)
         self._drop(tm_id, f"TaskManager {tm_id} left: {reason}", notify=True, lost=False)
         self._bus.publish(events.TaskManagerDeregistered(tm_id, reason))
+
+    def status_reported(self, tm_id: TaskManagerId, status: TaskManagerStatus) -> None:
+        """Keep what a TaskManager last said about itself (memory, log lines) for its REST views."""
+        record = self.task_managers.get(tm_id)
+        if record is not None:
+            record.status = status
 
     def connection_closed(self, tm_id: TaskManagerId, connection: ControlConnection) -> None:
         """A control connection went away: lost unless it comes back within the failure threshold."""

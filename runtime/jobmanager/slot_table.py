@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from runtime.ids import AllocationId, JobId, TaskManagerId
 from runtime.jobmanager.gateways import ControlConnection
 from runtime.snapshots import SlotSnapshot, TaskManagerSnapshot
+from runtime.messages import TaskManagerStatus
 
 
 @dataclass
@@ -39,6 +40,7 @@ class TaskManagerRecord:
     last_heartbeat: float = field(default_factory=time.monotonic)
     disconnected_at: float | None = None  # when its control connection closed; it may come back
     ready: bool = True  # its Spark session is up: tasks deployed here start at once
+    status: TaskManagerStatus | None = None  # its latest report about itself
 
     @property
     def free_slots(self) -> list[Slot]:
@@ -54,12 +56,12 @@ class TaskManagerRecord:
         slots = tuple(SlotSnapshot(s.index, s.allocation_id, s.job_id, s.job_name, tuple(s.tasks)) for s in self.slots)
         return TaskManagerSnapshot(self.tm_id, self.host, self.data_port, self.pid, self.spark_master,
                                    len(self.slots), len(self.free_slots), slots, self.registered_at,
-                                   time.monotonic() - self.last_heartbeat)
+                                   time.monotonic() - self.last_heartbeat, status=self.status)
 
     def lost_snapshot(self, reason: str) -> TaskManagerSnapshot:
         """What is kept of the TaskManager once it is lost: where it was, when, and why it is gone."""
         return TaskManagerSnapshot(self.tm_id, self.host, self.data_port, self.pid, self.spark_master,
-                                   0, 0, (), self.registered_at, None, reason, time.time())
+                                   0, 0, (), self.registered_at, None, reason, time.time(), self.status)
 
 
 def choose_slots(records: dict[TaskManagerId, TaskManagerRecord], count: int) -> list[tuple[TaskManagerRecord, Slot]]:

@@ -27,6 +27,7 @@ from runtime.messages import ProducerLocation
 from runtime.taskmanager.input_gate import InputGate
 from runtime.taskmanager.network import DataServer, ResultPartition
 from runtime.taskmanager.spark import SparkRunner
+from runtime.taskmanager.spark_work import SparkWorkRecorder
 
 T = TypeVar("T")
 
@@ -44,6 +45,11 @@ class TaskServices(Protocol):
     @property
     def spark(self) -> SparkRunner:
         """The process's Spark session and the plans run on it; usable once :meth:`spark_ready` returned."""
+        ...
+
+    @property
+    def spark_work(self) -> SparkWorkRecorder:
+        """Where a task's Spark jobs are tagged with the subtask, and its stages taken with each metrics report."""
         ...
 
     async def spark_ready(self) -> None:
@@ -111,6 +117,10 @@ class TaskManagerServices:
     data_client_ssl: ssl.SSLContext | None
     jobmanager: JobManagerLink
     spark_started: asyncio.Future | None = field(default=None)  # set when the TaskManager starts its session
+    spark_work: SparkWorkRecorder = field(init=False)  # each subtask's Spark stages (runtime.taskmanager.spark_work)
+
+    def __post_init__(self) -> None:
+        self.spark_work = SparkWorkRecorder(self.spark.keeper.current, self.executor)
 
     async def spark_ready(self) -> None:
         if self.spark_started is None:

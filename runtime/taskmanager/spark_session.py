@@ -34,9 +34,12 @@ JVM_EXIT_GRACE_S = 5.0  # a driver JVM whose context stopped is given this long 
 # Spark keeps the last thousand SQL executions, jobs and stages (and 100,000 tasks) in its driver's status
 # store for its web UI, whether or not the UI runs. Every bundle is one of each, so with the UI off (our
 # default) that was 18 MB more live heap per JVM after 2,000 bundles, history nobody sees, turning into
-# tenured garbage as it ages out.
+# tenured garbage as it ages out. Stages are kept a little longer: the TaskManager reads each subtask's from
+# there about once a second for its drill-down (runtime.taskmanager.spark_work), so RETAINED_STAGES must hold a
+# second's stages with room to spare.
+RETAINED_STAGES = 100
 UNSEEN_HISTORY = {"spark.sql.ui.retainedExecutions": "1", "spark.ui.retainedJobs": "1",
-                  "spark.ui.retainedStages": "1", "spark.ui.retainedTasks": "10"}
+                  "spark.ui.retainedStages": str(RETAINED_STAGES), "spark.ui.retainedTasks": "10"}
 
 # Spark's memory pages (hash aggregation, sorts) default to heap / cores / 16, 64 MB for a 2 GB driver with one
 # slot: each bundle's aggregation then allocated a 64 MB array, too large for the young generation, straight
@@ -68,7 +71,7 @@ def session_settings(conf: Configuration, slots: int) -> dict[str, str]:
             "spark.driver.host": conf.get("taskmanager.host"),
             "spark.driver.bindAddress": conf.taskmanager_bind_host(),
             "spark.default.parallelism": str(slots),
-            "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+            "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", "spark.ui.killEnabled": "false",
             "spark.python.worker.reuse": "true", "spark.buffer.pageSize": PAGE_SIZE,
             "spark.driver.extraJavaOptions": class_archive.base_java_options(conf)})
         if explicit.get("spark.ui.enabled", "false").lower() != "true":
@@ -135,6 +138,10 @@ class SparkSessionKeeper:
             if self._session is None:
                 self._session = self._create()
             return self._session
+
+    def current(self):
+        """The session if one is up, else None: never starts or replaces one (for status reports)."""
+        return self._session
 
     def note_failure(self, err: BaseException) -> None:
         """A Spark action raised ``err``: count it if the JVM ran out of memory."""

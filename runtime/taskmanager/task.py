@@ -151,6 +151,7 @@ class Task:
 
         def timed():
             self.metrics.phases.add("schedule_wait", time.monotonic() - queued)
+            self.services.spark_work.enter(self.tdd)
             return fn(*args)
 
         return await self.services.run_blocking(timed)
@@ -185,8 +186,7 @@ class Task:
 
     async def _restore(self) -> None:
         """Load the snapshots of every old subtask that ran one of our operators and hand each its part."""
-        sources, sinks, keyed = await self.run_blocking(read_restored, self.tdd, self.reader is not None,
-                                                        self.sink is not None)
+        sources, sinks, keyed = await self.run_blocking(read_restored, self.tdd, self.reader is not None, self.sink is not None)
         if sources:
             self.reader.restore(sources)
         if self.sink is not None:  # on the loop: restoring a sink may send to the JobManager
@@ -300,8 +300,9 @@ class Task:
         for partition in self.partitions:
             self.metrics.sent_to = partition.records_by_subpartition()
         late, state_rows = (self.chain.late_records, self.chain.state_rows) if self.chain else (0, 0)
-        self.services.send(self.metrics.snapshot(self.tdd.job_id, self.attempt_id, backpressure, late, state_rows,
-                                                 self.blocked_seconds()))
+        report = self.metrics.snapshot(self.tdd.job_id, self.attempt_id, backpressure, late, state_rows, self.blocked_seconds())
+        report.spark = self.services.spark_work.take(self.attempt_id, asyncio.get_running_loop(), report.accumulated_busy_ms)
+        self.services.send(report)
 
     async def _report_metrics(self) -> None:
         while True:

@@ -32,13 +32,14 @@ from runtime.messages import (CancelTask, DeployTask, FreeSlot, Heartbeat, Notif
                               TaskStateChanged, TriggerCheckpoint)
 from runtime.metrics.endpoint import PrometheusEndpoint, start_endpoint
 from runtime.metrics.families import taskmanager_families
-from runtime.process_info import LogTail, rss_bytes
+from runtime.process_info import LogTail
 from runtime.states import ExecutionState
 from runtime.taskmanager import allocators, lean_pyspark
 from runtime.taskmanager.control_endpoint import ControlEndpoint
 from runtime.taskmanager.network import DataServer
 from runtime.taskmanager.services import TaskManagerServices
 from runtime.taskmanager.slots import SlotError, TaskSlotTable
+from runtime.taskmanager.status import StatusReporter
 from runtime.taskmanager.spark import SparkRunner
 from runtime.taskmanager.task import Task
 
@@ -72,6 +73,8 @@ class TaskManager:
                                             tls.internal_client_context(conf), self.control)
         self.tasks: dict[ExecutionAttemptId, Task] = {}
         self.log_tail = LogTail(STATUS_LOG_LINES)
+        self.status_reporter = StatusReporter(self.tm_id, str(conf.get("spark.driver.memory")), self.spark.keeper,
+                                              self.log_tail)
         self.stopping = False
         self.control.serve(self)
 
@@ -141,8 +144,8 @@ class TaskManager:
         return Heartbeat(self.tm_id, self.slots.report(), self.ready)
 
     def status(self) -> TaskManagerStatus:
-        return TaskManagerStatus(self.tm_id, rss_bytes(), str(self.conf.get("spark.driver.memory")),
-                                 self.log_tail.lines())
+        """The latest status read in the pool (its Spark JVM's metrics take round trips), the next read started."""
+        return self.status_reporter.current(asyncio.get_running_loop(), self.executor)
 
     def routes(self) -> Mapping[type, Callable[[Any], None]]:
         return {RequestSlot: self._offer_slot, FreeSlot: self._free_slot, DeployTask: self._deploy,

@@ -26,6 +26,7 @@ LIVE_STATES = ("RUNNING",)
 IDLE_FILL, BUSY_FILL, BACKPRESSURED_FILL = "#5db1ff", "#ee6464", "#888888"
 IDLE_BORDER, BUSY_BORDER, BACKPRESSURED_BORDER = "#1890ff", "#ee2222", "#000000"
 BOTTLENECK_BORDER = "#d4a017"
+SPARK_SHARE_SHOWN = 0.5  # the hint names a subtask's dominant Spark stage when its stages explain this much of its busy time
 TITLE_CHARS = 30
 
 
@@ -79,6 +80,9 @@ class GraphNode:
     fill: str
     border: str
     subtasks: list[dict]
+    busiest: int | None = None  # the index of its busiest live subtask
+    spark_plan: str | None = None  # the Spark plan that dominates that subtask's recent stage time, if one does
+    spark_share: float = 0.0
 
 
 @dataclass
@@ -207,12 +211,25 @@ def _node(vertex: PlanVertex, subtasks: Sequence[SubtaskFigures], box, now: floa
     marks = [float(s.metrics["watermark"]) for s in subtasks if s.metrics.get("watermark") is not None]
     watermark = min(marks) if marks and len(marks) == len(subtasks) else None
     fill, border = node_colors(busy, backpressure)
+    busiest = max(live, key=lambda s: (round(busy_ratio(s.metrics), 2), float(s.metrics.get("records_in") or 0)),
+                  default=None)  # equally busy (a starved machine): the one with the most input
+    spark = spark_focus(busiest.metrics) if busiest is not None else {}
     return GraphNode(vertex.id, vertex.name, list(vertex.operators), vertex.parallelism, box.x, box.y, box.width,
                      box.height, task_state(subtasks), int(_sum(subtasks, "records_in")),
                      int(_sum(subtasks, "records_out")), _sum(live, "records_in_per_s"), _sum(live, "records_out_per_s"),
                      busy, backpressure, watermark, None if watermark is None else max(0.0, now - watermark),
                      int(_sum(subtasks, "last_checkpoint_size")), fill, border,
-                     [_subtask_row(s) for s in sorted(subtasks, key=lambda s: s.index)])
+                     [_subtask_row(s) for s in sorted(subtasks, key=lambda s: s.index)],
+                     busiest.index if busiest is not None else None, spark.get("dominant_plan"),
+                     float(spark.get("dominant_share") or 0.0))
+
+
+def spark_focus(metrics: dict) -> dict:
+    """A subtask's dominant Spark plan, if its Spark stages took SPARK_SHARE_SHOWN of its busy time or more lately
+    (a downstream task's bundle may be evaluated by Spark's optimizer on the driver, outside any stage: its
+    stages then explain little of its time, and naming one would mislead); else nothing."""
+    spark = metrics.get("spark") or {}
+    return spark if spark.get("dominant_plan") and float(spark.get("explained") or 0.0) >= SPARK_SHARE_SHOWN else {}
 
 
 def _sum(subtasks: Sequence[SubtaskFigures], key: str) -> float:
@@ -278,7 +295,13 @@ def is_limiting(node: GraphNode) -> bool:
 
 
 def bottleneck_hint(node: GraphNode) -> str:
-    return f"{short_name(node.name)} at {round(node.busy * 100)} % busy limits this job"
+    """Names the task, and its busiest subtask when it has several; and the Spark stage that takes most of
+    that subtask's time when one does (its plan, as its drill-down lists it)."""
+    where = f" ({node.busiest + 1}/{node.parallelism})" if node.parallelism > 1 and node.busiest is not None else ""
+    hint = f"{short_name(node.name)}{where} at {round(node.busy * 100)} % busy limits this job"
+    if node.spark_plan:
+        hint += f"; Spark stage {short_name(node.spark_plan)} takes {round(node.spark_share * 100)} % of its stage time"
+    return hint
 
 
 def short_name(name: str, width: int = 60) -> str:

@@ -107,6 +107,17 @@ INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
     'curl -H "Authorization: Bearer ..." $JM/jobs/$JOB/savepoints/$REQUEST_ID': Run(CLI),
     "env.from_savepoint(location); env.set_parallelism(3)": Elsewhere(
         "tests/integration/test_checkpoints.py", PYTHON + "it resumes jobs from savepoints at other parallelisms"),
+    # The savepoint browser
+    "%flink savepoints": Elsewhere("tests/ui/test_savepoint_fronts.py", "a notebook of its own, in JupyterLab"),
+    "%flink savepoints show PATH": Elsewhere("tests/ui/test_savepoint_fronts.py", "with the path of its savepoint"),
+    "%flink drilldown JOB": Elsewhere("tests/ui/test_drilldown_fronts.py", "with an id prefix of its job"),
+    "%flink drilldown JOB --task Heavy --subtask 3": Elsewhere(
+        "tests/ui/test_drilldown_fronts.py", "its job's task is Source, its subtask 1"),
+    "%flink savepoints check PATH --job JOB": Elsewhere("tests/ui/test_savepoint_fronts.py",
+                                                        "against the job that took its savepoint, by an id prefix"),
+    "flinkbench run -s PATH --allowNonRestoredState job.py": Elsewhere(
+        "tests/integration/test_savepoint_browser.py", "with the shared cluster's -m and --token-file and its own job "
+                                                       "program, once without the flag (refused) and once with it"),
     # High availability
     "LocalCluster(jobmanagers=2, taskmanagers=2)": Elsewhere(
         "tests/integration/test_high_availability.py", PYTHON + "its clusters are LocalCluster(jobmanagers=2, ...)"),
@@ -118,6 +129,11 @@ INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
     "flinkbench taskmanager --jobmanager URL --token-file F -D high-availability.type=file "
     "-D high-availability.storageDir=/shared/ha": NotRun(
         ANOTHER_MACHINE.format("/shared/ha", "tests/integration/test_high_availability.py")),
+    # History server
+    "flinkbench historyserver -D historyserver.archive.fs.dir=/shared/archives -D security.token-file=/shared/token":
+        Elsewhere("tests/integration/test_job_archives.py", "the same keys with an S3 directory and a token file of its "
+                  "own (and a free port), through tests/helpers/history.py; also after a leader's death in "
+                  "tests/integration/test_high_availability.py"),
     # Resource providers
     "flinkbench cluster start --taskmanagers 0 --slots 2 -D resourcemanager.taskmanager-timeout='10 s'": Run(CLI),
     "%flink local --taskmanagers 1 -D resourcemanager.standby-taskmanagers=1": Elsewhere(
@@ -148,7 +164,9 @@ INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
     "flinkbench cluster stop": Run(CLI),
     "flinkbench jobmanager [-c conf.yaml] [-D key=value ...]": Run(CLI),
     "flinkbench taskmanager [-m HOST:PORT] --token-file F --slots N": Run(CLI),
-    "flinkbench run [-p N] [-D key=value ...] [-s SAVEPOINT] [--detached] job.py [args]": Run(CLI),
+    "flinkbench run [-p N] [-D key=value ...] [-s SAVEPOINT [-n]] [--detached] job.py [args]": Run(CLI),
+    "flinkbench historyserver [-c conf.yaml] [-D key=value ...]": Elsewhere(
+        "tests/integration/test_job_archives.py", "tests/helpers/history.py starts it with -D keys of its own"),
     "flinkbench list [-r | -a]": Run(CLI),
     "flinkbench checkpoint JOB": Run(CLI),
     "flinkbench savepoint JOB [DIR]  |  flinkbench savepoint --dispose PATH": Run(CLI),

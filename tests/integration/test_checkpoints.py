@@ -15,7 +15,7 @@ import pytest
 from runtime.api import KeyedProcessFunction, ValueStateDescriptor
 from runtime.examples import clicks
 from tests.helpers.pacing import Pace
-from tests.helpers.ports import free_port
+from tests.helpers.s3 import s3_server
 from tests.helpers.spark_reference import assert_clicks_exact, clicks_expected, clicks_rows
 from tests.helpers.clusters import (busy_taskmanager, busy_taskmanagers, job_state, wait_for_checkpoint_after_restart,
                                    wait_until)
@@ -179,29 +179,8 @@ def test_restore_from_an_unknown_savepoint_is_refused(cluster, tmp_path):
 
 @pytest.fixture
 def s3_emulator(monkeypatch):
-    """moto's S3 server on a free loopback port, with a bucket; the cluster processes inherit the settings."""
-    port = free_port()
-    server = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), "moto_server"), "-H", "127.0.0.1",
-                               "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    endpoint = f"http://127.0.0.1:{port}"
-    for key, value in {"FLINKBENCH_S3_ENDPOINT": endpoint, "AWS_ACCESS_KEY_ID": "test",
-                       "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1"}.items():
-        monkeypatch.setenv(key, value)
-    import boto3
-    client = boto3.client("s3", endpoint_url=endpoint)
-
-    def bucket_ready():
-        try:
-            client.create_bucket(Bucket="checkpoints")
-            return True
-        except Exception:  # noqa: BLE001 - the server is still starting
-            return False
-    try:
-        wait_until(bucket_ready, 30, "S3 emulator")
+    with s3_server(monkeypatch) as client:
         yield client
-    finally:
-        server.kill()
-        server.wait()
 
 
 def test_checkpoints_in_s3_restore_after_a_kill(fresh_cluster, spark, s3_emulator, tmp_path):

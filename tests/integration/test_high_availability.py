@@ -3,6 +3,8 @@
 Killing the leader with SIGKILL must leave a standby leading, the TaskManagers registered with it and
 a checkpointed job finished with exactly the output of a run without failures. A standby refuses
 work with the leader's address; a paused leader that comes back finds its lease taken and stands by.
+Jobs that ended under the killed leader are listed by the new one from their archives, with their
+exceptions and checkpoints, and so does ``flinkbench historyserver``.
 """
 from __future__ import annotations
 
@@ -11,12 +13,14 @@ import signal
 
 import pytest
 
+from runtime.client import RestClient
 from runtime.cluster import LocalCluster
 from runtime.examples import clicks
 from tests.helpers.spark_reference import assert_clicks_exact
 from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, wait_until
 from tests.helpers.pacing import Pace
 from tests.helpers.ha import new_leader, own_role, raw_call, registered_taskmanagers, with_standby
+from tests.helpers.history import history_server
 from tests.integration.test_checkpoints import wait_for_new_checkpoint
 
 pytestmark = pytest.mark.serial
@@ -27,8 +31,9 @@ HA_CONFIG = {**FAST_FAILURE_CONFIG, "high-availability.lease-duration": "2 s", "
 
 @pytest.fixture(scope="module")
 def ha_cluster(tmp_path_factory):
-    with LocalCluster(taskmanagers=2, slots=2, jobmanagers=2, config=HA_CONFIG,
-                      working_dir=str(tmp_path_factory.mktemp("ha-cluster"))) as cluster:
+    working_dir = tmp_path_factory.mktemp("ha-cluster")
+    config = {**HA_CONFIG, "jobmanager.archive.fs.dir": str(working_dir / "archives")}
+    with LocalCluster(taskmanagers=2, slots=2, jobmanagers=2, config=config, working_dir=str(working_dir)) as cluster:
         yield cluster
 
 
@@ -107,3 +112,67 @@ def test_a_paused_leader_that_comes_back_finds_its_lease_taken_and_stands_by(ha_
     assert status == 503 and refusal["leader"] == leader
     assert paused.alive() and ha_cluster.leader_url() == leader
     assert registered_taskmanagers(ha_cluster) == 2
+
+
+def ended_jobs(cluster) -> dict[str, str]:
+    """Three jobs that end under the current leader, each with checkpoints: name -> job id."""
+    def explode(batch):
+        raise ValueError("boom on purpose, for the archive")
+
+    jobs = {}
+    env = cluster.environment()
+    env.enable_checkpointing("500 ms")
+    env.datagen("seq BIGINT", number_of_rows=6_000, rows_per_second=2_000, fields={"seq": {"kind": "sequence"}}).blackhole()
+    jobs["finished"] = env.execute_async("archived finished").job_id
+    env = cluster.environment()
+    env.set("restart-strategy.type", "none")
+    env.from_collection([{"x": 1}], schema="x INT").map(explode, schema="x INT").blackhole()
+    jobs["failed"] = env.execute_async("archived failed").job_id
+    env = cluster.environment()
+    env.enable_checkpointing("500 ms")
+    env.datagen("seq BIGINT", rows_per_second=500).blackhole()
+    cancelled = env.execute_async("archived cancelled")
+    jobs["cancelled"] = cancelled.job_id
+    wait_until(lambda: cluster.client.get(f"/jobs/{cancelled.job_id}/checkpoints")["counts"]["completed"] > 0, 180,
+               "a checkpoint of the job to cancel")
+    cancelled.cancel()
+    ended = ("FINISHED", "FAILED", "CANCELED")
+    wait_until(lambda: all(job_state(cluster.client, job_id) in ended for job_id in jobs.values()), 240, "all three ended")
+    return jobs
+
+
+def assert_archived_jobs_served(client, jobs: dict[str, str]) -> None:
+    listed = {j["jid"]: j["state"] for j in client.get("/jobs/overview")["jobs"]}
+    assert {listed.get(job_id) for job_id in jobs.values()} == {"FINISHED", "FAILED", "CANCELED"}, listed
+    assert "boom on purpose, for the archive" in client.get(f"/jobs/{jobs['failed']}/exceptions")["root-exception"]
+    for name in ("finished", "cancelled"):
+        checkpoints = client.get(f"/jobs/{jobs[name]}/checkpoints")
+        assert checkpoints["counts"]["completed"] >= 1 and checkpoints["history"], (name, checkpoints)
+        done = next(c for c in checkpoints["history"] if c["status"] == "COMPLETED")
+        details = client.get(f"/jobs/{jobs[name]}/checkpoints/details/{done['id']}")
+        assert all(t["num_acknowledged_subtasks"] == t["num_subtasks"] for t in details["tasks"].values()), details
+    vertex = client.get(f"/jobs/{jobs['finished']}")["vertices"][0]
+    assert vertex["metrics"]["write-records"] == 6_000, "the final metrics"
+
+
+@pytest.mark.timeout(900)
+def test_jobs_ended_under_a_killed_leader_are_listed_by_the_new_one_and_the_history_server(ha_cluster):
+    with_standby(ha_cluster)
+    jobs = ended_jobs(ha_cluster)
+    archives = os.path.join(ha_cluster.working_dir, "archives")
+    wait_until(lambda: len(os.listdir(archives)) >= 3, 30, "three archives written")
+
+    old = ha_cluster.leader_url()
+    ha_cluster.kill_jobmanager()
+    new_leader(ha_cluster, old)
+    wait_until(lambda: set(jobs.values()) <= {j["jid"] for j in ha_cluster.client.get("/jobs/overview")["jobs"]}, 60,
+               "the new leader to list the jobs that ended before")
+    assert_archived_jobs_served(ha_cluster.client, jobs)
+    status, refusal = raw_call(ha_cluster.leader_url(), ha_cluster.token, "PATCH", f"/jobs/{jobs['cancelled']}?mode=cancel")
+    assert status == 409 and "ended CANCELED" in refusal["errors"][0]
+
+    with history_server(archives, ha_cluster.token_file) as url:
+        status, overview = raw_call(url, ha_cluster.token, "GET", "/jobs/overview")
+        assert status == 200 and {j["jid"] for j in overview["jobs"]} >= set(jobs.values())
+        with RestClient(url, token=ha_cluster.token) as history:
+            assert_archived_jobs_served(history, jobs)

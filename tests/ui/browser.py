@@ -56,3 +56,29 @@ def open_panel(page):
 def confirm_dialog(page):
     page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept").click()
     page.locator(".jp-Dialog").wait_for(state="detached")
+
+
+@contextlib.contextmanager
+def notebook_page(profile_dir, lab, notebook: str, start_timeout_ms: int = 180_000):
+    """A page with ``notebook`` of JupyterLab server ``lab`` open and its kernel idle; fails at the end if the
+    page raised an error meanwhile."""
+    errors: list[str] = []
+    with chromium_context(profile_dir) as context:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.on("pageerror", lambda err: errors.append(str(err)))
+        page.goto(f"{lab.url}/lab/tree/{notebook}?token={lab.token}")
+        page.locator(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(
+            timeout=start_timeout_ms)
+        yield page
+        assert not errors, errors
+
+
+def run_all_cells(page, lab) -> None:
+    """Once the notebook's kernel is connected and idle, run every cell (JupyterLab's Run menu)."""
+    from tests.helpers.clusters import wait_until
+
+    wait_until(lambda: any(k["connections"] and k["execution_state"] == "idle" for k in lab.json("GET", "/api/kernels")[1]
+                           if isinstance(k, dict)), 120, "the notebook's kernel connected")
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()

@@ -47,5 +47,6 @@ def test_the_model_keeps_each_taskmanagers_latest_status():
     model.apply(to_plain(events.TaskManagerRegistered("tm-a", "127.0.0.1", 1, 2, 7)))
     model.apply(to_plain(events.TaskManagerStatusReported("tm-a", TaskManagerStatus("tm-a", 123, "1g", ["hello"]))))
     model.apply(to_plain(events.TaskManagerStatusReported("tm-gone", TaskManagerStatus("tm-gone", 1, "1g"))))
-    assert model.taskmanagers["tm-a"].status == {"rss_bytes": 123, "spark_driver_memory": "1g", "log_lines": ["hello"]}
+    assert model.taskmanagers["tm-a"].status == {"rss_bytes": 123, "spark_driver_memory": "1g", "log_lines": ["hello"],
+                                                 "hardware": {}, "jvm": {}, "spark_ui": None}
     assert "tm-gone" not in model.taskmanagers

@@ -2,12 +2,14 @@
  * The job graph in the side panel: the same picture the notebook and the dashboard draw with Bokeh.
  * The server extension builds it (`graph/<job id>`, runtime.views.graph: layout, Flink's colours,
  * the text in each box, the bottleneck hint), so this view only paints what it is given as SVG and
- * re-reads it while the job runs. Hovering a task lists its subtasks; clicking shows them below.
+ * re-reads it while the job runs. Hovering a task lists its subtasks; clicking shows them below, and
+ * clicking a subtask opens its drill-down into its Spark stages (./drilldown.tsx).
  */
 import React, { useEffect, useState } from 'react';
 
 import { bytes, count } from '../format';
 import { requestAPI, Scope } from '../request';
+import { SubtaskDrilldown } from './drilldown';
 
 interface IGraphSubtask {
   subtask: number;
@@ -126,13 +128,14 @@ function GraphEdge({ edge }: { edge: IGraphEdge }): JSX.Element {
   );
 }
 
-function SubtaskTable({ node }: { node: IGraphNode }): JSX.Element {
+function SubtaskTable({ node, onOpen }: { node: IGraphNode; onOpen: (subtask: number) => void }): JSX.Element {
   return (
     <table className="jp-Flinkbench-table jp-Flinkbench-graphSubtasks" data-node-id={node.id}>
       <thead><tr><th>#</th><th>State</th><th>TaskManager</th><th>Slot</th><th>In</th><th>Out</th><th>Busy</th><th>State size</th><th>Last checkpoint</th></tr></thead>
       <tbody>
         {node.subtasks.map(s => (
-          <tr key={s.subtask}>
+          <tr key={s.subtask} data-subtask={s.subtask} className="jp-Flinkbench-clickable" title="Open its Spark stages"
+            onClick={() => onOpen(s.subtask)}>
             <td>{s.subtask + 1}</td><td>{s.state}</td><td title={s.taskmanager}>{s.taskmanager || '-'}</td><td>{s.slot ?? '-'}</td>
             <td>{count(s.records_in)}</td><td>{count(s.records_out)}</td><td>{Math.round(s.busy * 100)} %</td>
             <td>{s.state_size !== null ? bytes(s.state_size) : '-'}</td>
@@ -147,6 +150,7 @@ function SubtaskTable({ node }: { node: IGraphNode }): JSX.Element {
 export function JobGraphView({ scope, jid, refreshMs }: { scope: Scope; jid: string; refreshMs: number }): JSX.Element {
   const { graph, error } = useJobGraph(scope, jid, refreshMs);
   const [picked, setPicked] = useState<string | null>(null);
+  const [opened, setOpened] = useState<{ node: string; subtask: number } | null>(null);
   if (!graph) {
     return <p className="jp-Flinkbench-muted">{error ? `Graph unavailable: ${error}` : 'Loading the job graph…'}</p>;
   }
@@ -168,7 +172,10 @@ export function JobGraphView({ scope, jid, refreshMs }: { scope: Scope; jid: str
       {shown && (
         <>
           <div className="jp-Flinkbench-muted">Subtasks of <b>{shown.name}</b> (click a task for another)</div>
-          <SubtaskTable node={shown} />
+          <SubtaskTable node={shown} onOpen={subtask => setOpened({ node: shown.id, subtask })} />
+          {opened && opened.node === shown.id && (
+            <SubtaskDrilldown scope={scope} jid={graph.job_id} vertex={shown.id} subtask={opened.subtask} name={shown.name} />
+          )}
         </>
       )}
     </div>

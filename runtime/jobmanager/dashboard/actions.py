@@ -1,4 +1,4 @@
-"""A job's actions on the dashboard: cancel, savepoint, stop with savepoint.
+"""Actions on the dashboard: a job's (cancel, savepoint, stop with savepoint) and a savepoint's (resume, dispose).
 
 Each action is first described (what it does, the REST call and the ``flinkbench`` line that do the
 same) and only done once confirmed; a savepoint's progress is then polled by its trigger id, as any
@@ -8,7 +8,7 @@ the descriptions are plain data, so they are tested without a browser.
 from __future__ import annotations
 
 import html
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from bokeh.layouts import column, row
@@ -18,6 +18,7 @@ from runtime.api_hints import cli_line, rest_lines
 from runtime.jobmanager.dashboard.source import DashboardError, RestSource
 
 POLL_MS = 500
+DANGEROUS = ("cancel", "dispose")  # red buttons
 
 
 @dataclass(frozen=True)
@@ -50,26 +51,31 @@ def job_actions(job_id: str) -> list[JobAction]:
 
 
 def outcome(status: dict) -> tuple[bool, str]:
-    """(finished, text) from Flink's ``/jobs/<id>/savepoints/<trigger>`` answer."""
+    """(finished, text) from Flink's answer about an asynchronous operation (a savepoint's, with its location;
+    a disposal's, with nothing but a failure cause when it failed)."""
     if (status.get("status") or {}).get("id") != "COMPLETED":
         return False, "in progress \u2026"
     operation = status.get("operation") or {}
     if operation.get("location"):
         return True, f"completed: {operation['location']}"
-    cause = operation.get("failure-cause") or {}
+    cause = operation.get("failure-cause")
+    if not cause:
+        return True, "completed"
     return True, f"failed: {cause.get('stack-trace') or cause.get('class') or 'no cause given'}"
 
 
 class ActionPanel:
-    """Buttons for a job's actions, a confirmation showing the equivalent REST call and CLI line, and
-    the result. Callbacks run on the document's loop (the Bokeh server's)."""
+    """Buttons for actions (a job's, a savepoint's), a confirmation showing the equivalent REST call and CLI
+    line, and the result; an action answered with a request id is polled at ``status_path(request id)``.
+    Callbacks run on the document's loop (the Bokeh server's)."""
 
-    def __init__(self, doc, source: RestSource, job_id: str, token_file: str | None, cli_commands: Collection[str]):
-        self.doc, self.source, self.job_id, self.token_file = doc, source, job_id, token_file
-        self.cli_commands = cli_commands
-        self.actions = {a.key: a for a in job_actions(job_id)}
+    def __init__(self, doc, source: RestSource, actions: list[JobAction], token_file: str | None,
+                 status_path: Callable[[str], str], cli_commands: Collection[str]):
+        self.doc, self.source, self.token_file, self.status_path = doc, source, token_file, status_path
+        self.cli_commands = cli_commands  # the flinkbench subcommands the hints may name
+        self.actions = {a.key: a for a in actions}
         self.buttons = [Button(label=a.label, name=f"action-{a.key}", width=170,
-                               button_type="danger" if a.key == "cancel" else "default")
+                               button_type="danger" if a.key in DANGEROUS else "default")
                         for a in self.actions.values()]
         for button, key in zip(self.buttons, self.actions):
             button.on_click(lambda _event=None, key=key: self.ask(key))
@@ -112,7 +118,7 @@ class ActionPanel:
             self._say(action, f"refused: {err}", "error")
             return
         if not action.polls:
-            self._say(action, "requested", "done")
+            self._say(action, f"started job {answer['jobid']}" if answer.get("jobid") else "requested", "done")
             return
         trigger = answer.get("request-id", "")
         self._say(action, f"requested (trigger {trigger}); in progress \u2026", "pending")
@@ -122,7 +128,7 @@ class ActionPanel:
 
     async def _check(self, action: JobAction, trigger: str) -> None:
         try:
-            finished, text = outcome(await self.source.get(f"/jobs/{self.job_id}/savepoints/{trigger}"))
+            finished, text = outcome(await self.source.get(self.status_path(trigger)))
         except DashboardError as err:
             finished, text = True, f"status unknown: {err}"
         self._say(action, text, ("error" if text.startswith(("failed", "status")) else "done") if finished else "pending")

@@ -12,7 +12,7 @@ from bokeh.models.widgets import Div
 from bokeh.plotting import figure
 
 from runtime.jobmanager.dashboard import html as h
-from runtime.jobmanager.dashboard.actions import ActionPanel
+from runtime.jobmanager.dashboard.actions import ActionPanel, job_actions
 from runtime.jobmanager.dashboard.pages import TERMINAL, Page, PageContext
 from runtime.jobmanager.dashboard.source import DashboardError
 from runtime.views import text
@@ -32,7 +32,8 @@ class JobPage(Page):
         self.job_id = ctx.args["job"]
         self.title = f"Job {self.job_id}"
         super().__init__(ctx)
-        self.actions = ActionPanel(ctx.doc, ctx.source, self.job_id, ctx.token_file, ctx.cli_commands)
+        self.actions = ActionPanel(ctx.doc, ctx.source, job_actions(self.job_id), ctx.token_file,
+                                   lambda trigger: f"/jobs/{self.job_id}/savepoints/{trigger}", ctx.cli_commands)
         self.graph = GraphFigure()
         self.divs = {name: Div(text="", sizing_mode="stretch_width", name=f"tab-{name}") for name in TABS[1:]}
         self.checkpoints = ColumnDataSource(checkpoint_chart_columns({}), name="checkpoint-chart-source")
@@ -76,7 +77,9 @@ window.history.replaceState(null, '', url.toString());
         src = self.ctx.source
         details = await src.get(f"/jobs/{self.job_id}")
         job = self.ctx.model.jobs.get(self.job_id)
-        if (job is None or not job.plan) and details.get("plan"):
+        if job is None or not job.vertex_order:  # ended before the model began (an archived job): no events will come
+            self.ctx.model.seed_job(details)
+        elif not job.plan and details.get("plan"):
             self.ctx.model.set_plan(self.job_id, plan_from_json(details["plan"]))
         self.actions.show_buttons(details.get("state") not in TERMINAL)
         self.divs["subtasks"].text = subtasks_html(details)
@@ -153,11 +156,13 @@ def subtasks_html(details: dict) -> str:
                          h.link(tm, taskmanager=tm) if tm else "-", h.esc("-" if s.get("slot") is None else s["slot"]),
                          h.esc(text.count(m.get("records_in"))), h.esc(text.count(m.get("records_out"))),
                          h.esc(text.rate(m.get("records_out_per_s"))), h.esc(text.percent(busy_ratio(m))),
-                         h.esc(text.percent(backpressure_ratio(m))), h.esc(text.size(m.get("last_checkpoint_size")))))
+                         h.esc(text.percent(backpressure_ratio(m))), h.esc(text.size(m.get("last_checkpoint_size"))),
+                         h.link("stages", job=details.get("jid", ""), vertex=vertex.get("id", ""),
+                                subtask=str(s.get("subtask", 0)))))
         parts.append(f"<h3>{h.esc(vertex.get('name'))} <span class='fb-muted'>\u00d7{h.esc(vertex.get('parallelism'))}"
                      f"</span> {h.state(vertex.get('status'))}</h3>" + h.table(
                          ["#", "state", "attempt", "TaskManager", "slot", "records in", "records out", "out/s", "busy",
-                          "backpressured", "state size"], rows, name=f"subtasks-{vertex.get('id')}"))
+                          "backpressured", "state size", "Spark"], rows, name=f"subtasks-{vertex.get('id')}"))
     return "".join(parts) or "<p class='fb-muted'>no tasks</p>"
 
 

@@ -8,7 +8,9 @@ the live views of runtime.views fed by the event bus.
 from __future__ import annotations
 
 from collections.abc import Collection
+import time
 from dataclasses import dataclass
+from typing import Any
 
 from bokeh.layouts import column
 from bokeh.models.widgets import Div
@@ -25,7 +27,7 @@ TERMINAL = ("FINISHED", "CANCELED", "FAILED")
 
 @dataclass
 class PageContext:
-    doc: object
+    doc: Any  # the tab's Bokeh Document
     source: RestSource
     model: ClusterModel
     token_file: str | None
@@ -159,7 +161,8 @@ class TaskManagerPage(Page):
             ("Spark session master", h.esc(master)), ("Spark UI", _spark_ui(tm)),
             ("memory", _memory(status)),
             ("registered", h.esc(text.clock((tm.get("registeredAt") or 0) / 1000))),
-            ("last heartbeat", h.esc(f"{heartbeat / 1000:.1f} s ago" if heartbeat is not None else "-"))], name="taskmanager")
+            ("last heartbeat", h.esc(f"{time.time() - heartbeat / 1000:.1f} s ago" if heartbeat is not None else "-"))],
+            name="taskmanager")
         slots = h.table(["slot", "job", "tasks", "allocation"], [
             (h.esc(s.get("index")), h.link(s.get("job-name") or s["job-id"], job=s["job-id"]) if s.get("job-id") else "free",
              h.esc("; ".join(s.get("tasks") or [])), h.esc(s.get("allocation-id") or "-"))

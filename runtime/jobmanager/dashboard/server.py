@@ -19,10 +19,13 @@ from runtime import tls
 from runtime.jobmanager.dashboard.job_page import JobPage
 from runtime.jobmanager.dashboard.pages import (JobManagerPage, JobsPage, OverviewPage, Page, PageContext,
                                                 TaskManagerPage, TaskManagersPage)
+from runtime.jobmanager.dashboard.drilldown_page import DrilldownPage
+from runtime.jobmanager.dashboard.savepoints_page import SavepointPage, SavepointsPage
 from runtime.jobmanager.dashboard.source import RestSource
 from runtime.security import COOKIE_NAME, bearer, tokens_match
 
-PAGES: dict[str, type[Page]] = {"jobs": JobsPage, "taskmanagers": TaskManagersPage, "jobmanager": JobManagerPage}
+PAGES: dict[str, type[Page]] = {"jobs": JobsPage, "taskmanagers": TaskManagersPage, "jobmanager": JobManagerPage,
+                                "savepoints": SavepointsPage}
 REFRESH_MS = 250
 REFUSED = ("401: missing or invalid cluster token. Open {path}?token=<token> (the token is in the cluster's "
            "token file), or send 'Authorization: Bearer <token>'.\n")
@@ -93,8 +96,12 @@ class DashboardServer:
 
 
 def page_for(ctx: PageContext) -> Page:
+    if ctx.args.get("job") and ctx.args.get("subtask"):
+        return DrilldownPage(ctx)
     if ctx.args.get("job"):
         return JobPage(ctx)
     if ctx.args.get("taskmanager"):
         return TaskManagerPage(ctx)
+    if ctx.args.get("savepoint"):
+        return SavepointPage(ctx)
     return PAGES.get(ctx.args.get("page", ""), OverviewPage)(ctx)

@@ -18,15 +18,19 @@ from collections.abc import Callable
 
 import tornado.web
 
+from runtime.checkpoint.storage import StorageError
 from runtime.config import ConfigError, Configuration
 from runtime.connectors.push import PushError
 from runtime.errors import SubmissionError
-from runtime.jobmanager.gateways import (DispatcherGateway, LeaderRetriever, OperationRefused, UnknownJob,
-                                         UnknownTaskManager)
+from runtime.jobmanager.gateways import (DispatcherGateway, LeaderRetriever, OperationRefused, UnknownCheckpoint,
+                                         UnknownJob, UnknownTaskManager)
 from runtime.jobmanager.logins import LoginCodes
 from runtime.jobmanager.push import PushNotKept, SourceRefused, UnknownSource
 from runtime.jobmanager.rest.fields import BodyError, decode, encode
 from runtime.jobmanager.rest.messages import ErrorResponseBody
+from runtime.jobmanager.savepoint_browser import SavepointBrowser
+from runtime.metrics.query import QueryError
+from runtime.process_logs import NoLogFile
 
 log = logging.getLogger(__name__)
 
@@ -34,9 +38,10 @@ MAX_JSON_DEPTH = 64
 
 #: gateway exceptions and the status they answer with
 STATUS_OF: tuple[tuple[type[BaseException], int], ...] = (
-    (PushNotKept, 503), (UnknownJob, 404), (UnknownTaskManager, 404), (UnknownSource, 404),
+    (PushNotKept, 503), (UnknownJob, 404), (UnknownTaskManager, 404), (UnknownSource, 404), (UnknownCheckpoint, 404),
     (OperationRefused, 409),
     (BodyError, 400), (SubmissionError, 400), (ConfigError, 400), (PushError, 400), (SourceRefused, 400),
+    (QueryError, 400), (NoLogFile, 404), (StorageError, 404),
 )
 
 
@@ -48,6 +53,7 @@ class RestContext:
     conf: Configuration
     resources: Callable[[], dict] | None = None  # the resource provider's state, for the event stream's start
     logins: LoginCodes = field(default_factory=LoginCodes)  # the dashboard's one-time codes, shared with it
+    savepoints: SavepointBrowser | None = None  # the savepoint browser (a JobManager's; not the history server's)
 
 
 class HTTPError(tornado.web.HTTPError):

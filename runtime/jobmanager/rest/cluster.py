@@ -12,6 +12,7 @@ from runtime.jobmanager.logins import login_path
 from runtime.jobmanager.rest import convert
 from runtime.jobmanager.rest import messages as m
 from runtime.jobmanager.rest.base import ApiHandler, HTTPError, Query, operation
+from runtime.jobmanager.rest.taskmanager_view import task_manager
 
 
 class OverviewHandler(ApiHandler):
@@ -55,13 +56,13 @@ class JobManagerConfigHandler(ApiHandler):
 class TaskManagersHandler(ApiHandler):
     @operation("Every TaskManager, registered or lost, with its slots.", m.TaskManagersInfo)
     def get(self):
-        return m.TaskManagersInfo(taskmanagers=[convert.task_manager(tm) for tm in self.gateway.request_task_managers()])
+        return m.TaskManagersInfo(taskmanagers=[task_manager(tm) for tm in self.gateway.request_task_managers()])
 
 
 class TaskManagerHandler(ApiHandler):
     @operation("One TaskManager with its slots.", m.TaskManagerInfo)
     def get(self, taskmanagerid):
-        return convert.task_manager(self.gateway.request_task_manager(taskmanagerid))
+        return task_manager(self.gateway.request_task_manager(taskmanagerid))
 
 
 class FaultInjectionHandler(ApiHandler):

@@ -10,7 +10,7 @@ from runtime.jobmanager.rest import messages as m
 from runtime.snapshots import (CheckpointConfigSnapshot, CheckpointRecord, CheckpointStatsSnapshot,
                                           ClusterOverview, FailureRecord, JobSnapshot, JobSummary, OperationState,
                                           OperationStatus, PlanNode, PushSourceSnapshot, SubtaskSnapshot,
-                                          TaskManagerSnapshot, VertexSnapshot)
+                                          VertexSnapshot)
 from runtime.messages import TaskMetrics
 from runtime.states import ExecutionState
 
@@ -43,18 +43,6 @@ def cluster_overview(ov: ClusterOverview, leaders: m.JobManagersInfo) -> m.Clust
         jobs_running=ov.jobs_running, jobs_finished=ov.jobs_finished, jobs_cancelled=ov.jobs_cancelled,
         jobs_failed=ov.jobs_failed, flinkbench_version=version(), leader=leaders.leader,
         jobmanagers=leaders.jobmanagers, role=leaders.role)
-
-
-def task_manager(tm: TaskManagerSnapshot) -> m.TaskManagerInfo:
-    lost = tm.lost_reason is not None
-    return m.TaskManagerInfo(
-        id=tm.tm_id, path=f"{tm.host}:{tm.data_port}" if tm.data_port else tm.host, data_port=tm.data_port,
-        time_since_last_heartbeat=int(tm.heartbeat_age_s * 1000) if tm.heartbeat_age_s is not None else None,
-        slots_number=tm.slots_number, free_slots=tm.free_slots, host=tm.host, pid=tm.pid,
-        spark_master=tm.spark_master, registered_at=ms(tm.registered_at) if tm.registered_at else None,
-        state="LOST" if lost else "REGISTERED", reason=tm.lost_reason, lost_at=ms(tm.lost_at) if lost else None,
-        slots=[m.SlotInfo(index=s.index, allocation_id=s.allocation_id, job_id=s.job_id, job_name=s.job_name,
-                          tasks=list(s.tasks)) for s in tm.slots])
 
 
 # -- jobs ------------------------------------------------------------------------------------
@@ -163,7 +151,16 @@ def io_metrics(reports: list[TaskMetrics]) -> m.IOMetricsInfo:
         backpressured_time_ms_per_s=most("backpressured_time_ms_per_s"), last_checkpoint_id=max(ids, default=None),
         last_checkpoint_duration_s=max(durations, default=None), last_checkpoint_size=sum(sizes) if sizes else None,
         phase_s=_merged([r.phase_s for r in reports], sum), phase_count=_merged([r.phase_count for r in reports], sum),
-        phase_max_s=_merged([r.phase_max_s for r in reports], max), pending_records=sum(pending) if pending else None)
+        phase_max_s=_merged([r.phase_max_s for r in reports], max), pending_records=sum(pending) if pending else None,
+        spark=_spark_totals(reports[0]) if len(reports) == 1 else None)
+
+
+def _spark_totals(report: TaskMetrics) -> dict | None:
+    """One subtask's Spark totals and dominant plan (its stages are its drill-down's: .../subtasks/:i/spark)."""
+    work = report.spark
+    return None if work is None else {"total_stages": work.total_stages, "total_stage_ms": work.total_stage_ms,
+                                      "dominant_plan": work.dominant_plan, "dominant_share": work.dominant_share,
+                                      "explained": work.explained}
 
 
 def _merged(dicts: list[dict], combine) -> dict:
@@ -213,8 +210,12 @@ def exceptions(records: list[FailureRecord]) -> m.JobExceptionsInfoWithHistory:
 
 
 # -- checkpoints and operations --------------------------------------------------------------
-def checkpoint(r: CheckpointRecord, path: str | None = None) -> m.CheckpointStatistics:
-    return m.CheckpointStatistics(
+def checkpoint(r: CheckpointRecord, path: str | None = None, retained: dict[int, str] | None = None) -> m.CheckpointStatistics:
+    """One checkpoint; with ``retained`` (the retained checkpoints' paths) a completed one says if it was discarded."""
+    discarded = None
+    if retained is not None and r.status == "COMPLETED" and not r.is_savepoint:
+        discarded = r.checkpoint_id not in retained
+    return m.CheckpointStatistics(discarded=discarded,
         id=r.checkpoint_id, status=r.status, is_savepoint=r.is_savepoint,
         checkpoint_type="SAVEPOINT" if r.is_savepoint else "CHECKPOINT", trigger_timestamp=ms(r.trigger_time),
         latest_ack_timestamp=ms(r.latest_ack_time), state_size=r.size, checkpointed_size=_written(r),
@@ -235,13 +236,14 @@ def checkpoint_stats(s: CheckpointStatsSnapshot) -> m.CheckpointingStatistics:
                                     state_size=summary([r.size for r in done]),
                                     checkpointed_size=summary([_written(r) for r in done])),
         latest=m.LatestCheckpoints(
-            completed=checkpoint(completed, s.retained_paths.get(completed.checkpoint_id)) if completed else None,
+            completed=checkpoint(completed, s.retained_paths.get(completed.checkpoint_id), s.retained_paths)
+            if completed else None,
             savepoint=checkpoint(savepoint) if savepoint else None,
             failed=checkpoint(s.latest_failed) if s.latest_failed else None,
             restored=m.RestoredCheckpointStatistics(id=restored.checkpoint_id, restore_timestamp=ms(restored.restore_time),
                                                     is_savepoint=restored.is_savepoint, external_path=restored.path)
             if restored else None),
-        history=[checkpoint(r) for r in s.history])
+        history=[checkpoint(r, retained=s.retained_paths) for r in s.history])
 
 
 def _written(r: CheckpointRecord) -> int:

@@ -13,6 +13,7 @@ else to the REST application's own routing.
 from __future__ import annotations
 
 import json
+import re
 from typing import Protocol
 
 import tornado.httputil
@@ -25,6 +26,7 @@ from runtime.security import COOKIE_NAME, bearer, tokens_match
 V1 = "/v1"
 #: pages of the web dashboard (Bokeh), which browsers open with ``?token=`` once and then carry a cookie
 BROWSER_PREFIXES = ("/dashboard", "/static/", "/events")
+SPARK_UI = re.compile(r"^/taskmanagers/[^/]+/spark-ui(/|$)")  # a TaskManager's Spark UI, also opened by browsers
 TOKEN_MISSING = ("missing or invalid cluster token: send 'Authorization: Bearer <token>' (the token is in the "
                  "cluster's token file); a browser opens /dashboard/login")
 
@@ -37,7 +39,7 @@ def presented_token(request: tornado.httputil.HTTPServerRequest) -> str | None:
     cookie = request.cookies.get(COOKIE_NAME)
     if cookie is not None:
         return cookie.value
-    if request.path.startswith(BROWSER_PREFIXES):
+    if request.path.startswith(BROWSER_PREFIXES) or SPARK_UI.match(request.path):
         values = tornado.httputil.parse_qs_bytes(request.query, keep_blank_values=True).get("token")
         return values[0].decode(errors="replace") if values else None
     return None

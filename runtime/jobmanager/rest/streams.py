@@ -12,6 +12,7 @@ from runtime.jobmanager.gateways import DispatcherGateway, LeaderRetriever
 from runtime.jobmanager.rest import convert
 from runtime.jobmanager.rest.base import JsonErrors, RestContext, documented
 from runtime.jobmanager.rest.fields import encode
+from runtime.jobmanager.rest.taskmanager_view import task_manager
 
 
 def cluster_snapshot(gateway: DispatcherGateway, leader: LeaderRetriever, seq: int) -> dict:
@@ -20,7 +21,7 @@ def cluster_snapshot(gateway: DispatcherGateway, leader: LeaderRetriever, seq: i
     now = time.time()
     overview = convert.cluster_overview(gateway.cluster_overview(), convert.leadership(leader.leadership_view()))
     return {"type": "ClusterSnapshot", "seq": seq, "ts": now, **encode(overview),
-            "taskmanagers": encode([convert.task_manager(tm) for tm in gateway.request_task_managers()]),
+            "taskmanagers": encode([task_manager(tm) for tm in gateway.request_task_managers()]),
             "jobs": encode([convert.job_details(j, now) for j in gateway.list_jobs()])}
 
 

@@ -10,7 +10,8 @@ from runtime.ids import AllocationId, ExecutionAttemptId, JobId, JobVertexId
 from runtime.snapshots import CheckpointRecord, CheckpointStatsSnapshot, ClusterOverview, JobSummary
 from runtime.messages import TaskDeploymentDescriptor, TaskMetrics
 from runtime.metrics.endpoint import port_range
-from runtime.metrics.families import NO_WATERMARK, JobView, cluster_families, taskmanager_families
+from runtime.metrics.catalog import NO_WATERMARK, JobView
+from runtime.metrics.families import cluster_families, taskmanager_families
 from runtime.states import JobStatus
 
 

@@ -16,11 +16,14 @@ import tornado.web
 from runtime.config import Configuration
 from runtime.ids import JobId, TriggerId
 from runtime.jobmanager import rest
-from runtime.jobmanager.gateways import OperationRefused, UnknownJob, UnknownTaskManager
-from runtime.snapshots import (CheckpointConfigSnapshot, CheckpointStatsSnapshot, ClusterOverview,
-                                          JobSnapshot, JobSummary, OperationState, OperationStatus, PlanNode,
-                                          SubtaskSnapshot, VertexSnapshot)
-from runtime.messages import TaskMetrics
+from runtime.jobmanager.gateways import OperationRefused, UnknownCheckpoint, UnknownJob, UnknownTaskManager
+from runtime.snapshots import (CheckpointConfigSnapshot, CheckpointDetailsSnapshot, CheckpointRecord,
+                               CheckpointStatsSnapshot, ClusterOverview, JobSnapshot, JobSummary,
+                               OperationState, OperationStatus, PlanNode, SlotSnapshot,
+                               SubtaskCheckpointStats, SubtaskSnapshot, TaskManagerSnapshot,
+                               VertexSnapshot)
+from runtime.messages import TaskManagerStatus, TaskMetrics
+from runtime.spark_stages import SparkStageRecord, SparkWork
 from runtime.states import ExecutionState, JobStatus
 
 TOKEN = "t" * 43
@@ -34,17 +37,55 @@ def metrics(records_in: int, backpressure: float, watermark: float | None) -> Ta
                        bytes_out=5 * records_in, backpressure_ratio=backpressure, watermark=watermark)
 
 
+#: Subtask 2's recent Spark stages: two plans, the exchange one taking 80 % of their time
+SPARK_STAGES = (SparkStageRecord(10, 0, [5], "WholeStageCodegen (1) > Exchange", "COMPLETE", 1_700_000_000_000, 300, 2,
+                                 shuffle_write_bytes=4096),
+                SparkStageRecord(11, 0, [5], "Exchange > WholeStageCodegen (2)", "COMPLETE", 1_700_000_000_300, 100, 2),
+                SparkStageRecord(12, 0, [6], "WholeStageCodegen (1) > Exchange", "COMPLETE", 1_700_000_001_000, 500, 2,
+                                 disk_spilled_bytes=1 << 20))
+
+
+def spark_subtask(i: int, now: float) -> SubtaskSnapshot:
+    report = metrics(100 * (i + 1), [0.05, 0.3, 0.9][i], 1_700_000_000.5 + i)
+    stages = SPARK_STAGES if i == 2 else ()
+    if stages:
+        report.accumulated_busy_ms, report.phase_s = 1000, {"spark_action": 0.9, "exchange_send": 0.05}
+        report.spark = SparkWork([], 3, 900, "WholeStageCodegen (1) > Exchange", 0.889, 0.9)
+    return SubtaskSnapshot(i, ExecutionState.RUNNING, 0, f"att{i}", "tm-1", "127.0.0.1", i,
+                           {ExecutionState.DEPLOYING: now - 5, ExecutionState.RUNNING: now - 4}, report, None, stages)
+
+
 def job_snapshot() -> JobSnapshot:
     now = time.time()
-    subtasks = tuple(SubtaskSnapshot(i, ExecutionState.RUNNING, 0, f"att{i}", "tm-1", "127.0.0.1", i,
-                                     {ExecutionState.DEPLOYING: now - 5, ExecutionState.RUNNING: now - 4},
-                                     metrics(100 * (i + 1), [0.05, 0.3, 0.9][i], 1_700_000_000.5 + i), None)
-                     for i in range(3))
+    subtasks = tuple(spark_subtask(i, now) for i in range(3))
     counts = {s: (3 if s == ExecutionState.RUNNING else 0) for s in ExecutionState}
     summary = JobSummary(JOB, "fake", JobStatus.RUNNING, now - 10, None, now - 4, 3, 0, counts, 12.5, False)
     vertex = VertexSnapshot(VERTEX, "Source -> Sink", 3, 128, ExecutionState.RUNNING, ("Source", "Sink"), subtasks)
     return JobSnapshot(summary, {JobStatus.RUNNING: now - 4}, (vertex,),
                        (PlanNode(VERTEX, "Source -> Sink", 3, (("s", "Source", "source"),), ()),), 128, True)
+
+
+CHECKPOINT = 7
+TRIGGERED = 1_700_000_000.0
+
+
+def checkpoint_details() -> CheckpointDetailsSnapshot:
+    """Checkpoint 7 of the fake job, in progress: subtasks 0 and 1 acknowledged, subtask 2 not yet."""
+    subtasks = (SubtaskCheckpointStats(VERTEX, 0, TRIGGERED + 0.5, 1000, 400, 3, 120, 10, 2),
+                SubtaskCheckpointStats(VERTEX, 1, TRIGGERED + 0.8, 3000, 600, 5, 300, None, 4),
+                SubtaskCheckpointStats(VERTEX, 2))
+    record = CheckpointRecord(CHECKPOINT, "IN_PROGRESS", False, TRIGGERED, TRIGGERED + 0.8, 0.9, 4000, 3, 2,
+                              checkpointed_size=1000)
+    return CheckpointDetailsSnapshot(record, subtasks)
+
+
+def task_managers() -> list[TaskManagerSnapshot]:
+    status = TaskManagerStatus("tm-1", 2_000_000, "2g")
+    slot = SlotSnapshot(0, None, None, "", ())
+    return [TaskManagerSnapshot("tm-1", "127.0.0.1", 1, 11, "local[2]", 1, 1, (slot,), 1.0, 0.1, status=status),
+            TaskManagerSnapshot("tm-2", "127.0.0.1", 2, 12, "local[2]", 1, 1, (slot,), 1.0, 0.1,
+                                status=TaskManagerStatus("tm-2", 4_000_000, "2g")),
+            TaskManagerSnapshot("tm-3", "127.0.0.1", None, 13, "local[2]", 0, 0, (), 1.0, None, "lost", 2.0)]
 
 
 class FakeDispatcher:
@@ -84,11 +125,20 @@ class FakeDispatcher:
         self._job(job_id)
         return CheckpointConfigSnapshot(1.0, 600.0, 0.0, 1, 0, "file:///cp", "file:///sp")
 
+    def checkpoint_details(self, job_id, checkpoint_id):
+        self._job(job_id)
+        if checkpoint_id != CHECKPOINT:
+            raise UnknownCheckpoint(job_id, checkpoint_id)
+        return checkpoint_details()
+
     def request_task_managers(self):
-        return []
+        return task_managers()
 
     def request_task_manager(self, tm_id):
-        raise UnknownTaskManager(tm_id)
+        found = [tm for tm in task_managers() if tm.tm_id == tm_id]
+        if not found:
+            raise UnknownTaskManager(tm_id)
+        return found[0]
 
     def cancel_job(self, job_id):
         self._job(job_id)

@@ -21,6 +21,7 @@ from runtime.ids import ExecutionAttemptId
 from runtime.data_messages import DataBuffer
 from runtime.messages import CollectResult, ProducerLocation, TaskStateChanged
 from runtime.states import ExecutionState
+from runtime.taskmanager.spark_work import SparkWorkRecorder
 from runtime.taskmanager.heartbeat_lease import HeartbeatLease
 from runtime.taskmanager.input_gate import InputGate
 from runtime.taskmanager.network import ResultPartition, write_frame
@@ -102,6 +103,7 @@ class TestingTaskServices:
         self.message_arrived = asyncio.Event()
         self.leader_session_id = "session-1"  # the leader this TaskManager follows (upload fences read it)
         self.heartbeats = HeartbeatLease()  # how long that leader has not heard it
+        self.spark_work = SparkWorkRecorder(lambda: None, None)  # no Spark driver to read: records nothing
 
     async def spark_ready(self) -> None:
         if self.spark_failure is not None:

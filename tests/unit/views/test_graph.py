@@ -81,9 +81,27 @@ def test_the_busy_task_nearest_the_sinks_that_is_not_backpressured_is_named():
     subs = {"Source": running(20, 950), "Map": running(990), "Window": running(100), "Sink": running(5)}
     graph = job_graph("j", plan, subs, now=0.0)
     assert graph.bottleneck == "Map"
-    assert graph.hint == "Map at 99 % busy limits this job"
+    assert graph.hint == "Map (1/2) at 99 % busy limits this job"
     assert graph.node("Map").border == BOTTLENECK_BORDER
     assert graph.node("Map").busy == pytest.approx(0.99)
+
+
+def test_the_hint_names_the_busiest_subtask_and_the_spark_stage_that_dominates_it():
+    hot = {"dominant_plan": "Exchange > WholeStageCodegen (2)", "dominant_share": 0.83, "explained": 0.8}
+    subs = running(990, accumulated_busy_ms=1000)
+    subs[0].metrics["busy_time_ms_per_s"] = 300
+    subs[1].metrics["spark"] = hot
+    graph = job_graph("j", chain("Source", "Map"), {"Source": running(20, 950), "Map": subs})
+    assert graph.hint == ("Map (2/2) at 99 % busy limits this job; "
+                          "Spark stage Exchange > WholeStageCodegen (2) takes 83 % of its stage time")
+    subs[1].metrics["spark"] = {**hot, "explained": 0.3}  # its stages took too little of its busy time lately
+    assert job_graph("j", chain("Source", "Map"), {"Source": running(20, 950), "Map": subs}).hint.endswith("limits this job")
+
+
+def test_of_equally_busy_subtasks_the_one_with_the_most_input_is_named():
+    subs = running(1000, records_in=10)
+    subs[1].metrics["records_in"] = 80
+    assert job_graph("j", chain("Source", "Map"), {"Source": running(20, 950), "Map": subs}).hint.startswith("Map (2/2)")
 
 
 def test_a_backpressured_busy_task_is_passed_over():

@@ -34,6 +34,11 @@ class CheckpointStatistics:
     external_path: str | None = F("external_path", default=None)
     failure_message: str | None = F("failure_message", default=None)
     failure_timestamp: int | None = F("failure_timestamp", default=None)
+    alignment_buffered: int = F("alignment_buffered", default=0)
+    processed_data: int = F("processed_data", default=0, doc="aligned checkpoints: none measured")
+    persisted_data: int = F("persisted_data", default=0, doc="aligned checkpoints persist no in-flight data")
+    discarded: bool | None = F("discarded", default=None, omit_none=True,
+                               doc="a completed checkpoint no longer retained (savepoints are never discarded here)")
 
 
 @message

@@ -98,6 +98,10 @@ class IOMetricsInfo:
                                       doc="longest single time in each phase over the last report interval")
     pending_records: int | None = F("pending_records", default=None,
                                     doc="Flink's pendingRecords: rows a rate-limited source is behind its pace")
+    spark: dict[str, Any] | None = F("spark", default=None, omit_none=True,
+                                     doc="a subtask's Spark totals (total_stages, total_stage_ms), its stage time's "
+                                         "share of its busy time over the last minute (explained) and the plan that "
+                                         "takes half or more of its recent stage time (dominant_plan, dominant_share)")
 
 
 @message
@@ -184,13 +188,6 @@ class JobVertexBackPressureInfo:
     deprecated_backpressure_level: str = F("backpressure-level")
     end_timestamp: int = F("end-timestamp")
     subtasks: list[SubtaskBackPressureInfo] = F("subtasks")
-
-
-@message
-class Metric:
-    """One metric as Flink's metric endpoints list them (``/watermarks``: ``<subtask>.currentInputWatermark``)."""
-    id: str = F("id")
-    value: str = F("value")
 
 
 @message

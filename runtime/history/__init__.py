@@ -1,0 +1,1 @@
+"""The history server: jobs that ended, from their archives (runtime.jobmanager.archive)."""
