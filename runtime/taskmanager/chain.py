@@ -28,7 +28,7 @@ from runtime.taskmanager.watermarks import BoundedOutOfOrderness
 from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME, RECORDS, WindowOperator
 
 STATELESS_KINDS = ("select", "filter", "with_columns", "map", "flat_map", "window_combine", "watermark", "union",
-                   "local_aggregate")
+                   "local_aggregate", "table_function")
 STATEFUL_OPERATORS = {"window_aggregate": WindowOperator, "keyed_process": KeyedProcessOperator, **SQL_OPERATORS}
 STATEFUL_KINDS = tuple(STATEFUL_OPERATORS)
 EVENT_MICROS = "__event_us"  # a folded watermark's event time per row, then the largest per pre-aggregated group

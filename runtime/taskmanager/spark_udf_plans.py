@@ -50,7 +50,7 @@ def table_function(df, params: dict, wrapper, expr: Callable):
     out = StructType(list(df.schema.fields) + list(added.fields))
     args = [f"{_ARGUMENT}{i}" for i in range(len(params["args"]))]
     with_args = df.select("*", *[expr(f"{sql} AS {a}") for sql, a in zip(params["args"], args)])
-    body = spark_udfs.table(wrapper, args, to_arrow_schema(out), len(added.fields), bool(params.get("outer")),
+    body = spark_udfs.table(wrapper, args, to_arrow_schema(out, timezone="UTC"), len(added.fields), bool(params.get("outer")),
                             len(df.columns))
     return with_args.mapInArrow(body, out)
 

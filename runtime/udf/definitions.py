@@ -137,7 +137,7 @@ class UserDefinedFunctionWrapper:
     def opened(self, context: FunctionContext | None = None):
         """The function object to call, ``open`` called on it once (``close`` it when done): a
         UserDefinedFunction as given, a plain callable wrapped as one of the right kind."""
-        target = self._func if isinstance(self._func, UserDefinedFunction) else _delegate(self.kind, self._func)
+        target = self._func if isinstance(self._func, UserDefinedFunction) else _Delegating(self._func)
         target.open(context or FunctionContext())
         return target
 
@@ -145,39 +145,14 @@ class UserDefinedFunctionWrapper:
         return f"<{self.kind} function {self.name} ({self.func_type}) -> {self.result_type}>"
 
 
-class _DelegatingScalar(ScalarFunction):
+class _Delegating(UserDefinedFunction):
+    """A plain callable seen as a function object: ``eval`` calls it (a scalar or table function row by row,
+    a pandas function with Series)."""
     def __init__(self, func: Callable):
         self.func = func
 
     def eval(self, *args):
         return self.func(*args)
-
-
-class _DelegatingTable(TableFunction):
-    def __init__(self, func: Callable):
-        self.func = func
-
-    def eval(self, *args):
-        return self.func(*args)
-
-
-class _DelegatingPandasAggregate(AggregateFunction):
-    """A pandas aggregate function (Series in, one value out) seen through the AggregateFunction interface."""
-    def __init__(self, func: Callable):
-        self.func = func
-
-    def create_accumulator(self):
-        return []
-
-    def accumulate(self, accumulator, *args):
-        accumulator.append(self.func(*args))
-
-    def get_value(self, accumulator):
-        return accumulator[0]
-
-
-def _delegate(kind: str, func: Callable) -> UserDefinedFunction:
-    return {"scalar": _DelegatingScalar, "table": _DelegatingTable, "aggregate": _DelegatingPandasAggregate}[kind](func)
 
 
 def _listed(types) -> list:
@@ -231,6 +206,9 @@ def _make_udaf(f, input_types=None, result_type=None, accumulator_type=None, det
     if func_type == "general" and not isinstance(f, AggregateFunction):
         raise TypeError(f"Invalid function: a general udaf takes an AggregateFunction instance, got {type(f)}"
                         " (a function of pandas Series needs func_type='pandas')")
+    if func_type == "pandas" and isinstance(f, UserDefinedFunction):
+        raise TypeError("Invalid function: a pandas udaf is a function of pandas Series returning one value, "
+                        f"not a {type(f).__name__} instance")
     if result_type is None and isinstance(f, AggregateFunction):
         result_type = f.get_result_type()
     if accumulator_type is None and func_type == "general":
