@@ -44,7 +44,7 @@ def make_environment(session, args):
     from runtime.api.environment import StreamExecutionEnvironment
 
     env = StreamExecutionEnvironment(session.client)
-    from kernel_magics.commands.sql import shared_catalog
+    from kernel_magics.table_env import shared_catalog
     from runtime.table import StreamTableEnvironment
 
     env.table_catalog = shared_catalog(session)  # SQL and DataStream cells see the same tables

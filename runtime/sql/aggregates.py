@@ -47,6 +47,8 @@ def plan(converter, select: exp.Select, scope: Scope) -> tuple[Scope, list[exp.E
                                                                                        "window_time")], scope.position)
     else:
         source = scope
+    if not windowed:
+        _refuse_unbounded_pandas(converter, calls, updating=source.node.updating)
     pre, keys, specs = _pre_projection(converter, source, group_exprs, calls, windowed)
     if not keys:  # a global aggregate: one key for all rows
         pre.exprs.append(("__global", "0"))
@@ -123,13 +125,26 @@ def _aggregate_spec(converter, source: Scope, call: exp.AggFunc, i: int, add, ty
 
 def _user_aggregate(converter, source: Scope, call: UserAggregate, i: int, add, types) -> Aggregate:
     """A Python aggregate function's call: its arguments computed as input fields (runtime.sql.user_functions)."""
-    fdef = by_spark_name(converter.catalog)[call.name]
+    fdef = by_spark_name(converter.catalog)[call.args["function"].name]
     args = []
     for j, arg in enumerate(call.expressions):
         field = source.field_of(arg)
         type_ = types[field] if field else infer_type(source.rewrite(arg), types)
         args.append(add(field, quoted(field), type_) if field else add(f"__a{i}_{j}", source.sql(arg), type_))
     return Aggregate(f"__agg{i}", "udaf", None, fdef.result_type, args=args, function=fdef.spark_name)
+
+
+def _refuse_unbounded_pandas(converter, calls: list[exp.AggFunc], updating: bool) -> None:
+    """A pandas aggregate function sees all of a group's rows at once: in a window or a batch job, never over an
+    unbounded GROUP BY or rows that are retracted (as Flink refuses it there)."""
+    for call in calls:
+        if not isinstance(call, UserAggregate):
+            continue
+        fdef = by_spark_name(converter.catalog)[call.args["function"].name]
+        if fdef.function.func_type == "pandas" and (updating or not converter.batch):
+            raise converter.error(call, f"the pandas aggregate function {fdef.name} needs all of a group's rows at "
+                                        "once: use it in a window (TUMBLE, HOP, CUMULATE, SESSION) or in batch mode, "
+                                        "over an input that is not updating", UnsupportedSqlError)
 
 
 def _window_aggregate(converter, tvf: WindowTVF, pre: Calc, keys: list[str], specs: list[Aggregate]):

@@ -27,10 +27,14 @@ SPARK_NAME = re.compile(r"\b([A-Za-z_]\w*__py[0-9a-f]{8}(?:__0)?)\s*\(", re.I)  
 Error = Callable[..., SqlError]  # Converter.error: (node, message, cls) -> a positioned SqlError
 
 
-class UserAggregate(exp.Expression, exp.AggFunc):
-    """A call of a Python aggregate function: ``this`` is its Spark name, ``expressions`` its arguments."""
-    arg_types = {"this": True, "expressions": False}
-    is_var_len_args = True
+class UserAggregate(exp.Anonymous, exp.AggFunc):
+    """A call of a Python aggregate function: ``this`` is its name (as messages show the call), ``function`` its
+    Spark name, ``expressions`` its arguments."""
+    arg_types = {"this": True, "expressions": False, "function": True}
+
+    def sql(self, dialect=None, **opts) -> str:
+        """The call as the query wrote it (``name(args)``), for messages."""
+        return exp.Anonymous(this=self.this, expressions=[e.copy() for e in self.expressions]).sql(dialect, **opts)
 
 
 def define(name: str, function, system: bool) -> FunctionDef:
@@ -49,6 +53,7 @@ def define(name: str, function, system: bool) -> FunctionDef:
     result = _spark_type(name, function.result_type, "result type")
     for declared in function.input_types or []:
         _spark_type(name, declared, "input type")
+    function = function.named(name)
     return FunctionDef(name.lower(), function, result, system, f"{name.lower()}__py{_digest(name, function)}")
 
 
@@ -99,8 +104,9 @@ def import_function(name: str, path: str):
         raise SqlValidationError(f"function {name!r}: importing module {module!r} raised "
                                  f"{type(err).__name__}: {err}") from None
     if not isinstance(found, UserDefinedFunctionWrapper):
-        raise SqlValidationError(f"function {name!r}: {path} is a {type(found).__name__}, not a function made by "
-                                 "udf(), udtf() or udaf()")
+        what = "a class" if isinstance(found, type) else f"a {type(found).__name__}"
+        raise SqlValidationError(f"function {name!r}: {path} is {what}, not a function made by udf(), udtf() or "
+                                 "udaf()")
     return found
 
 
@@ -143,8 +149,10 @@ def _resolved_call(node: exp.Expr, catalog: Catalog) -> tuple[FunctionDef, list[
     if isinstance(node, exp.Anonymous):
         fdef = lookup(catalog, node.name, _is_builtin(node.name))
         return (fdef, list(node.expressions)) if fdef else None
-    for name in written_names(node):
-        fdef = catalog.system_functions.get(name.lower())
+    names = written_names(node)
+    builtin = any(_is_builtin(n) for n in names)  # sqlglot knows more functions than Flink has (MEDIAN)
+    for name in names:
+        fdef = lookup(catalog, name, builtin)
         if fdef is not None:
             return fdef, _arguments(node)
     return None
@@ -191,7 +199,7 @@ def _call(fdef: FunctionDef, args: list[exp.Expr], node: exp.Expr, error: Error)
         if node.find_ancestor(exp.Window) is not None:
             raise error(node, f"the Python aggregate function {fdef.name} cannot be used in OVER",
                         UnsupportedSqlError)
-        return UserAggregate(this=exp.Literal.string(fdef.spark_name), expressions=args)
+        return UserAggregate(this=fdef.name, expressions=args, function=exp.Literal.string(fdef.spark_name))
     spark_name = fdef.spark_name + ("" if args else NULLARY)
     call = exp.Anonymous(this=spark_name, expressions=args or [exp.Literal.number(0)])
     return exp.Cast(this=call, to=exp.DataType.build(fdef.result_type, dialect="spark"))
@@ -201,6 +209,10 @@ def typed_arguments(fdef: FunctionDef, args: list[exp.Expr], node: exp.Expr, err
     """``args`` cast to the function's declared input types, when it declares them (as Flink casts them)."""
     declared = fdef.function.input_types
     if declared is None:
+        problem = fdef.function.arity_problem(len(args))
+        if problem:
+            raise error(node, f"function {fdef.name} cannot take {len(args)} argument(s): {problem}",
+                        SqlValidationError)
         return [a.copy() for a in args]
     if len(declared) != len(args):
         raise error(node, f"function {fdef.name} takes {len(declared)} argument(s) (its input_types), got "

@@ -23,6 +23,7 @@ from runtime.messages import OutputDescriptor
 from runtime.taskmanager.metrics import PhaseTimes
 from runtime.taskmanager.process_operator import KeyedProcessOperator, OutputRowError
 from runtime.taskmanager.spark import UserFunctionError, missing_columns, pre_aggregates
+from runtime.taskmanager.spark_udfs import PythonFunctionError, failure_line
 from runtime.taskmanager.sql_operators import SQL_OPERATORS
 from runtime.taskmanager.watermarks import BoundedOutOfOrderness
 from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME, RECORDS, WindowOperator
@@ -120,7 +121,7 @@ class StatefulStage:
             return method(*args)
         except KeyError as err:
             raise OperatorError(f"operator '{self.op.name}': input has no column {err}") from None
-        except (UserFunctionError, OutputRowError) as err:
+        except (UserFunctionError, OutputRowError, PythonFunctionError) as err:
             raise OperatorError(f"operator '{self.op.name}': {err}") from None
 
     @property
@@ -290,5 +291,8 @@ def _to_arrow(spark, df, name: str) -> pa.Table:
         if kind == "AnalysisException":
             raise OperatorError(f"operator '{name}': {str(err).splitlines()[0]}") from None
         if kind == "PythonException":
+            line = failure_line(str(err))  # a SQL Python function's own error, in one line
+            if line is not None:
+                raise OperatorError(f"operator '{name}': {line}") from None
             raise OperatorError(f"operator '{name}': a Python function failed in Spark:\n{err}") from None
         raise

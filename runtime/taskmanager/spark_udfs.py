@@ -14,6 +14,7 @@ cluster need not have it) and is shipped by value, with runtime.udf's definition
 """
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterator
 
@@ -39,9 +40,17 @@ def ship_by_value() -> None:
 
 def failure_line(message: str) -> str | None:
     """The PythonFunctionError line of an error's text (a Spark PythonException carries the worker's
-    traceback), without its class name; None if there is none."""
-    found = [line for line in message.splitlines() if line.startswith(f"{ERROR_NAME}: ")]
-    return found[-1][len(ERROR_NAME) + 2:] if found else None
+    traceback), without its class name, or what a module the worker could not import says; None if neither."""
+    lines = message.splitlines()
+    found = [line.split(f"{ERROR_NAME}: ", 1)[1] for line in lines  # the class may print with its module's name
+             if re.match(rf"^(?:[\w.]+\.)?{ERROR_NAME}: ", line)]
+    if found:
+        return found[-1]
+    missing = [line for line in lines if line.startswith("ModuleNotFoundError: ")]
+    if missing:
+        return (f"a Python function needs a module Spark's Python workers cannot import "
+                f"({missing[-1].split(': ', 1)[1]}): ship it with add_python_file or set_python_requirements")
+    return None
 
 
 class Opened:

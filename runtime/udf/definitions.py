@@ -12,6 +12,7 @@ value with the functions that subclass its classes.
 from __future__ import annotations
 
 import abc
+import copy
 import functools
 import inspect
 from collections.abc import Callable
@@ -133,6 +134,26 @@ class UserDefinedFunctionWrapper:
         """Whether an aggregate function's accumulators merge (its class overrides ``merge``): partial
         accumulators can then be built inside Spark per bundle and key, and merged into keyed state."""
         return isinstance(self._func, AggregateFunction) and type(self._func).merge is not AggregateFunction.merge
+
+    def named(self, name: str) -> UserDefinedFunctionWrapper:
+        """The same function under the name SQL calls it by (its errors name it so)."""
+        renamed = copy.copy(self)
+        renamed.name = name
+        return renamed
+
+    def arity_problem(self, count: int) -> str | None:
+        """Why the function cannot be called with ``count`` arguments (as its signature says), or None."""
+        target = self._func
+        if isinstance(target, UserDefinedFunction):
+            method = {"aggregate": "accumulate"}.get(self.kind, "eval")
+            target, count = getattr(target, method), count + (self.kind == "aggregate")
+        try:
+            inspect.signature(target).bind(*range(count))
+        except TypeError as err:
+            return str(err)
+        except ValueError:  # no signature to read (a builtin): the call will tell
+            return None
+        return None
 
     def opened(self, context: FunctionContext | None = None):
         """The function object to call, ``open`` called on it once (``close`` it when done): a

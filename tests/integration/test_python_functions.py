@@ -11,7 +11,7 @@ import cloudpickle
 import pandas as pd
 import pytest
 
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from runtime.changelog import materialize
 from tests.helpers import python_functions
 from tests.helpers.sql_suite import SCHEMAS, ddl, normalized, write_inputs
