@@ -152,7 +152,8 @@ class SqlExecutor:
         system = bool(args.get("system"))
         if system and not args.get("temporary"):
             raise stmt.error(SqlValidationError, "a SYSTEM function is TEMPORARY: CREATE TEMPORARY SYSTEM FUNCTION")
-        fdef = user_functions.define(name, user_functions.import_function(name, args["path"]), system)
+        found = user_functions.import_function(name, args["path"], self.env.config.get("python.files", ""))
+        fdef = user_functions.define(name, found, system)
         self.catalog.add_function(fdef, if_not_exists=bool(args.get("exists")))
         return StatementResult("ok", text="[INFO] Execute statement succeeded.")
 

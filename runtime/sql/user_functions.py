@@ -85,11 +85,13 @@ def _digest(name: str, function) -> str:
     return hashlib.sha1(body).hexdigest()[:8]
 
 
-def import_function(name: str, path: str):
-    """The function ``module.attribute`` names (CREATE FUNCTION ... AS 'path'); SqlValidationError naming the
-    function and why it cannot be had (no module, no attribute, not a udf/udtf/udaf)."""
+def import_function(name: str, path: str, python_files: str = ""):
+    """The function ``module.attribute`` names (CREATE FUNCTION ... AS 'path'), found as Python finds it or among
+    the job's ``python.files`` (as Flink finds it there); SqlValidationError naming the function and why it cannot
+    be had (no module, no attribute, not a udf/udtf/udaf)."""
     from runtime.udf import UserDefinedFunctionWrapper
 
+    _search(python_files)
     module, _, attribute = path.rpartition(".")
     if not module or not attribute:
         raise SqlValidationError(f"function {name!r}: {path!r} is not 'module.function'")
@@ -108,6 +110,18 @@ def import_function(name: str, path: str):
         raise SqlValidationError(f"function {name!r}: {path} is {what}, not a function made by udf(), udtf() or "
                                  "udaf()")
     return found
+
+
+def _search(python_files: str) -> None:
+    """Where ``python.files`` puts modules on the TaskManagers, on this process's path too: a file's folder, a
+    folder's parent (its package) and the folder itself (its modules)."""
+    import os
+    import sys
+
+    for listed in (p.strip() for p in python_files.split(",") if p.strip()):
+        for folder in ([os.path.dirname(listed)] if os.path.isfile(listed) else [os.path.dirname(listed), listed]):
+            if folder and folder not in sys.path:
+                sys.path.append(folder)
 
 
 # -- resolving calls ----------------------------------------------------------------------------------

@@ -138,6 +138,18 @@ class StreamTableEnvironment:
         """The registered Python functions' names, sorted."""
         return self.catalog.function_names()
 
+    def add_python_file(self, file_path: str) -> None:
+        """Ship a Python file or folder with this environment's jobs (StreamExecutionEnvironment.add_python_file)."""
+        self.env.add_python_file(file_path)
+
+    def add_python_archive(self, archive_path: str, target_dir: str | None = None) -> None:
+        """Ship a zip archive with this environment's jobs (StreamExecutionEnvironment.add_python_archive)."""
+        self.env.add_python_archive(archive_path, target_dir)
+
+    def set_python_requirements(self, requirements_file_path: str, requirements_cached_dir: str | None = None) -> None:
+        """Install packages for this environment's jobs (StreamExecutionEnvironment.set_python_requirements)."""
+        self.env.set_python_requirements(requirements_file_path, requirements_cached_dir)
+
     def list_tables(self) -> list[str]:
         """The catalog's table names, sorted."""
         return self.catalog.table_names()

@@ -22,6 +22,7 @@ from runtime.keygroups import KEY_GROUP_COLUMN, key_group_sql
 from runtime.messages import OutputDescriptor
 from runtime.taskmanager.metrics import PhaseTimes
 from runtime.taskmanager.process_operator import KeyedProcessOperator, OutputRowError
+from runtime.taskmanager.python_environment import JobPythonEnvironment, for_workers
 from runtime.taskmanager.spark import UserFunctionError, missing_columns, pre_aggregates
 from runtime.taskmanager.spark_udfs import PythonFunctionError, failure_line
 from runtime.taskmanager.sql_operators import SQL_OPERATORS
@@ -60,8 +61,14 @@ class SparkStage:
     key_output: OutputDescriptor | None = None
     assigner: BoundedOutOfOrderness | None = None
     max_parallelism: int = 128
+    environment: JobPythonEnvironment | None = None  # the job's shipped Python dependencies on this TaskManager
 
     def run(self, spark, data) -> pa.Table | None:
+        if self.environment is not None:
+            try:
+                spark.ship_python_environment(self.environment)
+            except ValueError as err:
+                raise OperatorError(f"operator '{self.ops[0].name}': {err}") from None
         df = spark.from_arrow(data) if isinstance(data, pa.Table) else data
         observation = None
         for op, fn in zip(self.ops, self.fns):
@@ -142,14 +149,18 @@ class OperatorChain:
     phases: PhaseTimes = field(default_factory=PhaseTimes)  # the task's, once it runs the chain
 
     @classmethod
-    def build(cls, ops: list[OperatorSpec], outputs: list[OutputDescriptor], max_parallelism: int) -> OperatorChain:
+    def build(cls, ops: list[OperatorSpec], outputs: list[OutputDescriptor], max_parallelism: int,
+              environment: JobPythonEnvironment | None = None) -> OperatorChain:
+        """The chain of ``ops``; ``environment``: the job's Python dependencies, which Spark stages ship to Spark's
+        workers with the functions they hand them."""
         chain = cls()
         pending: list[OperatorSpec] = []
 
         def close_spark_stage():
             if pending:
-                chain.stages.append(SparkStage(fold_watermark(list(pending)), [load_udf(o) for o in pending],
-                                               max_parallelism=max_parallelism))
+                fns = [for_workers(load_udf(o), environment) for o in pending]
+                chain.stages.append(SparkStage(fold_watermark(list(pending)), fns, max_parallelism=max_parallelism,
+                                               environment=environment))
                 pending.clear()
 
         for op in ops:

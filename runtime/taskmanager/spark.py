@@ -14,6 +14,7 @@ that plan, and rows leave Spark once per bundle as Arrow.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,7 @@ class SparkRunner:
         self.keeper = keeper or SparkSessionKeeper(conf, slots, app_name)
         self._schemas: dict[str, Any] = {}
         self._exprs: tuple[Any, dict[str, Any]] = (None, {})  # (the session they were parsed for, SQL -> Column)
+        self._shipping = threading.Lock()  # tasks ship their jobs' Python dependencies from several threads
 
     # -- session ------------------------------------------------------------------------------
     @property
@@ -126,6 +128,21 @@ class SparkRunner:
     # -- sources ------------------------------------------------------------------------------
     def datagen_ranges(self, params: dict, ranges: list[tuple[int, int, int]]):
         return generate(self.session, self.parse_schema(params["schema"]), params, ranges)
+
+    def ship_python_environment(self, environment) -> None:
+        """Hand Spark the folders of a job's Python dependencies (runtime.taskmanager.python_environment), once per
+        session: archives Spark unpacks where its workers run, on a Spark cluster too. ValueError on Spark Connect,
+        whose sessions take no archives here."""
+        with self._shipping:
+            shipped = self._column("python environments", set)
+            for path, alias in environment.spark_archives:
+                if alias in shipped:
+                    continue
+                if self.keeper.remote:
+                    raise ValueError("a job that ships Python dependencies (python.files, python.archives, "
+                                     "python.requirements) cannot run on a Spark Connect session (spark.remote)")
+                self.session.sparkContext.addArchive(f"{path}#{alias}")
+                shipped.add(alias)
 
     # -- stateless operators ------------------------------------------------------------------
     def apply(self, df, kind: str, params: dict, fn: Callable | None = None):

@@ -54,10 +54,12 @@ def failure_line(message: str) -> str | None:
 
 
 class Opened:
-    """A function wrapper's function object, opened at its first use in this process."""
+    """A function wrapper's function object, opened at its first use in this process (a spark_functions.Shipped
+    wrapper, of a job that ships Python dependencies, loads its code then)."""
 
     def __init__(self, wrapper):
         self.wrapper, self._target = wrapper, None
+        self.name = wrapper.name
 
     @property
     def target(self):
@@ -65,7 +67,7 @@ class Opened:
             try:
                 self._target = self.wrapper.opened()
             except Exception as err:  # noqa: BLE001 - the user's open(), reported by name
-                raise PythonFunctionError(f"function {self.wrapper.name}: open() raised {_cause(err)}") from None
+                raise PythonFunctionError(f"function {self.name}: open() raised {_cause(err)}") from None
         return self._target
 
     def call(self, method: str, *args):
@@ -75,14 +77,14 @@ class Opened:
         except PythonFunctionError:
             raise
         except Exception as err:  # noqa: BLE001 - whatever the user's code raises
-            raise PythonFunctionError(f"function {self.wrapper.name} raised {_cause(err)}"
+            raise PythonFunctionError(f"function {self.name} raised {_cause(err)}"
                                     + ("" if method in ("eval", "accumulate") else f" in {method}()")) from None
 
     def __getstate__(self):
-        return {"wrapper": self.wrapper}
+        return {"wrapper": self.wrapper, "name": self.name}
 
     def __setstate__(self, state):
-        self.wrapper, self._target = state["wrapper"], None
+        self.wrapper, self.name, self._target = state["wrapper"], state["name"], None
 
 
 def _cause(err: BaseException) -> str:
@@ -109,13 +111,13 @@ def to_arrow(values: list, arrow_type: pa.DataType, name: str, declared: str) ->
 def scalar(wrapper, arrow_type: pa.DataType, nullary: bool = False) -> Callable[..., pa.Array]:
     """The body of an Arrow UDF for a scalar function: row at a time (``general``) or over pandas Series."""
     function = Opened(wrapper)
-    declared = wrapper.result_type
+    declared, name, pandas = wrapper.result_type, wrapper.name, wrapper.func_type == "pandas"
 
     def run(*arrays: pa.Array) -> pa.Array:
-        if wrapper.func_type == "pandas":
+        if pandas:
             return _pandas_scalar(function, arrays[:0] if nullary else arrays, len(arrays[0]), arrow_type, declared)
         rows = zip(*[a.to_pylist() for a in arrays]) if not nullary else [()] * len(arrays[0])
-        return to_arrow([function.call("eval", *row) for row in rows], arrow_type, wrapper.name, declared)
+        return to_arrow([function.call("eval", *row) for row in rows], arrow_type, name, declared)
     return run
 
 
@@ -123,7 +125,7 @@ def _pandas_scalar(function: Opened, arrays, length: int, arrow_type: pa.DataTyp
     import pandas as pd
 
     result = function.call("eval", *[a.to_pandas() for a in arrays])
-    name = function.wrapper.name
+    name = function.name
     if not isinstance(result, (pd.Series, list, tuple)) or len(result) != length:
         raise PythonFunctionError(f"function {name} returned {type(result).__name__} of length "
                                 f"{len(result) if hasattr(result, '__len__') else '-'} where a pandas Series of "
@@ -142,18 +144,19 @@ def table(wrapper, args: list[str], out_schema: pa.Schema, width: int, outer: bo
     function's ``width`` columns) once per row the function gives for the values of ``args``; with ``outer``
     (LEFT JOIN LATERAL) a row the function gives nothing for once, with NULLs."""
     function = Opened(wrapper)
+    declared = wrapper.result_type
 
     def run(batches):
         for batch in batches:
             taken, produced = [], []
             inputs = [batch.column(a).to_pylist() for a in args]
             for index, row in enumerate(zip(*inputs) if args else [()] * batch.num_rows):
-                rows = _rows(function.call("eval", *row), function.wrapper.name, width)
+                rows = _rows(function.call("eval", *row), function.name, width)
                 if not rows and outer:
                     rows = [(None,) * width]
                 taken += [index] * len(rows)
                 produced += rows
-            yield _joined(batch.select(list(range(kept))), taken, produced, out_schema, width, function.wrapper)
+            yield _joined(batch.select(list(range(kept))), taken, produced, out_schema, width, function.name, declared)
     return run
 
 
@@ -174,11 +177,11 @@ def _rows(result, name: str, width: int) -> list[tuple]:
 
 
 def _joined(batch: pa.RecordBatch, taken: list[int], produced: list[tuple], out_schema: pa.Schema, width: int,
-            wrapper) -> pa.RecordBatch:
+            name: str, declared: str) -> pa.RecordBatch:
     kept = batch.take(pa.array(taken, pa.int64())) if taken else batch.slice(0, 0)
     columns = list(kept.columns)
     for i, field in enumerate(out_schema.field(len(out_schema) - width + j) for j in range(width)):
-        columns.append(to_arrow([r[i] for r in produced], field.type, wrapper.name, wrapper.result_type))
+        columns.append(to_arrow([r[i] for r in produced], field.type, name, declared))
     return pa.RecordBatch.from_arrays(columns, schema=out_schema)
 
 

@@ -24,6 +24,7 @@ from runtime.states import ExecutionState
 from runtime.taskmanager.heartbeat_lease import HeartbeatLease
 from runtime.taskmanager.input_gate import InputGate
 from runtime.taskmanager.network import ResultPartition, write_frame
+from runtime.taskmanager.python_environment import PythonEnvironments
 
 T = TypeVar("T")
 
@@ -102,6 +103,7 @@ class TestingTaskServices:
         self.message_arrived = asyncio.Event()
         self.leader_session_id = "session-1"  # the leader this TaskManager follows (upload fences read it)
         self.heartbeats = HeartbeatLease()  # how long that leader has not heard it
+        self.python_environments = PythonEnvironments("/nonexistent/python")  # jobs here ship no Python files
 
     async def spark_ready(self) -> None:
         if self.spark_failure is not None:
