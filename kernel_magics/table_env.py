@@ -23,7 +23,21 @@ def session_table_env(session):
         env.table_catalog = shared_catalog(session)
         session.table_env = StreamTableEnvironment.create(env)
     session.table_env.env._client = session.require_client()
+    ship_kernel_files(session, session.table_env.env)
     return session.table_env
+
+
+def kernel_python_files(session) -> list[str]:
+    """The files and folders ``%flink add-file`` ships with every job of the kernel."""
+    if getattr(session, "python_files", None) is None:
+        session.python_files = []
+    return session.python_files
+
+
+def ship_kernel_files(session, env) -> None:
+    """Add the kernel's ``%flink add-file`` paths to ``env``'s python.files (beside what the cell adds)."""
+    for path in kernel_python_files(session):
+        env.add_python_file(path)
 
 
 def bind_table_env(session) -> None:

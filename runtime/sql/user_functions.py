@@ -91,7 +91,8 @@ def import_function(name: str, path: str, python_files: str = ""):
     be had (no module, no attribute, not a udf/udtf/udaf)."""
     from runtime.udf import UserDefinedFunctionWrapper
 
-    _search(python_files)
+    for listed in (p.strip() for p in python_files.split(",") if p.strip()):
+        search_python_files(listed)
     module, _, attribute = path.rpartition(".")
     if not module or not attribute:
         raise SqlValidationError(f"function {name!r}: {path!r} is not 'module.function'")
@@ -112,16 +113,15 @@ def import_function(name: str, path: str, python_files: str = ""):
     return found
 
 
-def _search(python_files: str) -> None:
-    """Where ``python.files`` puts modules on the TaskManagers, on this process's path too: a file's folder, a
-    folder's parent (its package) and the folder itself (its modules)."""
+def search_python_files(path: str) -> None:
+    """Where ``python.files`` puts a path's modules on the TaskManagers, on this process's path too: a file's
+    folder, a folder's parent (its package) and the folder itself (its modules)."""
     import os
     import sys
 
-    for listed in (p.strip() for p in python_files.split(",") if p.strip()):
-        for folder in ([os.path.dirname(listed)] if os.path.isfile(listed) else [os.path.dirname(listed), listed]):
-            if folder and folder not in sys.path:
-                sys.path.append(folder)
+    for folder in ([os.path.dirname(path)] if os.path.isfile(path) else [os.path.dirname(path), path]):
+        if folder and folder not in sys.path:
+            sys.path.append(folder)
 
 
 # -- resolving calls ----------------------------------------------------------------------------------

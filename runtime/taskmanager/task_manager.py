@@ -94,9 +94,9 @@ class TaskManager:
         await self.data_server.stop()
         if self.metrics_endpoint is not None:
             self.metrics_endpoint.stop()
+        self.python_environments.remove()
         await asyncio.get_running_loop().run_in_executor(None, self.spark.stop)
         self.executor.shutdown(wait=False, cancel_futures=True)
-        self.python_environments.remove()
 
     def _metric_families(self):
         """Flink's task metrics of every running task, as each last reported them (for Prometheus)."""
