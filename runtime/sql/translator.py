@@ -92,15 +92,15 @@ class Translator:
 
     def _aggregate_functions(self, aggregates: list[Aggregate]) -> dict | None:
         """The Python aggregate functions of ``aggregates`` by aggregate name, shipped with the operators."""
-        used = {a.name: self.functions[a.function].function for a in aggregates if a.fn == "udaf"}
+        used = {a.name: self.functions[a.function or ""].function for a in aggregates if a.fn == "udaf"}
         return used or None
 
     def _aggregate_spec(self, a: Aggregate) -> dict:
         """An aggregate as the runtime's operators take it; a Python one with its arguments and whether its rows
         travel raw (pandas functions and those whose accumulators do not merge) or as partial accumulators."""
-        spec = {"name": a.name, "fn": a.fn, "column": a.column, "integral": a.integral}
+        spec: dict = {"name": a.name, "fn": a.fn, "column": a.column, "integral": a.integral}
         if a.fn == "udaf":
-            function = self.functions[a.function].function
+            function = self.functions[a.function or ""].function
             spec.update(args=a.args, type=a.type, raw=function.func_type == "pandas" or not function.mergeable)
         return spec
 

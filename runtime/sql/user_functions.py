@@ -32,9 +32,10 @@ class UserAggregate(exp.Anonymous, exp.AggFunc):
     Spark name, ``expressions`` its arguments."""
     arg_types = {"this": True, "expressions": False, "function": True}
 
-    def sql(self, dialect=None, **opts) -> str:
+    def sql(self, dialect=None, copy: bool = True, **opts) -> str:  # type: ignore[override]
         """The call as the query wrote it (``name(args)``), for messages."""
-        return exp.Anonymous(this=self.this, expressions=[e.copy() for e in self.expressions]).sql(dialect, **opts)
+        call = exp.Anonymous(this=self.this, expressions=[e.copy() for e in self.expressions])
+        return call.sql(dialect, copy, **opts)
 
 
 def define(name: str, function, system: bool) -> FunctionDef:

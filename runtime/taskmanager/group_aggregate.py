@@ -140,7 +140,7 @@ class GroupAggregateOperator(KeyedStateOperator):
             state = self._state(kg, key)
             state["records"] += signs[row]
             for spec, acc, column in zip(self.aggs, state["accs"], values):
-                if spec["fn"] == "udaf":
+                if spec["fn"] == "udaf" and column is not None:
                     self.python[spec["name"]].add(acc, column[row], signs[row])
                 else:
                     acc.add(1 if column is None else column[row], signs[row])

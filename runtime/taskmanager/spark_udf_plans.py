@@ -23,6 +23,7 @@ def register_scalar_functions(session, functions: dict, registered: set) -> None
     """Register ``functions`` ({name called: (wrapper, Spark result type, called without arguments)}) not yet
     in ``registered``."""
     from pyspark.sql.functions import arrow_udf
+    from pyspark.sql.pandas.functions import ArrowUDFType
 
     from runtime.ddl import arrow_schema
     from runtime.taskmanager import spark_udfs
@@ -33,7 +34,7 @@ def register_scalar_functions(session, functions: dict, registered: set) -> None
         spark_udfs.ship_by_value()
         arrow_type = arrow_schema(f"v {result_type}").field(0).type
         body = spark_udfs.scalar(wrapper, arrow_type, nullary)
-        session.udf.register(name, arrow_udf(body, returnType=result_type))
+        session.udf.register(name, arrow_udf(body, result_type, ArrowUDFType.SCALAR))
         registered.add(name)
 
 
@@ -75,6 +76,7 @@ def accumulated(df, aggregates: list[dict], udafs: dict, partial_name: Callable[
     """``df`` with each Python aggregate's gathered rows (column ``partial_name(spec)``) replaced by the partial
     accumulator they make, pickled."""
     from pyspark.sql.functions import arrow_udf, col
+    from pyspark.sql.pandas.functions import ArrowUDFType
 
     from runtime.taskmanager import spark_udfs
 
@@ -86,5 +88,5 @@ def accumulated(df, aggregates: list[dict], udafs: dict, partial_name: Callable[
     for spec in specs:
         name = partial_name(spec)
         body = spark_udfs.partial_accumulators(udafs[spec["name"]], [f"__a{i}" for i in range(len(spec["args"]))])
-        columns[name] = arrow_udf(body, returnType="binary")(col(f"`{name}`"))
+        columns[name] = arrow_udf(body, "binary", ArrowUDFType.SCALAR)(col(f"`{name}`"))
     return df.withColumns(columns)

@@ -37,9 +37,9 @@ from runtime.states import ExecutionState
 from runtime.taskmanager import allocators, lean_pyspark
 from runtime.taskmanager.control_endpoint import ControlEndpoint
 from runtime.taskmanager.network import DataServer
+from runtime.taskmanager.python_environment import PythonEnvironments
 from runtime.taskmanager.services import TaskManagerServices
 from runtime.taskmanager.slots import SlotError, TaskSlotTable
-from runtime.taskmanager.python_environment import PythonEnvironments
 from runtime.taskmanager.spark import SparkRunner
 from runtime.taskmanager.task import Task
 
@@ -63,7 +63,7 @@ class TaskManager:
         self.num_slots = slots or conf.get("taskmanager.numberOfTaskSlots")
         self.slots = TaskSlotTable(self.num_slots)
         self.spark = SparkRunner(conf, self.num_slots, app_name=f"flinkbench-{self.tm_id}")
-        self.python_environments = PythonEnvironments(os.path.join(working_dir(conf), "python", str(self.tm_id)))
+        self.python_environments = PythonEnvironments(os.path.join(working_dir(conf), "python", self.tm_id))
         self.executor = ThreadPoolExecutor(max_workers=self.num_slots * 2 + 2, thread_name_prefix="task")
         self.io_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="checkpoint-io")
         # binds taskmanager.bind-host, advertises taskmanager.host (in RegisterTaskManager, for producers' peers)

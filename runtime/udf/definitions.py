@@ -45,7 +45,7 @@ class FunctionContext:
         return self._task_name
 
 
-class UserDefinedFunction(abc.ABC):
+class UserDefinedFunction:
     """Base of PyFlink's function classes: ``open`` before the first call, ``close`` after the last."""
 
     def open(self, function_context: FunctionContext) -> None:
@@ -58,7 +58,7 @@ class UserDefinedFunction(abc.ABC):
         return True
 
 
-class ScalarFunction(UserDefinedFunction):
+class ScalarFunction(UserDefinedFunction, abc.ABC):
     """Maps the values of one row to one value: ``eval(*args)``."""
 
     @abc.abstractmethod
@@ -66,7 +66,7 @@ class ScalarFunction(UserDefinedFunction):
         """The function's value for one row's arguments."""
 
 
-class TableFunction(UserDefinedFunction):
+class TableFunction(UserDefinedFunction, abc.ABC):
     """Maps the values of one row to zero or more rows: ``eval(*args)`` returns or yields them."""
 
     @abc.abstractmethod
@@ -74,7 +74,7 @@ class TableFunction(UserDefinedFunction):
         """The rows (tuples, or single values for one column) for one row's arguments."""
 
 
-class AggregateFunction(UserDefinedFunction):
+class AggregateFunction(UserDefinedFunction, abc.ABC):
     """Aggregates rows into an accumulator and reads a value from it, as PyFlink's AggregateFunction."""
 
     @abc.abstractmethod

@@ -50,44 +50,30 @@ class RowType(DataType):
         return [f.data_type for f in self.fields]
 
 
+def _fixed(sql: str):
+    """A factory of a type without parameters: ``DataTypes.BIGINT()``, ``DataTypes.BIGINT(nullable=False)``."""
+    def make(nullable: bool = True) -> DataType:
+        return DataType(sql, nullable)
+    make.__name__ = sql
+    return staticmethod(make)
+
+
 class DataTypes:
     """PyFlink's type factory: ``DataTypes.BIGINT()``, ``DataTypes.ROW([DataTypes.FIELD("a", DataTypes.INT())])``."""
-
-    @staticmethod
-    def BOOLEAN(nullable: bool = True) -> DataType:
-        return DataType("BOOLEAN", nullable)
-
-    @staticmethod
-    def TINYINT(nullable: bool = True) -> DataType:
-        return DataType("TINYINT", nullable)
-
-    @staticmethod
-    def SMALLINT(nullable: bool = True) -> DataType:
-        return DataType("SMALLINT", nullable)
-
-    @staticmethod
-    def INT(nullable: bool = True) -> DataType:
-        return DataType("INT", nullable)
-
-    @staticmethod
-    def BIGINT(nullable: bool = True) -> DataType:
-        return DataType("BIGINT", nullable)
-
-    @staticmethod
-    def FLOAT(nullable: bool = True) -> DataType:
-        return DataType("FLOAT", nullable)
-
-    @staticmethod
-    def DOUBLE(nullable: bool = True) -> DataType:
-        return DataType("DOUBLE", nullable)
+    BOOLEAN = _fixed("BOOLEAN")
+    TINYINT = _fixed("TINYINT")
+    SMALLINT = _fixed("SMALLINT")
+    INT = _fixed("INT")
+    BIGINT = _fixed("BIGINT")
+    FLOAT = _fixed("FLOAT")
+    DOUBLE = _fixed("DOUBLE")
+    STRING = _fixed("STRING")
+    BYTES = _fixed("BYTES")
+    DATE = _fixed("DATE")
 
     @staticmethod
     def DECIMAL(precision: int, scale: int, nullable: bool = True) -> DataType:
         return DataType(f"DECIMAL({precision}, {scale})", nullable)
-
-    @staticmethod
-    def STRING(nullable: bool = True) -> DataType:
-        return DataType("STRING", nullable)
 
     @staticmethod
     def CHAR(length: int, nullable: bool = True) -> DataType:
@@ -96,14 +82,6 @@ class DataTypes:
     @staticmethod
     def VARCHAR(length: int, nullable: bool = True) -> DataType:
         return DataType(f"VARCHAR({length})", nullable)
-
-    @staticmethod
-    def BYTES(nullable: bool = True) -> DataType:
-        return DataType("BYTES", nullable)
-
-    @staticmethod
-    def DATE(nullable: bool = True) -> DataType:
-        return DataType("DATE", nullable)
 
     @staticmethod
     def TIMESTAMP(precision: int = 6, nullable: bool = True) -> DataType:

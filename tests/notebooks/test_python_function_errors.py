@@ -50,7 +50,7 @@ def cells(cluster, tmp_path_factory):
         f"%flink connect {cluster.url} --token-file {cluster.token_file}",
         FUNCTIONS,
         *[cell for cell, _ in CASES.values()],
-        f"%%flink sql --wait -o after\nSELECT n, inverse(n) AS x FROM (VALUES (4), (5)) AS t(n)",
+        "%%flink sql --wait -o after\nSELECT n, inverse(n) AS x FROM (VALUES (4), (5)) AS t(n)",
         "from tests.helpers.live_checks import report\nreport(rows=sorted(map(list, after.values.tolist())))",
     ), timeout=600, allow_errors=True, save_to=tmp_path_factory.mktemp("nb") / "python-function-errors.ipynb")
     return dict(zip(["load", "connect", "functions", *CASES, "after", "check"], nb.cells))
