@@ -158,7 +158,10 @@ class UserDefinedFunctionWrapper:
     def opened(self, context: FunctionContext | None = None):
         """The function object to call, ``open`` called on it once (``close`` it when done): a
         UserDefinedFunction as given, a plain callable wrapped as one of the right kind."""
-        target = self._func if isinstance(self._func, UserDefinedFunction) else _Delegating(self._func)
+        # by what it has, not by class: in a Spark worker these classes may travel by value while the user's class
+        # came from an imported runtime.udf (a shipped module), two copies of one class
+        is_object = any(callable(getattr(self._func, m, None)) for m in ("eval", "accumulate"))
+        target = self._func if is_object else _Delegating(self._func)
         target.open(context or FunctionContext())
         return target
 
