@@ -1,11 +1,13 @@
 """Python dependencies shipped with jobs, on TaskManagers that lack them: a function of a module shipped with
-add_python_file (importing another shipped module) runs, one needing a package from set_python_requirements runs
-through a TaskManager kill (its replacement installs it from what the job carries), a misspelled requirement
-fails the submission with pip's message before anything runs, and a shipped module reaches the Python workers of
-a Spark standalone cluster too."""
+add_python_file (importing another shipped module) runs and reads a file of an archive shipped with
+add_python_archive by its path relative to the working directory (as in PyFlink), one needing a package from
+set_python_requirements runs through a TaskManager kill (its replacement installs it from what the job carries), a
+misspelled requirement fails the submission with pip's message before anything runs, and a shipped module reaches
+the Python workers of a Spark standalone cluster too."""
 from __future__ import annotations
 
 import importlib.util
+import zipfile
 
 import pyarrow.csv as pa_csv
 import pytest
@@ -31,6 +33,12 @@ def loud(word):
 
 
 @udf(result_type="STRING")
+def greeted(word):
+    with open("greetings/hello.txt") as f:  # from the archive, unpacked into the folder greetings
+        return f.read().strip() + " " + word
+
+
+@udf(result_type="STRING")
 def numeral(n):
     import {PACKAGE}
     return {PACKAGE}.toRoman(int(n) + 1)
@@ -46,6 +54,8 @@ def shipped(tmp_path_factory):
     (folder / f"{UDF_MODULE}.py").write_text(UDFS)
     (folder / "requirements.txt").write_text(f"{PACKAGE}\n")
     (folder / "misspelled.txt").write_text("rmoan\n")
+    with zipfile.ZipFile(folder / "greetings.zip", "w") as archive:
+        archive.writestr("hello.txt", "hello\n")
     return folder
 
 
@@ -76,9 +86,12 @@ def test_a_function_of_a_shipped_module_runs_on_taskmanagers_that_lacked_it(clus
     env = cluster.environment()
     env.set_parallelism(2)
     t_env = with_files(env, shipped)
+    t_env.add_python_archive(str(shipped / "greetings.zip"), "greetings")
+    t_env.execute_sql(f"CREATE TEMPORARY FUNCTION greeted AS '{UDF_MODULE}.greeted' LANGUAGE PYTHON")
     numbers_table(t_env, 200)
-    rows = list(t_env.execute_sql("SELECT n, loud(CONCAT('n', CAST(n AS STRING))) AS l FROM numbers").collect())
-    assert sorted((r[0], r[1]) for r in rows) == [(n, f"N{n}!") for n in range(200)]
+    rows = list(t_env.execute_sql("SELECT n, loud(CONCAT('n', CAST(n AS STRING))) AS l, greeted(CAST(n AS STRING)) "
+                                  "AS g FROM numbers").collect())
+    assert sorted(tuple(r) for r in rows) == [(n, f"N{n}!", f"hello {n}") for n in range(200)]
 
 
 def test_a_misspelled_requirement_fails_the_submission_with_pips_message(cluster, shipped):

@@ -1,7 +1,8 @@
 """Python functions in SQL on a real cluster: a row-at-a-time and a pandas ``udf``, ``udtf``s with LATERAL TABLE
 (comma, CROSS JOIN and LEFT JOIN ... ON TRUE) and ``udaf``s in GROUP BY and in TUMBLE, HOP and CUMULATE windows
 give the same tables as the same logic written in pandas over the same input, and as Apache Flink 2.3 running
-the very same function source (tests.helpers.python_functions) where it accepts the query."""
+the very same function source (tests.helpers.python_functions) where it accepts the query; window accumulators
+restored from a checkpoint after a TaskManager kill give the same windows."""
 from __future__ import annotations
 
 import concurrent.futures
@@ -14,6 +15,8 @@ import pytest
 from runtime.table import StreamTableEnvironment
 from runtime.changelog import materialize
 from tests.helpers import python_functions
+from tests.helpers.clusters import busy_taskmanager, completed_checkpoints, job_state, wait_until
+from tests.helpers.pacing import Pace
 from tests.helpers.sql_suite import SCHEMAS, ddl, normalized, write_inputs
 
 pytestmark = pytest.mark.slow
@@ -176,3 +179,53 @@ def test_the_answer_equals_apache_flinks(flink, final_tables, name):
         return
     assert "error" not in answer, f"{name}: Flink could not run it: {answer.get('error')}"
     assert normalized(answer["rows"]) == final_tables[name], f"{name}: Flink's answer differs"
+
+
+@pytest.mark.serial  # it kills a TaskManager at a moment paced by its input
+@pytest.mark.timeout(900)
+def test_window_accumulators_survive_a_taskmanager_kill(fresh_cluster, inputs, clicks, tmp_path):
+    cluster = fresh_cluster(taskmanagers=2, slots=1, **{"restart-strategy.fixed-delay.delay": "200 ms"})
+    env = cluster.environment()
+    env.set_parallelism(2)
+    env.enable_checkpointing("1 s")
+    t_env = StreamTableEnvironment.create(env)
+    for statement in ddl({**inputs, "clicks": _in_many_files(inputs["clicks"], tmp_path / "clicks", 30)}):
+        t_env.execute_sql(statement)
+    cloudpickle.register_pickle_by_value(python_functions)
+    try:
+        for name in ("mean_of", "longest"):
+            t_env.create_temporary_system_function(name, getattr(python_functions, name))
+        pace = Pace(tmp_path / "pace", 10)  # a bundle (file) of 20 rows each 2 s while the pace is on
+        t_env.create_temporary_function("paced", pace, "DOUBLE")
+        out = tmp_path / "windows"
+        t_env.execute_sql(f"CREATE TABLE windows (window_start TIMESTAMP(3), user_id BIGINT, m DOUBLE, l STRING, "
+                          f"n BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'csv')")
+        job = t_env.execute_sql(f"INSERT INTO windows SELECT window_start, user_id, mean_of(amount), "
+                                f"longest(CAST(amount AS STRING)), COUNT(*) FROM {TUMBLE} "
+                                f"WHERE paced(CAST(id AS DOUBLE)) > 0 GROUP BY window_start, window_end, user_id"
+                                ).get_job_client()
+    finally:
+        cloudpickle.unregister_pickle_by_value(python_functions)
+    wait_until(lambda: completed_checkpoints(cluster.client, job.job_id) >= 2, 300, "two completed checkpoints")
+    assert job_state(cluster.client, job.job_id) != "FINISHED", "finished before the kill"
+    cluster.kill_taskmanager(busy_taskmanager(cluster.client, job.job_id))
+    cluster.add_taskmanager(wait=False)
+    wait_until(lambda: job.details()["restarts"] >= 1, 300, "the restart")
+    pace.lift()
+    assert job.wait(600) == "FINISHED"
+    written = pd.concat(pd.read_csv(p, names=["window_start", "user_id", "m", "l", "n"], dtype={"l": str},
+                                    keep_default_na=False, na_values=[""]) for p in sorted(out.rglob("*")) if p.is_file()
+                        and not p.name.startswith((".", "_")))
+    written["window_start"] = pd.to_datetime(written["window_start"])
+    want = [(w, u, m, lo, n) for w, _, u, m, lo, n in expected("udaf in tumble", clicks)]
+    assert _rows(written) == want, "every window once, its accumulators carried through the restart"
+
+
+def _in_many_files(folder, into, files: int):
+    """The clicks in ``files`` files (a bundle each, read in time order by each subtask), for checkpoints between."""
+    lines = [line for path in sorted(folder.glob("*.csv")) for line in path.read_text().splitlines()]
+    into.mkdir()
+    size = -(-len(lines) // files)
+    for i in range(files):
+        (into / f"part-{i:03d}.csv").write_text("\n".join(lines[i * size:(i + 1) * size]) + "\n")
+    return into
