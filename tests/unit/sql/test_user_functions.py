@@ -4,7 +4,7 @@ plan, and the errors that name the function."""
 import pytest
 
 from runtime.api.environment import StreamExecutionEnvironment
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 from runtime.udf import AggregateFunction, DataTypes, udaf, udf, udtf
 from tests.helpers import python_functions
