@@ -6,6 +6,7 @@ restored from a checkpoint after a TaskManager kill give the same windows."""
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import shutil
 
 import cloudpickle
@@ -65,9 +66,22 @@ def flink(tmp_path_factory):
                           python_files=[module], functions=functions)
 
 
+@contextlib.contextmanager
+def functions_by_value():
+    """The test functions pickled by value while jobs are built: the TaskManagers' Spark workers cannot import
+    tests.*."""
+    registered = python_functions.__name__ in cloudpickle.list_registry_pickle_by_value()
+    if not registered:
+        cloudpickle.register_pickle_by_value(python_functions)
+    try:
+        yield
+    finally:
+        if not registered:
+            cloudpickle.unregister_pickle_by_value(python_functions)
+
+
 @pytest.fixture(scope="module")
 def t_env(cluster, inputs):
-    cloudpickle.register_pickle_by_value(python_functions)  # the TaskManagers' Spark workers cannot import tests.*
     env = cluster.environment()
     env.set_parallelism(2)
     t_env = StreamTableEnvironment.create(env)
@@ -75,8 +89,8 @@ def t_env(cluster, inputs):
         t_env.execute_sql(statement)
     for name in python_functions.FUNCTIONS:
         t_env.create_temporary_system_function(name, getattr(python_functions, name))
-    yield t_env
-    cloudpickle.unregister_pickle_by_value(python_functions)
+    with functions_by_value():
+        yield t_env
 
 
 @pytest.fixture(scope="module")
@@ -191,8 +205,7 @@ def test_window_accumulators_survive_a_taskmanager_kill(fresh_cluster, inputs, c
     t_env = StreamTableEnvironment.create(env)
     for statement in ddl({**inputs, "clicks": _in_many_files(inputs["clicks"], tmp_path / "clicks", 30)}):
         t_env.execute_sql(statement)
-    cloudpickle.register_pickle_by_value(python_functions)
-    try:
+    with functions_by_value():
         for name in ("mean_of", "longest"):
             t_env.create_temporary_system_function(name, getattr(python_functions, name))
         pace = Pace(tmp_path / "pace", 10)  # a bundle (file) of 20 rows each 2 s while the pace is on
@@ -204,8 +217,6 @@ def test_window_accumulators_survive_a_taskmanager_kill(fresh_cluster, inputs, c
                                 f"longest(CAST(amount AS STRING)), COUNT(*) FROM {TUMBLE} "
                                 f"WHERE paced(CAST(id AS DOUBLE)) > 0 GROUP BY window_start, window_end, user_id"
                                 ).get_job_client()
-    finally:
-        cloudpickle.unregister_pickle_by_value(python_functions)
     wait_until(lambda: completed_checkpoints(cluster.client, job.job_id) >= 2, 300, "two completed checkpoints")
     assert job_state(cluster.client, job.job_id) != "FINISHED", "finished before the kill"
     cluster.kill_taskmanager(busy_taskmanager(cluster.client, job.job_id))
