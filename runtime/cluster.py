@@ -125,7 +125,7 @@ class LocalCluster:
         if not self.jobmanager_processes:
             raise ClusterError("start the JobManager first")
         self._tm_counter += 1
-        conf = {**self.config, **({"taskmanager.host": host} if host else {}),
+        conf = {"cluster.working-dir": self.working_dir, **self.config, **({"taskmanager.host": host} if host else {}),
                 **{k: str(v) for k, v in (config or {}).items()}}
         where = ["--jobmanager", self.url] if self.url else ["--jobmanager-ready-file", self.jobmanager.ready_file]
         child = self._spawn("taskmanager", f"taskmanager-{self._tm_counter}", [

@@ -128,6 +128,10 @@ OPTIONS: dict[str, Option] = _options(
     Option("pipeline.max-parallelism", I, 128, "Number of key groups; the upper bound for rescaling keyed state.", minimum=1),
     Option("execution.runtime-mode", S, "streaming", "streaming (unbounded) or batch (bounded sources run to FINISHED).", choices=("streaming", "batch")),
     Option("table.local-time-zone", parse_zone, "default", "The SQL session's time zone: TIMESTAMP_LTZ values are instants shown in it (a zone id, an offset such as GMT+08:00, or default: the client machine's)."),
+    # Python dependencies of a job (PyFlink's keys): shipped with the job graph to every TaskManager
+    Option("python.files", S, "", "Python files and folders (comma-separated) on the Python path of the job's functions, on every TaskManager."),
+    Option("python.archives", S, "", "Archives (comma-separated, each path#target_dir) unpacked into the job's folder on every TaskManager; target_dir is the folder they unpack into."),
+    Option("python.requirements", S, "", "A requirements file (path, or path#cached_dir of packages to install from) pip installs on every TaskManager for the job."),
     Option("jobmanager.execution.failover-strategy", S, "full", "Which tasks restart on failure (full restarts the job).", choices=("full",)),
     # Checkpoints
     Option("execution.checkpointing.interval", D, 0.0, "Checkpoint interval; 0 disables periodic checkpoints."),

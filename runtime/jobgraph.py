@@ -11,6 +11,7 @@ from typing import Any
 
 from runtime.errors import SubmissionError
 from runtime.codec import WireError, from_plain, to_plain, wire
+from runtime.python_dependencies import PythonDependencies
 
 PARTITIONINGS = ("forward", "hash", "rebalance", "broadcast")
 SOURCE_KINDS = ("source",)
@@ -54,6 +55,7 @@ class JobGraph:
     config: dict[str, str] = field(default_factory=dict)
     restore_from: str | None = None
     statement: str | None = None  # the SQL a job was planned from, shown with the job
+    python_dependencies: PythonDependencies | None = None  # files, archives, requirements its functions need
 
     def operator(self, op_id: str) -> OperatorSpec:
         for op in self.operators:

@@ -18,6 +18,7 @@ from runtime.codec import wire
 from runtime.ids import AllocationId, ExecutionAttemptId, JobId, JobVertexId, LeaderSessionId, TaskManagerId
 from runtime.jobgraph import OperatorSpec
 from runtime.spark_stages import SparkWork
+from runtime.python_dependencies import PythonDependencies
 from runtime.states import ExecutionState
 
 
@@ -167,6 +168,7 @@ class TaskDeploymentDescriptor:
     # Snapshots of every old subtask that ran one of this task's operators (restart or savepoint).
     restore: list[str] = field(default_factory=list)
     restore_checkpoint_id: int | None = None
+    python_dependencies: PythonDependencies | None = None  # the job's (runtime.python_dependencies)
 
 
 @wire

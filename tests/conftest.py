@@ -88,6 +88,7 @@ LONGEST_FIRST = (
     "tests/integration/test_resource_provider.py",
     "tests/ui/test_lab_job_graph.py",
     "tests/integration/test_sql_queries.py",
+    "tests/integration/test_python_functions.py",
     "tests/install/test_wheel_install.py",
     "tests/integration/test_sql_failures.py",
     "tests/integration/test_jdbc.py",

@@ -8,6 +8,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from kernel_magics import api_hints
 from kernel_magics.commands.subcommand import subcommand
 from kernel_magics.errors import FlinkError, translating
+from kernel_magics.table_env import bind_table_env
 from runtime.config import parse_dynamic_properties, read_yaml
 
 PROVIDER_LINES = 8  # recent resource-provider decisions %flink status prints
@@ -48,6 +49,7 @@ def local(session, line: str):
                              "which it does not offer yet")
         kwargs["jobmanagers"] = args.jobmanagers
     cluster = session.start_local(args.taskmanagers, args.slots, config, **kwargs)
+    bind_table_env(session)
     print(f"local cluster running: JobManager {cluster.url}, {args.taskmanagers} TaskManagers x {args.slots} slots")
     print(f"token file {cluster.token_file}; logs in {cluster.working_dir}")
     print(f"web dashboard: {session.dashboard_link()}")
@@ -85,6 +87,7 @@ def connect(session, line: str):
         raise FlinkError(f"this kernel runs a local cluster at {session.cluster.url}; '%flink stop' it first")
     overview = session.connect(args.url, args.token, args.token_file, ha=zookeeper_settings(args),
                                trust_cert=args.trust_cert)
+    bind_table_env(session)
     print(f"connected to {session.url}: {overview.get('taskmanagers', 0)} TaskManagers, "
           f"{overview.get('slots-available', 0)}/{overview.get('slots-total', 0)} slots free, "
           f"{overview.get('jobs-running', 0)} jobs running")

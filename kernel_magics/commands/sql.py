@@ -18,6 +18,7 @@ from kernel_magics.commands.jobs import CANCEL_WAIT_S, wait_terminal
 from kernel_magics.commands.recordings import numbered, start_recording, view_spec, writable
 from kernel_magics.errors import FlinkError, cluster_error, one_line
 from kernel_magics.job_options import apply_job_options, job_arguments
+from kernel_magics.table_env import session_table_env
 from runtime.errors import ClusterError
 from runtime.sql.errors import SqlError
 
@@ -54,28 +55,6 @@ def sql(session, line: str, cell: str | None = None):
         run_statements(session, executor, args, cell)
     finally:
         executor.overrides = {}
-
-
-def shared_catalog(session):
-    """The kernel's catalog (Flink's in-memory catalog): %%flink sql cells and %%flink cells share it."""
-    from runtime.sql.catalog import Catalog
-
-    if getattr(session, "catalog", None) is None:
-        session.catalog = Catalog()
-    return session.catalog
-
-
-def session_table_env(session):
-    """The kernel's StreamTableEnvironment: one catalog and one set of settings for all its cells."""
-    from runtime.api.environment import StreamExecutionEnvironment
-    from runtime.table import StreamTableEnvironment
-
-    if getattr(session, "table_env", None) is None:
-        env = StreamExecutionEnvironment(session.client)
-        env.table_catalog = shared_catalog(session)
-        session.table_env = StreamTableEnvironment.create(env)
-    session.table_env.env._client = session.require_client()
-    return session.table_env
 
 
 def cell_overrides(args) -> dict[str, str]:

@@ -44,11 +44,12 @@ def make_environment(session, args):
     from runtime.api.environment import StreamExecutionEnvironment
 
     env = StreamExecutionEnvironment(session.client)
-    from kernel_magics.commands.sql import shared_catalog
+    from kernel_magics.table_env import shared_catalog, ship_kernel_files
     from runtime.table import StreamTableEnvironment
 
     env.table_catalog = shared_catalog(session)  # SQL and DataStream cells see the same tables
     env.table_env = StreamTableEnvironment.create(env)
+    ship_kernel_files(session, env)
     return apply_job_options(env, args, "%%flink")
 
 

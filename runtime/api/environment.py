@@ -8,6 +8,7 @@ notebook magics set).
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,7 @@ from runtime.connectors.collection import collection_params
 from runtime.connectors.datagen import datagen_params
 from runtime.connectors.files import file_source_params
 from runtime.connectors.push import push_params
+from runtime import python_dependencies
 from runtime.jobgraph import EdgeSpec, JobGraph, OperatorSpec
 
 
@@ -108,6 +110,30 @@ class StreamExecutionEnvironment:
             self.set("execution.state-recovery.ignore-unclaimed-state", True)
         return self
 
+    # -- Python dependencies (PyFlink's names; runtime.python_dependencies ships them) ---------
+    def add_python_file(self, file_path: str) -> StreamExecutionEnvironment:
+        """A Python file or folder on the Python path of the job's functions on every TaskManager."""
+        return self._append(python_dependencies.FILES, os.path.abspath(file_path))
+
+    def add_python_archive(self, archive_path: str, target_dir: str | None = None) -> StreamExecutionEnvironment:
+        """A zip archive unpacked on every TaskManager into ``target_dir`` (default: the archive's file name),
+        a folder of the job's working directory and Python path there."""
+        item = os.path.abspath(archive_path) + (f"#{target_dir}" if target_dir else "")
+        return self._append(python_dependencies.ARCHIVES, item)
+
+    def set_python_requirements(self, requirements_file_path: str,
+                                requirements_cached_dir: str | None = None) -> StreamExecutionEnvironment:
+        """Packages pip installs for the job on every TaskManager (from ``requirements_cached_dir`` where given,
+        else the package index); checked with pip when the job is submitted."""
+        value = os.path.abspath(requirements_file_path)
+        if requirements_cached_dir:
+            value += f"#{os.path.abspath(requirements_cached_dir)}"
+        return self.set(python_dependencies.REQUIREMENTS, value)
+
+    def _append(self, key: str, item: str) -> StreamExecutionEnvironment:
+        listed = [v for v in self.config.get(key, "").split(",") if v]
+        return self.set(key, ",".join(listed + ([item] if item not in listed else [])))
+
     # -- sources ------------------------------------------------------------------------------
     def from_source(self, params: dict | type, name: str | None = None, **options) -> DataStream:
         """A stream from connector options (``datagen_params(...)``) or a user-written SourceReader class."""
@@ -177,7 +203,8 @@ class StreamExecutionEnvironment:
             partitioning = e.partitioning or (
                 "forward" if by_id[e.source].parallelism == by_id[e.target].parallelism else "rebalance")
             edges.append(EdgeSpec(e.source, e.target, partitioning, list(e.keys)))
-        graph = JobGraph(job_name, ops, edges, dict(self.config), self.restore_from, self.statement)
+        graph = JobGraph(job_name, ops, edges, dict(self.config), self.restore_from, self.statement,
+                         python_dependencies.collect(self.config))
         graph.validate(default_p)
         return graph
 
@@ -199,6 +226,7 @@ class StreamExecutionEnvironment:
 
     def execute_async(self, job_name: str = "Flinkbench Job") -> JobClient:
         graph = self.job_graph(job_name)
+        python_dependencies.check_requirements(graph.python_dependencies)
         plain = to_plain(graph)
         plain.pop("type", None)
         self.last_job = self.client.submit(plain)

@@ -73,6 +73,15 @@ def _job_parsers(sub) -> None:
                      help="start the program's jobs from this savepoint")
     run.add_argument("-n", "--allowNonRestoredState", dest="allow_non_restored_state", action="store_true",
                      help="with -s: drop the savepoint's state that no operator of the job claims (else refused)")
+    run.add_argument("-pyfs", "--pyFiles", dest="py_files", metavar="FILES",
+                     help="Python files or folders, comma-separated, on the path of the jobs' functions on every "
+                          "TaskManager (python.files)")
+    run.add_argument("-pyarch", "--pyArchives", dest="py_archives", metavar="ARCHIVES",
+                     help="zip archives, comma-separated, each archive#target_dir, unpacked for the jobs' functions "
+                          "(python.archives)")
+    run.add_argument("-pyreq", "--pyRequirements", dest="py_requirements", metavar="FILE",
+                     help="a requirements file (or file#cached_dir) pip installs for the jobs on every TaskManager "
+                          "(python.requirements)")
     run.add_argument("-d", "--detached", action="store_true",
                      help="return once the jobs are submitted (default: wait and print each job's final state)")
     run.add_argument("file", help="the Python program (it calls env.execute() or env.execute_async())")

@@ -49,7 +49,7 @@ def run(args) -> int:
     from runtime.api.environment import ProgramContext, program_context
 
     url, token_file, trust_cert = target(args)
-    config = job_settings(args.dynamic, args.parallelism)
+    config = {**job_settings(args.dynamic, args.parallelism), **python_settings(args)}
     if args.allow_non_restored_state:
         config["execution.state-recovery.ignore-unclaimed-state"] = "true"
     os.environ["FLINKBENCH_JOBMANAGER_URL"] = url
@@ -78,6 +78,23 @@ def job_settings(dynamic: list[str], parallelism: int | None) -> dict[str, str]:
         config["parallelism.default"] = str(parallelism)
         Configuration(config)
     return config
+
+
+def python_settings(args) -> dict[str, str]:
+    """``-pyfs``, ``-pyarch`` and ``-pyreq`` as the keys they stand for, their paths made absolute (the program
+    may change its working directory before it submits)."""
+    def absolute(item: str) -> str:  # path or path#rest: the path absolute, the rest (a target folder) kept
+        path, mark, rest = item.partition("#")
+        return os.path.abspath(path) + mark + rest
+
+    settings = {}
+    for key, value in (("python.files", args.py_files), ("python.archives", args.py_archives)):
+        if value:
+            settings[key] = ",".join(absolute(item) for item in value.split(",") if item.strip())
+    if args.py_requirements:
+        path, mark, cached = args.py_requirements.partition("#")
+        settings["python.requirements"] = os.path.abspath(path) + (mark + os.path.abspath(cached) if cached else "")
+    return settings
 
 
 def _await_end(job: JobClient) -> str:

@@ -223,4 +223,5 @@ class ExecutionGraph:
             max_parallelism=conf.get("pipeline.max-parallelism"), allocation_id=_placed(execution).allocation_id,
             operators=vertex.operators, inputs=inputs, outputs=outputs, config=conf.as_strings(),
             runtime_mode=conf.get("execution.runtime-mode"), checkpointing=checkpointing,
-            incremental_checkpoints=conf.get("execution.checkpointing.incremental"))
+            incremental_checkpoints=conf.get("execution.checkpointing.incremental"),
+            python_dependencies=self.job_graph.python_dependencies)

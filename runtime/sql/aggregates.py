@@ -12,6 +12,7 @@ from runtime.sql.errors import UnsupportedSqlError
 from runtime.sql.logical import Aggregate, Calc, Field, GroupAggregate, WindowAggregate, WindowTVF
 from runtime.sql.scope import Entry, Scope, quoted
 from runtime.sql.typing import infer_type, is_integral
+from runtime.sql.user_functions import UserAggregate, by_spark_name
 
 FUNCTIONS = {exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg"}
 WINDOW_KEYS = ("window_start", "window_end")
@@ -46,6 +47,8 @@ def plan(converter, select: exp.Select, scope: Scope) -> tuple[Scope, list[exp.E
                                                                                        "window_time")], scope.position)
     else:
         source = scope
+    if not windowed:
+        _refuse_unbounded_pandas(converter, calls, updating=source.node.updating)
     pre, keys, specs = _pre_projection(converter, source, group_exprs, calls, windowed)
     if not keys:  # a global aggregate: one key for all rows
         pre.exprs.append(("__global", "0"))
@@ -96,6 +99,8 @@ def _pre_projection(converter, source: Scope, group_exprs, calls, windowed: bool
 
 
 def _aggregate_spec(converter, source: Scope, call: exp.AggFunc, i: int, add, types) -> Aggregate:
+    if isinstance(call, UserAggregate):
+        return _user_aggregate(converter, source, call, i, add, types)
     fn = FUNCTIONS.get(type(call))
     if fn is None:
         raise converter.error(call, f"aggregate function {call.sql(dialect='spark').split('(')[0]} is not supported "
@@ -116,6 +121,30 @@ def _aggregate_spec(converter, source: Scope, call: exp.AggFunc, i: int, add, ty
         result = ("BIGINT" if fn == "sum" else type_) if is_integral(type_) else \
             ("DOUBLE" if type_ in ("DOUBLE", "FLOAT") else type_)
     return Aggregate(f"__agg{i}", fn, column, result, integral=is_integral(type_))
+
+
+def _user_aggregate(converter, source: Scope, call: UserAggregate, i: int, add, types) -> Aggregate:
+    """A Python aggregate function's call: its arguments computed as input fields (runtime.sql.user_functions)."""
+    fdef = by_spark_name(converter.catalog)[call.args["function"].name]
+    args = []
+    for j, arg in enumerate(call.expressions):
+        field = source.field_of(arg)
+        type_ = types[field] if field else infer_type(source.rewrite(arg), types)
+        args.append(add(field, quoted(field), type_) if field else add(f"__a{i}_{j}", source.sql(arg), type_))
+    return Aggregate(f"__agg{i}", "udaf", None, fdef.result_type, args=args, function=fdef.spark_name)
+
+
+def _refuse_unbounded_pandas(converter, calls: list[exp.AggFunc], updating: bool) -> None:
+    """A pandas aggregate function sees all of a group's rows at once: in a window or a batch job, never over an
+    unbounded GROUP BY or rows that are retracted (as Flink refuses it there)."""
+    for call in calls:
+        if not isinstance(call, UserAggregate):
+            continue
+        fdef = by_spark_name(converter.catalog)[call.args["function"].name]
+        if fdef.function.func_type == "pandas" and (updating or not converter.batch):
+            raise converter.error(call, f"the pandas aggregate function {fdef.name} needs all of a group's rows at "
+                                        "once: use it in a window (TUMBLE, HOP, CUMULATE, SESSION) or in batch mode, "
+                                        "over an input that is not updating", UnsupportedSqlError)
 
 
 def _window_aggregate(converter, tvf: WindowTVF, pre: Calc, keys: list[str], specs: list[Aggregate]):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable
 
 from runtime.sql.errors import SqlValidationError
 from runtime.sql.types import flink_type
@@ -79,17 +78,27 @@ class StreamTable:
 
 @dataclass
 class FunctionDef:
-    """A Python scalar function registered for SQL: a vectorised callable and its result type."""
-    name: str
-    fn: Callable
-    result_type: str  # Spark DDL type
+    """A Python function registered for SQL (runtime.sql.user_functions): a temporary system function
+    (``system``: found before the built-ins, as Flink looks names up) or a temporary catalog function (found
+    after them, or by its path ``default_catalog.default_database.name``)."""
+    name: str  # lower case
+    function: Any  # runtime.udf.UserDefinedFunctionWrapper
+    result_type: str  # Spark DDL type of its value; a table function's row as STRUCT<...>
+    system: bool = False
+    spark_name: str = ""  # what its calls are named in Spark SQL: one name per function body
+
+    @property
+    def kind(self) -> str:
+        """scalar, table or aggregate."""
+        return self.function.kind
 
 
 class Catalog:
     """The in-memory catalog of one table environment: tables, views and functions by name."""
     def __init__(self):
         self.tables: dict[str, TableDef | ViewDef | StreamTable] = {}
-        self.functions: dict[str, FunctionDef] = {}
+        self.functions: dict[str, FunctionDef] = {}  # temporary catalog functions by name
+        self.system_functions: dict[str, FunctionDef] = {}  # temporary system functions by name
 
     def get(self, name: str) -> TableDef | ViewDef | StreamTable | None:
         """The table, view or stream called ``name`` (qualified or not), or None."""
@@ -135,11 +144,35 @@ class Catalog:
         """The names of views and registered streams, sorted."""
         return sorted(n for n, t in self.tables.items() if not isinstance(t, TableDef))
 
-    def add_function(self, fn: FunctionDef) -> None:
-        """Register a Python function; SqlValidationError if its name (any case) is taken."""
-        if fn.name.lower() in self.functions:
-            raise SqlValidationError(f"a function named {fn.name!r} already exists")
-        self.functions[fn.name.lower()] = fn
+    def add_function(self, fn: FunctionDef, if_not_exists: bool = False) -> bool:
+        """Register a Python function as a system or catalog function; False if one of that name (any case)
+        existed and ``if_not_exists`` said to keep it, else SqlValidationError naming it."""
+        table = self.system_functions if fn.system else self.functions
+        if fn.name.lower() in table:
+            if if_not_exists:
+                return False
+            kind = "temporary system function" if fn.system else "temporary function"
+            raise SqlValidationError(f"a {kind} named {fn.name!r} already exists")
+        table[fn.name.lower()] = fn
+        return True
+
+    def drop_function(self, name: str, system: bool, if_exists: bool = False) -> bool:
+        """Remove a system or catalog function; False if absent and ``if_exists``, else SqlValidationError."""
+        table = self.system_functions if system else self.functions
+        if table.pop(_strip(name).lower(), None) is not None:
+            return True
+        if if_exists:
+            return False
+        raise SqlValidationError(f"{'temporary system function' if system else 'temporary function'} {name!r} "
+                                 "does not exist")
+
+    def function_names(self) -> list[str]:
+        """The names of every registered Python function, sorted."""
+        return sorted({*self.system_functions, *self.functions})
+
+    def all_functions(self) -> list[FunctionDef]:
+        """Every registered Python function (system ones first)."""
+        return [*self.system_functions.values(), *self.functions.values()]
 
 
 def describe_rows(item) -> list[dict]:

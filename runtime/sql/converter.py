@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from runtime.sql import aggregates, joins, ranking, windows
+from runtime.sql import aggregates, joins, ranking, user_functions, windows
 from runtime.sql.catalog import StreamTable, TableDef, ViewDef
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 from runtime.sql.logical import Calc, Field, GroupAggregate, Node, Scan, Union, Values, WindowTVF
@@ -36,6 +36,7 @@ class Converter:
     # -- queries --------------------------------------------------------------------------------
     def query(self, query: exp.Expr) -> Node:
         """The plan of a SELECT, UNION ALL or VALUES; its fields are the query's columns."""
+        query = user_functions.resolve(query, self.catalog, self.error)
         for cte in (query.args.get("with_") or exp.With()).expressions:
             self.ctes[cte.alias] = cte.this
         if isinstance(query, exp.Union):

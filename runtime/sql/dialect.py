@@ -7,7 +7,9 @@ sqlglot has no Flink dialect; Flink SQL is close to Spark's (backquoted names, S
 * computed columns ``name AS expr`` (a ComputedColumnConstraint without a type);
 * ``PRIMARY KEY (...) NOT ENFORCED``;
 * ``TABLE name`` as a function argument, as in ``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), ...))``;
-* plural interval units (``INTERVAL '10' SECONDS``).
+* plural interval units (``INTERVAL '10' SECONDS``);
+* ``LATERAL TABLE(f(...))``, whose call is always a (user's table) function of that name, even where the
+  name is also a built-in's (``split``).
 
 Statements that are not queries or DDL (SET, RESET, SHOW, EXPLAIN, EXECUTE STATEMENT SET) are
 recognised by runtime.sql.statements before the parser sees them.
@@ -49,6 +51,18 @@ class FlinkParser(SparkParser):
                 table.set("partition_by", keys)
             return table
         return super()._parse_lambda(alias)
+
+    def _parse_lateral(self):
+        """``LATERAL TABLE(name(args))``: the call parsed as written (an Anonymous call), never as a built-in."""
+        if not (self._curr and self._curr.token_type == TokenType.LATERAL and self._next
+                and self._next.token_type == TokenType.TABLE and self._index + 3 < len(self._tokens)
+                and self._tokens[self._index + 2].token_type == TokenType.L_PAREN):
+            return super()._parse_lateral()
+        self._advance(3)  # LATERAL TABLE (
+        call = self._parse_function(anonymous=True)
+        self._match_r_paren()
+        return self.expression(exp.Lateral(this=exp.Anonymous(this="TABLE", expressions=[call]),
+                                           alias=self._parse_table_alias()))
 
     def _parse_primary_key(self, wrapped_optional: bool = False, in_props: bool = False,
                            named_primary_key: bool = False):

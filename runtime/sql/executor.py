@@ -109,7 +109,7 @@ class SqlExecutor:
         if what in ("FUNCTIONS", "USER FUNCTIONS"):
             from runtime.sql.functions import builtin_names
 
-            names = sorted(self.catalog.functions) + ([] if what == "USER FUNCTIONS" else builtin_names())
+            names = self.catalog.function_names() + ([] if what == "USER FUNCTIONS" else builtin_names())
             return StatementResult("rows", ["function name"], [(n,) for n in names])
         if what in ("CATALOGS", "CURRENT CATALOG"):
             return StatementResult("rows", ["catalog name"], [(CATALOG,)])
@@ -140,8 +140,27 @@ class SqlExecutor:
         return StatementResult("ok", text="[INFO] Execute statement succeeded.")
 
     def _create_function(self, stmt) -> StatementResult:
-        raise stmt.error(UnsupportedSqlError, "CREATE FUNCTION is not supported: register a Python function with "
-                                              "t_env.create_temporary_function(name, fn)")
+        """CREATE [TEMPORARY [SYSTEM]] FUNCTION [IF NOT EXISTS] f AS 'module.fn' LANGUAGE PYTHON: the module is
+        imported here (and, for the job, on the TaskManagers: ship it with add_python_file)."""
+        from runtime.sql import user_functions
+
+        args, name = stmt.args, stmt.args["name"].replace("`", "")
+        language = (args.get("language") or "JAVA").upper()
+        if language != "PYTHON":
+            raise stmt.error(UnsupportedSqlError, f"function {name!r}: LANGUAGE {language} is not supported; Python "
+                                                  "functions are (AS 'module.function' LANGUAGE PYTHON)")
+        system = bool(args.get("system"))
+        if system and not args.get("temporary"):
+            raise stmt.error(SqlValidationError, "a SYSTEM function is TEMPORARY: CREATE TEMPORARY SYSTEM FUNCTION")
+        found = user_functions.import_function(name, args["path"], self.env.config.get("python.files", ""))
+        fdef = user_functions.define(name, found, system)
+        self.catalog.add_function(fdef, if_not_exists=bool(args.get("exists")))
+        return StatementResult("ok", text="[INFO] Execute statement succeeded.")
+
+    def _drop_function(self, stmt) -> StatementResult:
+        args = stmt.args
+        self.catalog.drop_function(args["name"].replace("`", ""), bool(args.get("system")), bool(args.get("exists")))
+        return StatementResult("ok", text="[INFO] Execute statement succeeded.")
 
     def _drop(self, stmt) -> StatementResult:
         kind = (stmt.ast.args.get("kind") or "TABLE").upper()
@@ -194,7 +213,7 @@ class SqlExecutor:
 
         env = StreamExecutionEnvironment(self.env._client, {**self.env.config, **self.overrides})
         env.restore_from = self.env.restore_from
-        translator = Translator(env, self.runtime_mode, self.catalog.functions)
+        translator = Translator(env, self.runtime_mode, self.catalog)
         for sink in sinks:
             translator.translate(sink)
         return env

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from runtime.sql import lookup_joins, windows
+from runtime.sql import lateral, lookup_joins, windows
 from runtime.sql.errors import UnsupportedSqlError
 from runtime.sql.logical import Calc, Field, Join, Node, WindowTVF
 from runtime.sql.scope import Entry, Scope, quoted
@@ -23,6 +23,8 @@ def plan(converter, left: Scope, join: exp.Join) -> Scope:
     UnsupportedSqlError for what cannot run with Flink's semantics."""
     if lookup_joins.applies(left, join):
         return lookup_joins.plan(converter, left, join)
+    if lateral.applies(join):
+        return lateral.plan(converter, left, join)
     side = (join.args.get("side") or "").upper()
     kind = KINDS.get(side or (join.args.get("kind") or "").upper())
     condition, using = join.args.get("on"), join.args.get("using")

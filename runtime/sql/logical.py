@@ -117,10 +117,18 @@ class Calc(Node):
 class Aggregate:
     """One aggregate call: its function, input field and result type."""
     name: str
-    fn: str  # count, sum, min, max, avg, count_distinct
+    fn: str  # count, sum, min, max, avg, count_distinct, udaf (a Python aggregate function)
     column: str | None  # input field (None: COUNT(*))
     type: str  # result type (Spark DDL)
     integral: bool = False  # AVG of an integer type is an integer in Flink
+    args: list[str] = field(default_factory=list)  # a Python aggregate function's input fields
+    function: str | None = None  # a Python aggregate function's Spark name (runtime.sql.user_functions)
+
+    def call(self) -> str:
+        """How EXPLAIN shows the call."""
+        if self.fn == "udaf":
+            return f"{(self.function or '').split('__py')[0]}({', '.join(self.args)})"
+        return f"{self.fn}({self.column or '*'})"
 
 
 @dataclass
@@ -140,7 +148,7 @@ class WindowAggregate(Node):
         return False
 
     def describe(self) -> str:
-        aggs = ", ".join(f"{a.fn}({a.column or '*'}) AS {a.name}" for a in self.aggregates)
+        aggs = ", ".join(f"{a.call()} AS {a.name}" for a in self.aggregates)
         return f"WindowAggregate(groupBy=[{', '.join(self.keys)}], window=[{_window(self.window)}], " \
                f"time=[{self.time_column}], select=[{aggs}])"
 
@@ -160,7 +168,7 @@ class GroupAggregate(Node):
         return not self.emit_final
 
     def describe(self) -> str:
-        aggs = ", ".join(f"{a.fn}({a.column or '*'}) AS {a.name}" for a in self.aggregates)
+        aggs = ", ".join(f"{a.call()} AS {a.name}" for a in self.aggregates)
         return f"GroupAggregate(groupBy=[{', '.join(self.keys)}], select=[{aggs}])"
 
 
@@ -203,7 +211,7 @@ class Over(Node):
         return self.time_column
 
     def describe(self) -> str:
-        aggs = ", ".join(f"{a.fn}({a.column or '*'}) AS {a.name}" for a in self.aggregates)
+        aggs = ", ".join(f"{a.call()} AS {a.name}" for a in self.aggregates)
         frame = f"ROWS {self.frame['rows']} PRECEDING" if "rows" in self.frame else \
             f"RANGE {self.frame['range_us'] // 1000} ms PRECEDING"
         return f"OverAggregate(partitionBy=[{', '.join(self.partition)}], orderBy=[{self.time_column}], " \
@@ -270,6 +278,27 @@ class LookupJoin(Node):
     def describe(self) -> str:
         on = " AND ".join(f"{a} = {b}" for a, b in zip(self.left_keys, self.right_keys))
         return f"LookupJoin(table=[{self.table.name}], joinType=[{self.kind.upper()}], on=[{on}])"
+
+
+@dataclass
+class Correlate(Node):
+    """A table function joined to each row of its input (``LATERAL TABLE(f(...))``): the row once per row the
+    function gives for it (``outer``, a LEFT JOIN ... ON TRUE: once with NULLs when it gives none)."""
+    input: Node
+    function: str  # the Python table function's Spark name (runtime.sql.user_functions)
+    args: list[str]  # Spark SQL of its arguments over the input's fields
+    function_fields: list[Field]  # the columns the function adds (the last of ``fields``)
+    outer: bool = False
+
+    @property
+    def rowtime(self):
+        """The input's time attribute passes through."""
+        return self.input.rowtime
+
+    def describe(self) -> str:
+        name = self.function.split("__py")[0]
+        return f"Correlate(invocation=[{name}({', '.join(self.args)})], joinType=[{'LEFT' if self.outer else 'INNER'}]" \
+               f", fields=[{', '.join(f.name for f in self.function_fields)}])"
 
 
 @dataclass

@@ -21,13 +21,17 @@ from runtime.sql.errors import SqlParseError, UnsupportedSqlError
 
 UNSUPPORTED_WORDS = {
     "MATCH_RECOGNIZE": "MATCH_RECOGNIZE is not supported",
-    "LATERAL": "LATERAL TABLE (table functions) is not supported",
     "UNNEST": "UNNEST is not supported",
 }
 _SET = re.compile(r"^SET(?:\s+(?P<key>'[^']*'|[\w.\-]+)\s*=\s*(?P<value>'(?:[^']|'')*'|[^\s;]+))?\s*$", re.I | re.S)
 _RESET = re.compile(r"^RESET(?:\s+(?P<key>'[^']*'|[\w.\-]+))?\s*$", re.I | re.S)
 _SHOW = re.compile(r"^SHOW\s+(?P<what>TABLES|VIEWS|FUNCTIONS|USER\s+FUNCTIONS|CATALOGS|DATABASES|JOBS|"
                    r"CURRENT\s+CATALOG|CURRENT\s+DATABASE|CREATE\s+TABLE\s+(?P<table>[\w`.]+))\s*$", re.I | re.S)
+_CREATE_FUNCTION = re.compile(r"^CREATE\s+(?P<temporary>TEMPORARY\s+)?(?P<system>SYSTEM\s+)?FUNCTION\s+"
+                              r"(?P<exists>IF\s+NOT\s+EXISTS\s+)?(?P<name>[\w`.]+)\s+AS\s+(?P<path>'[^']*')"
+                              r"(?:\s+LANGUAGE\s+(?P<language>\w+))?\s*$", re.I | re.S)
+_DROP_FUNCTION = re.compile(r"^DROP\s+(?P<temporary>TEMPORARY\s+)?(?P<system>SYSTEM\s+)?FUNCTION\s+"
+                            r"(?P<exists>IF\s+EXISTS\s+)?(?P<name>[\w`.]+)\s*$", re.I | re.S)
 _DESCRIBE = re.compile(r"^(?:DESCRIBE|DESC)\s+(?P<name>[\w`.]+)\s*$", re.I | re.S)
 _EXPLAIN = re.compile(r"^EXPLAIN(?:\s+PLAN\s+FOR)?\s+", re.I)
 _USE = re.compile(r"^USE\s+", re.I)
@@ -95,7 +99,8 @@ def classify(stmt: Statement) -> Statement:
     """Recognise and parse one statement (fills ``kind``, ``ast``, ``args``, ``inner``)."""
     text = stmt.text
     head = text.split(None, 1)[0].upper() if text.split() else ""
-    for pattern, kind in ((_SET, "set"), (_RESET, "reset"), (_SHOW, "show"), (_DESCRIBE, "describe")):
+    for pattern, kind in ((_SET, "set"), (_RESET, "reset"), (_SHOW, "show"), (_DESCRIBE, "describe"),
+                          (_CREATE_FUNCTION, "create_function"), (_DROP_FUNCTION, "drop_function")):
         match = pattern.match(text)
         if match:
             stmt.kind, stmt.args = kind, {k: _unquote(v) for k, v in match.groupdict().items()}

@@ -9,26 +9,26 @@ resumes from its own savepoints.
 from __future__ import annotations
 
 import hashlib
-import re
 
 from runtime.api.datastream import DataStream
 from runtime.changelog import OP_COLUMN
 from runtime.connectors.collect import collect_params
 from runtime.connectors.table_options import SINK_PARALLELISM
 from runtime.jobgraph import pack_udf
-from runtime.sql import connectors
+from runtime.sql import connectors, user_functions
 from runtime.sql.catalog import StreamTable
-from runtime.sql.logical import (Calc, GroupAggregate, Join, LookupJoin, Node, Over, Rank, Scan, Sink, Union, Values,
-                                 WindowAggregate, WindowTVF)
+from runtime.sql.logical import (Aggregate, Calc, Correlate, GroupAggregate, Join, LookupJoin, Node, Over, Rank, Scan,
+                                 Sink, Union, Values, WindowAggregate, WindowTVF)
 from runtime.sql.scope import quoted
 
 
 class Translator:
     """Turns logical plans into operators of one StreamExecutionEnvironment, with uids from the plan."""
-    def __init__(self, env, runtime_mode: str = "streaming", functions: dict | None = None):
+    def __init__(self, env, runtime_mode: str = "streaming", catalog=None):
         self.env = env
         self.mode = runtime_mode
-        self.functions = functions or {}  # the catalog's Python functions: name -> FunctionDef
+        # the catalog's Python functions by their Spark names (runtime.sql.user_functions)
+        self.functions = user_functions.by_spark_name(catalog) if catalog is not None else {}
         self.digests: dict[int, str] = {}
         self.named: set[int] = set()  # operators already given a uid (by the node that made them)
 
@@ -84,10 +84,25 @@ class Translator:
 
     # -- stateless --------------------------------------------------------------------------------
     def _used_functions(self, texts: list[str | None]) -> dict | None:
-        """The Python functions these Spark SQL texts call ({name: (fn, type)}), shipped with the operator."""
-        used = {name: (f.fn, f.result_type) for name, f in self.functions.items()
-                if any(t and re.search(rf"\b{re.escape(name)}\s*\(", t, re.I) for t in texts)}
+        """The Python scalar functions these Spark SQL texts call ({name called: (function, Spark result type, called
+        without arguments)}), shipped with the operator, which registers them in its Spark session by those names."""
+        used = {name: (f.function, f.result_type, name.endswith(user_functions.NULLARY))
+                for name, f in user_functions.called_in(texts, self.functions).items()}
         return used or None
+
+    def _aggregate_functions(self, aggregates: list[Aggregate]) -> dict | None:
+        """The Python aggregate functions of ``aggregates`` by aggregate name, shipped with the operators."""
+        used = {a.name: self.functions[a.function or ""].function for a in aggregates if a.fn == "udaf"}
+        return used or None
+
+    def _aggregate_spec(self, a: Aggregate) -> dict:
+        """An aggregate as the runtime's operators take it; a Python one with its arguments and whether its rows
+        travel raw (pandas functions and those whose accumulators do not merge) or as partial accumulators."""
+        spec: dict = {"name": a.name, "fn": a.fn, "column": a.column, "integral": a.integral}
+        if a.fn == "udaf":
+            function = self.functions[a.function or ""].function
+            spec.update(args=a.args, type=a.type, raw=function.func_type == "pandas" or not function.mergeable)
+        return spec
 
     def _calc(self, node: Calc) -> DataStream:
         stream = self.translate(node.input)
@@ -103,6 +118,15 @@ class Translator:
             stream = stream._then("select", "Calc(select)", {"exprs": exprs}, self._used_functions(exprs))
         stream.timestamp_column = node.rowtime
         return stream
+
+    def _correlate(self, node: Correlate) -> DataStream:
+        """A table function as a mapInArrow chained into its input's Spark plan."""
+        stream = self.translate(node.input)
+        params = {"args": node.args, "outer": node.outer, "fields": _ddl([(f.name, f.type) for f in node.function_fields])}
+        name = f"Correlate({node.function.split('__py')[0]})"
+        out = stream._then("table_function", name, params, self.functions[node.function].function)
+        out.timestamp_column = node.rowtime
+        return out
 
     def _union(self, node: Union) -> DataStream:
         streams = []
@@ -130,25 +154,28 @@ class Translator:
                 counted[a.name]: f"CASE WHEN {quoted(a.column)} IS NULL THEN 0 ELSE 1 END"
                 for a in node.aggregates if a.name in counted}})
         specs = [{"name": a.name, "fn": "sum", "column": counted[a.name]} if a.name in counted
-                 else {"name": a.name, "fn": a.fn, "column": a.column} for a in node.aggregates]
+                 else self._aggregate_spec(a) for a in node.aggregates]
         params = {"keys": node.keys, "window": node.window, "aggregates": specs, "ts_column": node.time_column,
                   "allowed_lateness_us": 0}
-        combine = stream.forward()._then("window_combine", "LocalWindowAggregate", {**params, "follows_input": True})
-        out = combine._then("window_aggregate", "WindowAggregate", params, None, partitioning="hash",
+        udafs = self._aggregate_functions(node.aggregates)
+        combine = stream.forward()._then("window_combine", "LocalWindowAggregate", {**params, "follows_input": True},
+                                         udafs)
+        out = combine._then("window_aggregate", "WindowAggregate", params, udafs, partitioning="hash",
                             keys=node.keys)
         out.timestamp_column = None
         return out
 
     def _groupaggregate(self, node: GroupAggregate) -> DataStream:
         stream = self.translate(node.input)
-        aggs = [{"name": a.name, "fn": a.fn, "column": a.column, "integral": a.integral} for a in node.aggregates]
-        local = not node.input.updating and all(a.fn != "count_distinct" for a in node.aggregates)
+        aggs = [self._aggregate_spec(a) for a in node.aggregates]
+        udafs = self._aggregate_functions(node.aggregates)
+        local = not node.input.updating and all(a["fn"] != "count_distinct" and not a.get("raw") for a in aggs)
         if local:
             stream = stream.forward()._then("local_aggregate", "LocalGroupAggregate",
-                                            {"keys": node.keys, "aggregates": aggs, "follows_input": True})
+                                            {"keys": node.keys, "aggregates": aggs, "follows_input": True}, udafs)
         params: dict = {"keys": node.keys, "aggregates": aggs, "preaggregated": local, "emit_final": node.emit_final,
                         "agg_schema": _ddl([(a.name, a.type) for a in node.aggregates]) or None}
-        out = stream._then("sql_group_aggregate", "GroupAggregate", params, partitioning="hash", keys=node.keys)
+        out = stream._then("sql_group_aggregate", "GroupAggregate", params, udafs, partitioning="hash", keys=node.keys)
         out.timestamp_column = None
         return out
 

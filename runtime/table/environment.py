@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import itertools
 from typing import Any
-from collections.abc import Callable
 
 from runtime.api.datastream import DataStream
 from runtime.table.result import TableResult
 from runtime.changelog import Row, RowKind, materialize
-from runtime.sql import statements
-from runtime.sql.catalog import Catalog, Column, FunctionDef, StreamTable, ViewDef
+from runtime.sql import statements, user_functions
+from runtime.sql.catalog import Catalog, Column, StreamTable, ViewDef
 from runtime.sql.errors import SqlValidationError
 from runtime.sql.executor import SqlExecutor
 
@@ -116,14 +115,40 @@ class StreamTableEnvironment:
         """The Table of a catalog table or view, by name."""
         return self.sql_query(f"SELECT * FROM {path}")
 
-    def create_temporary_function(self, name: str, fn: Callable, result_type: str = "STRING") -> None:
-        """A Python scalar function callable from SQL by ``name``: vectorised, it gets a pandas Series per
-        argument and returns one Series of ``result_type`` (a Spark/Flink type name); it runs inside Spark."""
-        if not callable(fn):
-            raise TypeError(f"create_temporary_function takes a Python function, got {fn!r}")
-        from runtime.sql.types import parse_type, spark_type
+    def create_temporary_function(self, path: str, function, result_type: str | None = None) -> None:
+        """A temporary catalog function, as PyFlink's: ``function`` made by udf(), udtf() or udaf()
+        (runtime.udf), called in SQL by ``path`` where no built-in has that name, or by its full path
+        ``default_catalog.default_database.name``. A plain callable with ``result_type`` is a vectorised
+        scalar function (pandas Series in, one Series out), as this method took it before."""
+        self.catalog.add_function(user_functions.define(path, _as_function(function, result_type), system=False))
 
-        self.catalog.add_function(FunctionDef(name.lower(), fn, spark_type(parse_type(result_type))))
+    def create_temporary_system_function(self, name: str, function) -> None:
+        """A temporary system function, as PyFlink's: found before the built-ins, so it may shadow one."""
+        self.catalog.add_function(user_functions.define(name, _as_function(function, None), system=True))
+
+    def drop_temporary_function(self, path: str) -> bool:
+        """Drop a temporary catalog function; False if there was none of that name."""
+        return self.catalog.drop_function(path, system=False, if_exists=True)
+
+    def drop_temporary_system_function(self, name: str) -> bool:
+        """Drop a temporary system function; False if there was none of that name."""
+        return self.catalog.drop_function(name, system=True, if_exists=True)
+
+    def list_user_defined_functions(self) -> list[str]:
+        """The registered Python functions' names, sorted."""
+        return self.catalog.function_names()
+
+    def add_python_file(self, file_path: str) -> None:
+        """Ship a Python file or folder with this environment's jobs (StreamExecutionEnvironment.add_python_file)."""
+        self.env.add_python_file(file_path)
+
+    def add_python_archive(self, archive_path: str, target_dir: str | None = None) -> None:
+        """Ship a zip archive with this environment's jobs (StreamExecutionEnvironment.add_python_archive)."""
+        self.env.add_python_archive(archive_path, target_dir)
+
+    def set_python_requirements(self, requirements_file_path: str, requirements_cached_dir: str | None = None) -> None:
+        """Install packages for this environment's jobs (StreamExecutionEnvironment.set_python_requirements)."""
+        self.env.set_python_requirements(requirements_file_path, requirements_cached_dir)
 
     def list_tables(self) -> list[str]:
         """The catalog's table names, sorted."""
@@ -152,7 +177,21 @@ class StreamTableEnvironment:
     def _stream_of(self, table: Table) -> DataStream:
         from runtime.sql.translator import Translator
 
-        return Translator(self.env, self.executor.runtime_mode, self.catalog.functions).translate(table.plan)
+        return Translator(self.env, self.executor.runtime_mode, self.catalog).translate(table.plan)
+
+
+def _as_function(function, result_type: str | None):
+    """A udf/udtf/udaf as given; a plain callable as a pandas scalar function of ``result_type`` (STRING when
+    not given), the form create_temporary_function took before it took PyFlink's functions."""
+    from runtime.udf import UserDefinedFunctionWrapper, udf
+
+    if isinstance(function, UserDefinedFunctionWrapper):
+        if result_type is not None:
+            raise TypeError("result_type goes to udf()/udtf()/udaf(), not to create_temporary_function")
+        return function
+    if not callable(function):
+        raise TypeError(f"create_temporary_function takes a function made by udf(), udtf() or udaf(), got {function!r}")
+    return udf(function, result_type=result_type or "STRING", func_type="pandas")
 
 
 class Table:

@@ -22,13 +22,15 @@ from runtime.keygroups import KEY_GROUP_COLUMN, key_group_sql
 from runtime.messages import OutputDescriptor
 from runtime.taskmanager.metrics import PhaseTimes
 from runtime.taskmanager.process_operator import KeyedProcessOperator, OutputRowError
+from runtime.taskmanager.python_environment import JobPythonEnvironment, for_workers
 from runtime.taskmanager.spark import UserFunctionError, missing_columns, pre_aggregates
+from runtime.taskmanager.spark_udfs import PythonFunctionError, failure_line
 from runtime.taskmanager.sql_operators import SQL_OPERATORS
 from runtime.taskmanager.watermarks import BoundedOutOfOrderness
 from runtime.taskmanager.window_operator import BEFORE_TIME, END_OF_TIME, RECORDS, WindowOperator
 
 STATELESS_KINDS = ("select", "filter", "with_columns", "map", "flat_map", "window_combine", "watermark", "union",
-                   "local_aggregate")
+                   "local_aggregate", "table_function")
 STATEFUL_OPERATORS = {"window_aggregate": WindowOperator, "keyed_process": KeyedProcessOperator, **SQL_OPERATORS}
 STATEFUL_KINDS = tuple(STATEFUL_OPERATORS)
 EVENT_MICROS = "__event_us"  # a folded watermark's event time per row, then the largest per pre-aggregated group
@@ -59,8 +61,14 @@ class SparkStage:
     key_output: OutputDescriptor | None = None
     assigner: BoundedOutOfOrderness | None = None
     max_parallelism: int = 128
+    environment: JobPythonEnvironment | None = None  # the job's shipped Python dependencies on this TaskManager
 
     def run(self, spark, data) -> pa.Table | None:
+        if self.environment is not None:
+            try:
+                spark.ship_python_environment(self.environment)
+            except ValueError as err:
+                raise OperatorError(f"operator '{self.ops[0].name}': {err}") from None
         df = spark.from_arrow(data) if isinstance(data, pa.Table) else data
         observation = None
         for op, fn in zip(self.ops, self.fns):
@@ -120,7 +128,7 @@ class StatefulStage:
             return method(*args)
         except KeyError as err:
             raise OperatorError(f"operator '{self.op.name}': input has no column {err}") from None
-        except (UserFunctionError, OutputRowError) as err:
+        except (UserFunctionError, OutputRowError, PythonFunctionError) as err:
             raise OperatorError(f"operator '{self.op.name}': {err}") from None
 
     @property
@@ -141,14 +149,18 @@ class OperatorChain:
     phases: PhaseTimes = field(default_factory=PhaseTimes)  # the task's, once it runs the chain
 
     @classmethod
-    def build(cls, ops: list[OperatorSpec], outputs: list[OutputDescriptor], max_parallelism: int) -> OperatorChain:
+    def build(cls, ops: list[OperatorSpec], outputs: list[OutputDescriptor], max_parallelism: int,
+              environment: JobPythonEnvironment | None = None) -> OperatorChain:
+        """The chain of ``ops``; ``environment``: the job's Python dependencies, which Spark stages ship to Spark's
+        workers with the functions they hand them."""
         chain = cls()
         pending: list[OperatorSpec] = []
 
         def close_spark_stage():
             if pending:
-                chain.stages.append(SparkStage(fold_watermark(list(pending)), [load_udf(o) for o in pending],
-                                               max_parallelism=max_parallelism))
+                fns = [for_workers(load_udf(o), environment) for o in pending]
+                chain.stages.append(SparkStage(fold_watermark(list(pending)), fns, max_parallelism=max_parallelism,
+                                               environment=environment))
                 pending.clear()
 
         for op in ops:
@@ -290,5 +302,8 @@ def _to_arrow(spark, df, name: str) -> pa.Table:
         if kind == "AnalysisException":
             raise OperatorError(f"operator '{name}': {str(err).splitlines()[0]}") from None
         if kind == "PythonException":
+            line = failure_line(str(err))  # a SQL Python function's own error, in one line
+            if line is not None:
+                raise OperatorError(f"operator '{name}': {line}") from None
             raise OperatorError(f"operator '{name}': a Python function failed in Spark:\n{err}") from None
         raise

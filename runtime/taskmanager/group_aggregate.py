@@ -5,7 +5,9 @@ Upstream, in the producer's Spark plan, rows are pre-aggregated per key and bund
 into each key's accumulators (keyed state, checkpointed by key group) and emits, per key changed by
 the bundle, what changed: +I for a new key, -U old / +U new when the result changed, -D when the
 key's last row was retracted. Inputs that are changelogs themselves (an aggregate over an aggregate
-or a join) arrive raw with their row kinds and are added or retracted row by row.
+or a join) arrive raw with their row kinds and are added or retracted row by row. A Python aggregate
+function's accumulator is kept as it is (runtime.taskmanager.udf_aggregates): partial accumulators made
+in Spark are merged into it, raw rows accumulated or retracted.
 
 With ``emit_final`` (batch mode) nothing is emitted until the end of the input, then one +I per key.
 """
@@ -20,6 +22,7 @@ from runtime.ddl import arrow_schema
 from runtime.keygroups import KEY_GROUP_COLUMN
 from runtime.taskmanager import changelog
 from runtime.taskmanager.keyed_state import KeyedStateOperator
+from runtime.taskmanager.udf_aggregates import python_aggregates
 from runtime.taskmanager.window_operator import END_OF_TIME
 
 RECORDS = "__records"
@@ -78,9 +81,10 @@ class Accumulator:
 class GroupAggregateOperator(KeyedStateOperator):
     late_records = 0
 
-    def __init__(self, params: dict, _udf=None):
+    def __init__(self, params: dict, udafs: dict | None = None):
         self.keys: list[str] = params["keys"]
-        self.aggs: list[dict] = params["aggregates"]  # {name, fn, column, integral}
+        self.aggs: list[dict] = params["aggregates"]  # {name, fn, column, integral; a Python one's args, type}
+        self.python = python_aggregates(self.aggs, udafs)  # by aggregate name
         # the aggregates' types; the keys keep the input's
         self.agg_schema = arrow_schema(params["agg_schema"]) if params.get("agg_schema") else pa.schema([])
         self.schema: pa.Schema | None = None
@@ -90,8 +94,9 @@ class GroupAggregateOperator(KeyedStateOperator):
         self.dirty: dict[tuple[int, Any], None] = {}
 
     def _new_state(self) -> dict:
-        return {"records": 0, "accs": [Accumulator(a["fn"], a.get("integral", False)) for a in self.aggs],
-                "prev": None}
+        accs = [self.python[a["name"]].create() if a["fn"] == "udaf" else Accumulator(a["fn"], a.get("integral", False))
+                for a in self.aggs]
+        return {"records": 0, "accs": accs, "prev": None}
 
     def process(self, table: pa.Table) -> pa.Table | None:
         if table.num_rows == 0:
@@ -121,24 +126,31 @@ class GroupAggregateOperator(KeyedStateOperator):
         for row, (kg, key) in enumerate(zip(groups, keys)):
             state = self._state(kg, key)
             state["records"] += records[row]
-            for acc, columns in zip(state["accs"], partials):
-                acc.merge_partial([c[row] for c in columns])
+            for spec, acc, columns in zip(self.aggs, state["accs"], partials):
+                if spec["fn"] == "udaf":
+                    self.python[spec["name"]].merge(acc, [columns[0][row]])
+                else:
+                    acc.merge_partial([c[row] for c in columns])
 
     def _add_rows(self, table: pa.Table, keys: list[tuple], groups: list[int]) -> None:
         signs = [1 if changelog.is_addition(op) else -1 for op in changelog.ops_of(table)]
-        values = [table.column(a["column"]).to_pylist() if a.get("column") else None for a in self.aggs]
+        values = [_arguments(table, a) if a["fn"] == "udaf" else table.column(a["column"]).to_pylist()
+                  if a.get("column") else None for a in self.aggs]
         for row, (kg, key) in enumerate(zip(groups, keys)):
             state = self._state(kg, key)
             state["records"] += signs[row]
-            for acc, column in zip(state["accs"], values):
-                acc.add(1 if column is None else column[row], signs[row])
+            for spec, acc, column in zip(self.aggs, state["accs"], values):
+                if spec["fn"] == "udaf" and column is not None:
+                    self.python[spec["name"]].add(acc, column[row], signs[row])
+                else:
+                    acc.add(1 if column is None else column[row], signs[row])
 
     def _emit(self, changed: list[tuple[int, Any]]) -> pa.Table | None:
         rows, ops = [], []
         for kg, key in changed:
             self.backend.set_current_key(kg, key)
             state = self.backend.read("agg", None)
-            new = None if state["records"] <= 0 else key + tuple(a.result() for a in state["accs"])
+            new = None if state["records"] <= 0 else key + self._results(state["accs"])
             prev = state["prev"]
             if new is None:
                 self.backend.clear("agg")
@@ -157,10 +169,20 @@ class GroupAggregateOperator(KeyedStateOperator):
         self.dirty.clear()
         return changelog.rows_table(rows, ops, self.schema)
 
+    def _results(self, accs: list) -> tuple:
+        return tuple(self.python[spec["name"]].value(acc) if spec["fn"] == "udaf" else acc.result()
+                     for spec, acc in zip(self.aggs, accs))
+
     def on_watermark(self, watermark: int) -> pa.Table | None:
         if self.emit_final and watermark == END_OF_TIME:
             return self._emit(sorted({kg_key for kg_key in self.backend.values}, key=repr))
         return None
+
+
+def _arguments(table: pa.Table, spec: dict) -> list[tuple]:
+    """A Python aggregate's argument values, one tuple per row."""
+    columns = [table.column(a).to_pylist() for a in spec["args"]]
+    return list(zip(*columns)) if columns else [()] * table.num_rows
 
 
 def _key_tuples(table: pa.Table, keys: list[str]) -> list[tuple]:

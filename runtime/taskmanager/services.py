@@ -26,6 +26,7 @@ from runtime.ids import ExecutionAttemptId
 from runtime.messages import ProducerLocation
 from runtime.taskmanager.input_gate import InputGate
 from runtime.taskmanager.network import DataServer, ResultPartition
+from runtime.taskmanager.python_environment import PythonEnvironments
 from runtime.taskmanager.spark import SparkRunner
 from runtime.taskmanager.spark_work import SparkWorkRecorder
 
@@ -55,6 +56,11 @@ class TaskServices(Protocol):
     async def spark_ready(self) -> None:
         """Wait until the Spark session is up; raises what stopped it from starting. Cancelling one
         waiting task leaves the start (shared by every task) going."""
+        ...
+
+    @property
+    def python_environments(self) -> PythonEnvironments:
+        """Where the jobs' shipped Python files and packages are made ready on this TaskManager, once per job."""
         ...
 
     def send(self, message: Any) -> None:
@@ -116,6 +122,7 @@ class TaskManagerServices:
     token: str
     data_client_ssl: ssl.SSLContext | None
     jobmanager: JobManagerLink
+    python_environments: PythonEnvironments
     spark_started: asyncio.Future | None = field(default=None)  # set when the TaskManager starts its session
     spark_work: SparkWorkRecorder = field(init=False)  # each subtask's Spark stages (runtime.taskmanager.spark_work)
 

@@ -14,6 +14,7 @@ that plan, and rows leave Spark once per bundle as Arrow.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,7 @@ class SparkRunner:
         self.keeper = keeper or SparkSessionKeeper(conf, slots, app_name)
         self._schemas: dict[str, Any] = {}
         self._exprs: tuple[Any, dict[str, Any]] = (None, {})  # (the session they were parsed for, SQL -> Column)
+        self._shipping = threading.Lock()  # tasks ship their jobs' Python dependencies from several threads
 
     # -- session ------------------------------------------------------------------------------
     @property
@@ -127,14 +129,30 @@ class SparkRunner:
     def datagen_ranges(self, params: dict, ranges: list[tuple[int, int, int]]):
         return generate(self.session, self.parse_schema(params["schema"]), params, ranges)
 
+    def ship_python_environment(self, environment) -> None:
+        """Hand Spark the folders of a job's Python dependencies (runtime.taskmanager.python_environment), once per
+        session: archives Spark unpacks where its workers run, on a Spark cluster too. ValueError on Spark Connect,
+        whose sessions take no archives here."""
+        with self._shipping:
+            shipped = self._column("python environments", set)
+            for path, alias in environment.spark_archives:
+                if alias in shipped:
+                    continue
+                if self.keeper.remote:
+                    raise ValueError("a job that ships Python dependencies (python.files, python.archives, "
+                                     "python.requirements) cannot run on a Spark Connect session (spark.remote)")
+                self.session.sparkContext.addArchive(f"{path}#{alias}")
+                shipped.add(alias)
+
     # -- stateless operators ------------------------------------------------------------------
     def apply(self, df, kind: str, params: dict, fn: Callable | None = None):
         """Extend the plan of ``df`` with one stateless operator. Raises ValueError on bad expressions."""
         try:
-            if isinstance(fn, dict) and kind in ("select", "filter"):  # SQL's Python functions, by name
-                from runtime.taskmanager.spark_aggregates import register_functions
+            if isinstance(fn, dict) and kind in ("select", "filter"):  # SQL's Python scalar functions, by name
+                from runtime.taskmanager.spark_udf_plans import register_scalar_functions
 
-                fn = register_functions(self.session, fn)
+                register_scalar_functions(self.session, fn, self._column("registered functions", set))
+                fn = None
             if kind == "select":
                 return df.selectExpr(*params["exprs"])
             if kind == "filter" and fn is None and params.get("into"):
@@ -148,11 +166,15 @@ class SparkRunner:
             if kind in ("map", "flat_map"):
                 return self._map_python(df, fn, params)
             if kind == "window_combine":
-                return window_combine(df, params, self.expr)
+                return window_combine(df, params, self.expr, fn)
             if kind == "local_aggregate":
                 from runtime.taskmanager.spark_aggregates import local_aggregate
 
-                return local_aggregate(df, params)
+                return local_aggregate(df, params, fn)
+            if kind == "table_function":
+                from runtime.taskmanager.spark_udf_plans import table_function
+
+                return table_function(df, params, fn, self.expr)
             if kind in ("watermark", "union"):
                 return df
         except Exception as err:  # noqa: BLE001 - AnalysisException and friends
@@ -220,19 +242,28 @@ def warm_up(session) -> pa.Table:
     return frame_from_arrow(session, counts).filter(F.col("k") >= 0).toArrow()
 
 
-def window_combine(df, params: dict, expr: Callable | None = None):
+def window_combine(df, params: dict, expr: Callable | None = None, udafs: dict | None = None):
     """Assign rows to event-time windows and pre-aggregate them per (key, window) before the exchange.
 
     The output columns are what runtime.taskmanager.window_operator merges: the keys, the window start
     (microseconds), ``__records`` and one partial column per aggregate; or, for session windows and
     user-defined aggregates, the raw rows with their window start / event time. ``expr`` parses SQL into
     a column (SparkRunner.expr reuses them across bundles). A missing column is named (missing_columns).
+    SQL's Python aggregate functions (``udafs`` by aggregate name) accumulate each group's rows into a partial
+    accumulator here (runtime.taskmanager.spark_udf_plans).
     """
     from pyspark.sql import functions as F
 
+    from runtime.taskmanager.spark_udf_plans import accumulated, with_order
+    from runtime.taskmanager.window_operator import needs_raw_rows, partial_columns
+
     expr = expr or F.expr
+    aggregates = params["aggregates"]
     try:
-        return _window_combine(df, params, expr)
+        if needs_raw_rows(params["window"], aggregates):
+            return _window_combine(df, params, expr)
+        grouped = _window_combine(with_order(df, aggregates), params, expr)
+        return accumulated(grouped, aggregates, udafs or {}, lambda spec: next(iter(partial_columns(spec))))
     except Exception as err:  # noqa: BLE001 - the missing columns named; anything else raised as it was
         wanted = params["keys"] + [params["ts_column"]] + [a["column"] for a in params["aggregates"] if a.get("column")]
         missing = sorted(missing_columns(err, df, wanted))
@@ -268,7 +299,7 @@ def _window_combine(df, params: dict, expr: Callable):
             offsets = F.expr(f"transform(sequence(0, {per_row - 1}), k -> CAST(k AS BIGINT) * {slide}L)")
             df = df.withColumn(WINDOW_START, F.explode(offsets)).withColumn(WINDOW_START, last_start - F.col(WINDOW_START))
     if needs_raw_rows(window, aggregates):
-        values = sorted({a["column"] for a in aggregates if a.get("column")} - set(keys))
+        values = sorted({c for a in aggregates for c in [a.get("column"), *a.get("args", [])] if c} - set(keys))
         cols = keys + [c for c in (WINDOW_START, WINDOW_END) if c in df.columns] + [EVENT_TIME] + values
         return df.select(*[F.col(quoted(c)) for c in cols])
     bounds = [F.col(WINDOW_START)] + ([F.col(WINDOW_END)] if window["type"] == "cumulate" else [])
@@ -290,12 +321,16 @@ def _partials(aggregates: list[dict], expr: Callable, keep: str | None = None) -
     over the rows whose boolean column ``keep`` is true, if given (filters folded into the aggregate)."""
     from runtime.taskmanager.window_operator import RECORDS, partial_columns
 
+    from runtime.taskmanager.spark_udf_plans import rows_of_group
+
     where = f" FILTER (WHERE {quoted(keep)})" if keep else ""
     out = [expr(f"count(1){where} AS {RECORDS}")]
     for spec in aggregates:
         column = quoted(spec["column"]) if spec.get("column") else None
         for name in partial_columns(spec):
-            if spec["fn"] == "count":
+            if spec["fn"] == "udaf":  # its rows, accumulated after the grouping (spark_udf_plans.accumulated)
+                out.append(expr(f"{rows_of_group(spec, where)} AS {quoted(name)}"))
+            elif spec["fn"] == "count":
                 out.append(expr(f"count(1){where} AS {quoted(name)}"))
             elif name.endswith("_cnt"):
                 out.append(expr(f"count({column}){where} AS {quoted(name)}"))

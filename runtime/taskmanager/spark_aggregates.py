@@ -1,21 +1,25 @@
-"""Spark plans of SQL's aggregations (local pre-aggregation, cumulating windows) and its Python functions.
+"""Spark plans of SQL's aggregations: local pre-aggregation, cumulating windows.
 
 A non-windowed GROUP BY over an append-only input sends one partial per key and bundle instead of
 every row: ``__records`` (rows), and per aggregate the columns runtime.taskmanager.group_aggregate
-merges (count; sum and count of non-null values for SUM and AVG; min; max). Like
-runtime.taskmanager.spark, this runs on the task's executor thread.
+merges (count; sum and count of non-null values for SUM and AVG; min; max; a Python aggregate
+function's partial accumulator, runtime.taskmanager.spark_udf_plans). Like runtime.taskmanager.spark,
+this runs on the task's executor thread.
 """
 from __future__ import annotations
 
 from runtime.taskmanager.group_aggregate import RECORDS, partial_names
 
 
-def local_aggregate(df, params: dict):
-    """``df`` grouped by ``params['keys']`` into partials; ValueError names a missing column."""
+def local_aggregate(df, params: dict, udafs: dict | None = None):
+    """``df`` grouped by ``params['keys']`` into partials; ValueError names a missing column. ``udafs``: the
+    Python aggregate functions by aggregate name."""
     from pyspark.sql import functions as F
 
+    from runtime.taskmanager.spark_udf_plans import accumulated, rows_of_group, with_order
+
     keys, aggs = params["keys"], params["aggregates"]
-    needed = keys + [a["column"] for a in aggs if a.get("column")]
+    needed = keys + [c for a in aggs for c in [a.get("column"), *a.get("args", [])] if c]
     missing = [c for c in needed if c not in df.columns]
     if missing:
         raise ValueError(f"no column {sorted(set(missing))}; available: {df.columns}")
@@ -23,13 +27,17 @@ def local_aggregate(df, params: dict):
     for i, spec in enumerate(aggs):
         column = F.col(f"`{spec['column']}`") if spec.get("column") else None
         names = partial_names(i, spec["fn"])
-        if spec["fn"] == "count":
+        if spec["fn"] == "udaf":
+            partials.append(F.expr(rows_of_group(spec)).alias(names[0]))
+        elif spec["fn"] == "count":
             partials.append((F.count(column) if column is not None else F.count(F.lit(1))).alias(names[0]))
         elif spec["fn"] in ("sum", "avg"):
             partials += [F.sum(column).alias(names[0]), F.count(column).alias(names[1])]
         else:
             partials.append(getattr(F, spec["fn"])(column).alias(names[0]))
-    return df.groupBy(*[F.col(f"`{k}`") for k in keys]).agg(*partials)
+    grouped = with_order(df, aggs).groupBy(*[F.col(f"`{k}`") for k in keys]).agg(*partials)
+    names = {a["name"]: partial_names(i, a["fn"])[0] for i, a in enumerate(aggs)}
+    return accumulated(grouped, aggs, udafs or {}, lambda spec: names[spec["name"]])
 
 
 def cumulate_windows(df, window: dict):
@@ -45,13 +53,3 @@ def cumulate_windows(df, window: dict):
     return (df.withColumn(WINDOW_START, start).withColumn("__first", first)
               .withColumn(WINDOW_END, F.explode(ends)).drop("__first")
               .withColumn(WINDOW_END, F.col(WINDOW_START) + F.col(WINDOW_END) * F.lit(step)))
-
-
-def register_functions(session, functions: dict) -> None:
-    """Register SQL's Python scalar functions ({name: (fn, result type)}) as pandas UDFs of the session;
-    returns None, the stage's own function once they are registered."""
-    from pyspark.sql.functions import pandas_udf
-
-    for name, (fn, result_type) in functions.items():
-        session.udf.register(name, pandas_udf(fn, returnType=result_type))
-    return None

@@ -7,6 +7,7 @@ a module the workers could not import; they need only pandas and pyarrow, as any
 """
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 
@@ -18,6 +19,79 @@ def ship_by_value() -> None:
     from pyspark import cloudpickle
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+class Deferred:
+    """A user function pickled on the TaskManager and loaded in a Spark worker only once the job's shipped folders
+    (runtime.taskmanager.python_environment) are on the worker's path: code that imports a shipped module or an
+    installed requirement cannot be unpickled before. ``worker_paths``: (archive alias, folder inside it) pairs
+    Spark unpacked (SparkFiles); ``worker_cwd``: the alias the function runs in (where archives unpacked)."""
+
+    def __init__(self, function, worker_paths: tuple, worker_cwd: str | None):
+        from pyspark import cloudpickle
+
+        self.blob = cloudpickle.dumps(function)
+        self.worker_paths, self.worker_cwd = tuple(worker_paths), worker_cwd
+        self._loaded = function  # on the TaskManager, which has the job's folders on its path already
+
+    def load(self):
+        """The function, loaded in this process (once; in a worker, after the job's folders are on its path)."""
+        if self._loaded is None:
+            from pyspark import SparkFiles, cloudpickle
+
+            activate(tuple(os.path.normpath(os.path.join(SparkFiles.get(alias), folder))
+                           for alias, folder in self.worker_paths))
+            if self.worker_cwd:
+                os.chdir(SparkFiles.get(self.worker_cwd))
+            self._loaded = cloudpickle.loads(self.blob)
+        return self._loaded
+
+    def __call__(self, *args):
+        return self.load()(*args)
+
+    def __getstate__(self):
+        return {"blob": self.blob, "worker_paths": self.worker_paths, "worker_cwd": self.worker_cwd}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state, _loaded=None)
+
+
+class Shipped:
+    """A SQL function wrapper (runtime.udf) of a job that ships Python dependencies: its name and declared types
+    travel as plain values, its code as a Deferred that loads when the function is opened in the worker."""
+
+    def __init__(self, wrapper, worker_paths: tuple, worker_cwd: str | None):
+        self.name, self.kind, self.func_type = wrapper.name, wrapper.kind, wrapper.func_type
+        self.result_type, self.input_types = wrapper.result_type, wrapper.input_types
+        self.code = Deferred(wrapper, worker_paths, worker_cwd)
+
+    def opened(self, context=None):
+        return self.code.load().opened(context)
+
+    def __repr__(self) -> str:
+        return f"<shipped {self.kind} function {self.name}>"
+
+
+def activate(paths: tuple[str, ...]) -> None:
+    """Put ``paths`` first on this process's Python path; a module of one of their names that an earlier job
+    loaded from elsewhere is forgotten, so this job's functions load their own."""
+    for path in reversed(paths):
+        if path in sys.path:
+            continue
+        sys.path.insert(0, path)
+        for name in _top_level_modules(path):
+            module = sys.modules.get(name)
+            where = getattr(module, "__file__", None) or ""
+            if module is not None and not os.path.abspath(where).startswith(path + os.sep):
+                for each in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
+                    del sys.modules[each]
+
+
+def _top_level_modules(path: str) -> list[str]:
+    if not os.path.isdir(path):
+        return []
+    return [entry[:-3] if entry.endswith(".py") else entry for entry in os.listdir(path)
+            if entry.endswith(".py") or (entry.isidentifier() and os.path.isdir(os.path.join(path, entry)))]
 
 
 def as_arrow(result, names: list[str] | None) -> pa.Table:

@@ -159,7 +159,9 @@ class Task:
     # -- setup --------------------------------------------------------------------------------
     async def _prepare(self) -> None:
         ops = self.tdd.operators
-        self.chain = OperatorChain.build(ops, self.tdd.outputs, self.tdd.max_parallelism)
+        # the job's shipped Python files and packages, on the path before its functions load
+        environment = await self.run_blocking(self.services.python_environments.prepare, self.tdd.python_dependencies)
+        self.chain = OperatorChain.build(ops, self.tdd.outputs, self.tdd.max_parallelism, environment)
         self.chain.phases = self.metrics.phases
         # Partitions first: consumers may ask for them while this TaskManager's Spark is still starting.
         for out in self.tdd.outputs:

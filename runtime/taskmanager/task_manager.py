@@ -37,6 +37,7 @@ from runtime.states import ExecutionState
 from runtime.taskmanager import allocators, lean_pyspark
 from runtime.taskmanager.control_endpoint import ControlEndpoint
 from runtime.taskmanager.network import DataServer
+from runtime.taskmanager.python_environment import PythonEnvironments
 from runtime.taskmanager.services import TaskManagerServices
 from runtime.taskmanager.slots import SlotError, TaskSlotTable
 from runtime.taskmanager.status import StatusReporter
@@ -63,6 +64,7 @@ class TaskManager:
         self.num_slots = slots or conf.get("taskmanager.numberOfTaskSlots")
         self.slots = TaskSlotTable(self.num_slots)
         self.spark = SparkRunner(conf, self.num_slots, app_name=f"flinkbench-{self.tm_id}")
+        self.python_environments = PythonEnvironments(os.path.join(working_dir(conf), "python", self.tm_id))
         self.executor = ThreadPoolExecutor(max_workers=self.num_slots * 2 + 2, thread_name_prefix="task")
         self.io_executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="checkpoint-io")
         # binds taskmanager.bind-host, advertises taskmanager.host (in RegisterTaskManager, for producers' peers)
@@ -70,7 +72,7 @@ class TaskManager:
                                       tls.server_context(conf, tls.INTERNAL))
         tls.warn_if_plain(conf, conf.taskmanager_bind_host(), "this TaskManager's data port", tls.INTERNAL)
         self.services = TaskManagerServices(conf, self.spark, self.executor, self.io_executor, self.data_server, token,
-                                            tls.internal_client_context(conf), self.control)
+                                            tls.internal_client_context(conf), self.control, self.python_environments)
         self.tasks: dict[ExecutionAttemptId, Task] = {}
         self.log_tail = LogTail(STATUS_LOG_LINES)
         self.status_reporter = StatusReporter(self.tm_id, str(conf.get("spark.driver.memory")), self.spark.keeper,
@@ -95,6 +97,7 @@ class TaskManager:
         await self.data_server.stop()
         if self.metrics_endpoint is not None:
             self.metrics_endpoint.stop()
+        self.python_environments.remove()
         await asyncio.get_running_loop().run_in_executor(None, self.spark.stop)
         self.executor.shutdown(wait=False, cancel_futures=True)
 

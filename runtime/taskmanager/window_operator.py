@@ -5,6 +5,8 @@ Upstream, inside the producer's Spark plan, rows are assigned to windows and pre
 operator merges partials of the same (key, window) from all producers, keeps them as keyed state, and
 emits a window's result when the watermark passes its end. Windows that need every row (session
 windows, user-defined aggregates, distinct counts) travel raw and are aggregated here when they fire.
+A SQL Python aggregate function's partial is its pickled accumulator, merged by the function's own
+``merge`` (runtime.taskmanager.udf_aggregates); one whose accumulators do not merge travels raw.
 
 State stays in Arrow tables and is merged with Arrow's hash aggregation (nulls group together, as in
 SQL's GROUP BY); nothing here needs pandas, which a TaskManager then does not load (about 40 MB per
@@ -17,6 +19,7 @@ again); partials for windows past that are late: counted, not applied.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -24,6 +27,7 @@ import pyarrow.compute as pc
 
 from runtime.keygroups import KEY_GROUP_COLUMN
 from runtime.taskmanager.arrow_groups import concat, group_by, regroup, semi_join
+from runtime.taskmanager.udf_aggregates import python_aggregates
 
 WINDOW_START = "__window_start"
 WINDOW_END = "__window_end"  # carried only by cumulating windows, whose ends differ for one start
@@ -32,7 +36,8 @@ RECORDS = "__records"
 SESSION = "__session"
 END_OF_TIME = np.iinfo(np.int64).max
 BEFORE_TIME = np.iinfo(np.int64).min
-_MERGE = {"count": "sum", "sum": "sum", "min": "min", "max": "max"}
+_MERGE = {"count": "sum", "sum": "sum", "min": "min", "max": "max",
+          "udaf": "list"}  # pickled accumulators: listed by Acero, then folded by the function's merge
 RAW_AGGREGATES = ("udf", "count_distinct")  # aggregates that need a window's rows, not partials
 # how a window's rows are aggregated when it fires (Arrow's hash functions; count_distinct counts non-null values)
 _RAW_FUNCTIONS = {"count": "count_all", "sum": "sum", "min": "min", "max": "max", "avg": "mean", "udf": "list",
@@ -49,7 +54,8 @@ def partial_columns(spec: dict) -> dict[str, str]:
 
 
 def needs_raw_rows(window: dict, aggregates: list[dict]) -> bool:
-    return window["type"] == "session" or any(a["fn"] in RAW_AGGREGATES for a in aggregates)
+    """Session windows and aggregates without mergeable partials (``raw``: a Python one that cannot merge)."""
+    return window["type"] == "session" or any(a["fn"] in RAW_AGGREGATES or a.get("raw") for a in aggregates)
 
 
 class MergedPartials:
@@ -65,23 +71,33 @@ class MergedPartials:
     bundle of known pairs (against the pandas index this replaced): 4 pairs 0.1 ms (9.8), 5,000 pairs 5.0 ms
     (10.0), 50,000 pairs 41 ms (20): bundles that each bring a large share of the state fold it every bundle
     or two, at Acero's 8-9 M rows/s."""
-    def __init__(self, group: list[str], merges: dict[str, str]):
+    def __init__(self, group: list[str], merges: dict[str, str],
+                 folds: dict[str, Callable[[list | None], Any]] | None = None):
         self.group, self.merges = group, merges
+        self.folds = folds or {}  # columns whose listed values become one again (pickled accumulators)
         self.main: pa.Table | None = None
         self.delta: pa.Table | None = None
 
+    def regroup(self, table: pa.Table) -> pa.Table:
+        """One row per group; each folded column's list of values folded back into one value."""
+        out = regroup(table, self.group, self.merges)
+        for column, fold in self.folds.items():
+            values = [fold(v) for v in out[column].to_pylist()]
+            out = out.set_column(out.schema.get_field_index(column), column, pa.array(values, table[column].type))
+        return out
+
     def add(self, table: pa.Table) -> None:
         if self.main is None:
-            self.main = regroup(table, self.group, self.merges)
+            self.main = self.regroup(table)
             return
-        self.delta = regroup(concat([self.delta, table]), self.group, self.merges)
+        self.delta = self.regroup(concat([self.delta, table]))
         if self.delta.num_rows * COMPACT_FRACTION > self.main.num_rows:
             self.table()
 
     def table(self) -> pa.Table | None:
         """All state, one row per group (folding the delta in)."""
         if self.delta is not None and self.delta.num_rows:
-            self.main = regroup(concat([self.main, self.delta]), self.group, self.merges)
+            self.main = self.regroup(concat([self.main, self.delta]))
         self.delta = None
         return self.main
 
@@ -91,7 +107,7 @@ class MergedPartials:
         fired_delta, self.delta = split(self.delta, firing, keep)
         if fired_main is None or fired_delta is None:
             return fired_main if fired_delta is None else fired_delta
-        return regroup(concat([fired_main, fired_delta]), self.group, self.merges)
+        return self.regroup(concat([fired_main, fired_delta]))
 
     def rows(self) -> int:
         return sum(t.num_rows for t in (self.main, self.delta) if t is not None)
@@ -106,12 +122,14 @@ class WindowOperator:
         self.aggregates: list[dict] = params["aggregates"]
         self.lateness = int(params.get("allowed_lateness_us", 0))
         self.udfs = udfs or {}
+        self.python = python_aggregates(self.aggregates, udfs)  # SQL's Python aggregates by name
         self.raw = needs_raw_rows(self.window, self.aggregates)
         merges = {} if self.raw else {c: how for a in self.aggregates for c, how in partial_columns(a).items()}
         merges[RECORDS] = "sum"
+        folds = {f"__p_{name}": python.fold for name, python in self.python.items()} if not self.raw else {}
         # a (key, window): cumulating windows share starts and differ in their ends
         self.bounds = self.keys + [WINDOW_START] + ([WINDOW_END] if self.window["type"] == "cumulate" else [])
-        self.partials = MergedPartials(self.bounds + [KEY_GROUP_COLUMN], merges)
+        self.partials = MergedPartials(self.bounds + [KEY_GROUP_COLUMN], merges, folds)
         self.rows: pa.Table | None = None  # raw rows, for windows that aggregate rows when they fire
         self.watermark = BEFORE_TIME
         self.late_records = 0
@@ -212,6 +230,9 @@ class WindowOperator:
             if spec["fn"] == "avg":
                 out[name] = pc.divide(pc.cast(table[f"__p_{name}_sum"], pa.float64()),
                                       pc.cast(table[f"__p_{name}_cnt"], pa.float64()))
+            elif spec["fn"] == "udaf":
+                python = self.python[name]
+                out[name] = python.column([python.value_of_pickled(p) for p in table[f"__p_{name}"].to_pylist()])
             else:
                 out[name] = table[f"__p_{name}"]
         return pa.table(out)
@@ -219,14 +240,24 @@ class WindowOperator:
     def _aggregate_raw(self, rows: pa.Table, extra_group: list[str]) -> pa.Table:
         """Each window's aggregates over its rows, one row per (key, window), ordered by them."""
         group = self.keys + [WINDOW_START] + extra_group
-        wanted = [([] if spec["fn"] == "count" else spec["column"], _RAW_FUNCTIONS[spec["fn"]], None, f"__a_{spec['name']}")
-                  for spec in self.aggregates]
+        wanted = [w for spec in self.aggregates for w in _raw_aggregates(spec)]
         result = group_by(rows, group, wanted).sort_by([(c, "ascending") for c in group])
         out = self._keys_and_bounds(result)
         for spec in self.aggregates:
-            column = result[f"__a_{spec['name']}"]
-            out[spec["name"]] = self._apply_udf(spec["name"], column) if spec["fn"] == "udf" else column
+            name = spec["name"]
+            if spec["fn"] == "udaf":
+                out[name] = self._apply_python(name, result)
+            else:
+                column = result[f"__a_{name}"]
+                out[name] = self._apply_udf(name, column) if spec["fn"] == "udf" else column
         return pa.table(out)
+
+    def _apply_python(self, name: str, result: pa.Table) -> pa.Array:
+        """A Python aggregate function over each window's rows (its arguments listed per window)."""
+        python = self.python[name]
+        columns = [result[f"__a_{name}_{j}"].to_pylist() for j in range(len(python.args))]
+        counts = result[f"__a_{name}_n"].to_pylist()
+        return python.column([python.value_of_rows([c[w] for c in columns], counts[w]) for w in range(len(counts))])
 
     def _keys_and_bounds(self, table: pa.Table) -> dict:
         """A result's first columns: the keys, then the window's bounds as UTC timestamps."""
@@ -257,12 +288,22 @@ class WindowOperator:
         if self.raw:
             self.rows = table
         elif table.num_rows:
-            self.partials = MergedPartials(self.partials.group, self.partials.merges)
+            self.partials = MergedPartials(self.partials.group, self.partials.merges, self.partials.folds)
             self.partials.add(table)
 
     @property
     def state_rows(self) -> int:
         return (self.rows.num_rows if self.rows is not None else 0) if self.raw else self.partials.rows()
+
+
+def _raw_aggregates(spec: dict) -> list[tuple]:
+    """How a window's raw rows are aggregated for ``spec`` when it fires (Acero aggregates, arrow_groups); a
+    Python aggregate's arguments listed per window, with the window's row count."""
+    name = spec["name"]
+    if spec["fn"] == "udaf":
+        return [(arg, "list", None, f"__a_{name}_{j}") for j, arg in enumerate(spec["args"])] + \
+            [([], "count_all", None, f"__a_{name}_n")]
+    return [([] if spec["fn"] == "count" else spec["column"], _RAW_FUNCTIONS[spec["fn"]], None, f"__a_{name}")]
 
 
 def split(table: pa.Table | None, firing: Callable[[pa.Table], np.ndarray],

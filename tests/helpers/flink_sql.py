@@ -10,13 +10,19 @@ from pathlib import Path
 from tests.helpers.pyflink import pyflink
 
 SCRIPT = r'''
-import datetime, decimal, json, sys
+import datetime, decimal, importlib, json, os, sys
 from pyflink.table import EnvironmentSettings, TableEnvironment
 
 spec = json.load(open(sys.argv[1]))
 t_env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
 t_env.get_config().set("parallelism.default", "2")
 t_env.get_config().set("table.local-time-zone", "UTC")
+if spec.get("python_files"):
+    sys.path[:0] = [os.path.dirname(f) for f in spec["python_files"]]
+    t_env.get_config().set("python.files", ",".join(spec["python_files"]))
+for name, path in spec.get("functions", {}).items():
+    module, attribute = path.rsplit(".", 1)
+    t_env.create_temporary_system_function(name, getattr(importlib.import_module(module), attribute))
 for statement in spec["ddl"]:
     t_env.execute_sql(statement)
 
@@ -44,12 +50,17 @@ json.dump(answers, open(sys.argv[2], "w"))
 '''
 
 
-def flink_answers(ddl: list[str], queries: dict[str, str], workdir: Path, timeout: float = 900) -> dict[str, dict]:
-    """{name: {"rows": [...]} or {"error": "..."}} from PyFlink; RuntimeError with its output if it cannot run."""
+def flink_answers(ddl: list[str], queries: dict[str, str], workdir: Path, timeout: float = 900,
+                  python_files: list[Path] = (), functions: dict[str, str] | None = None) -> dict[str, dict]:
+    """{name: {"rows": [...]} or {"error": "..."}} from PyFlink; RuntimeError with its output if it cannot run.
+    ``functions`` ({SQL name: 'module.attribute'}) are registered as temporary system functions first, their
+    modules found among ``python_files`` (shipped to Flink's Python workers as ``python.files``)."""
     found = pyflink()
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "answers.py").write_text(SCRIPT)
-    (workdir / "spec.json").write_text(json.dumps({"ddl": ddl, "queries": queries}))
+    spec = {"ddl": ddl, "queries": queries, "python_files": [str(f) for f in python_files],
+            "functions": functions or {}}
+    (workdir / "spec.json").write_text(json.dumps(spec))
     done = subprocess.run([str(found.python), str(workdir / "answers.py"), str(workdir / "spec.json"),
                            str(workdir / "out.json")], env=found.env(), capture_output=True, text=True,
                           timeout=timeout, cwd=workdir, check=False)

@@ -42,6 +42,19 @@ ANOTHER_MACHINE = ("names hosts of another deployment ({}); no test may reach ou
 CLICKS_CELL = ("from runtime.examples import clicks\n"
                "clicks.build(env, rows=None, rows_per_second=1000, realtime=True, users=50)")
 
+PYTHON_FUNCTIONS = "tests/notebooks/test_python_function_errors.py"
+PYTHON_FUNCTIONS_CELL = """%%flink sql --wait
+CREATE TEMPORARY SYSTEM FUNCTION band AS 'my_functions.band' LANGUAGE PYTHON;
+CREATE TEMPORARY SYSTEM FUNCTION pieces AS 'my_functions.pieces' LANGUAGE PYTHON;
+CREATE TEMPORARY SYSTEM FUNCTION mean_of AS 'my_functions.mean_of' LANGUAGE PYTHON;
+CREATE TABLE visits (url STRING, amount DOUBLE, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+WITH ('connector' = 'datagen', 'number-of-rows' = '2000', 'fields.url.length' = '6',
+      'fields.amount.min' = '0', 'fields.amount.max' = '100');
+SELECT window_start, band(amount) AS band, COUNT(*) AS visits, mean_of(amount) AS mean
+FROM TABLE(TUMBLE(TABLE visits, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+GROUP BY window_start, window_end, band(amount);
+SELECT url, piece, pos FROM visits, LATERAL TABLE(pieces(url)) AS P(piece, pos)"""
+
 DATABASE_CELL = """%%flink sql --checkpoint-interval 1s
 CREATE TABLE orders (
   id BIGINT, customer_id INT, amount DECIMAL(10, 2), proc_time AS PROCTIME(),
@@ -101,6 +114,11 @@ INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
         "tests/integration/test_jdbc.py", "its scan runs on the shared test cluster, started with the same spark.jars "
                                           "(tests/helpers/postgres.jdbc_driver_config), not from a notebook"),
     DATABASE_CELL: Run("tests/integration/test_jdbc.py"),
+    # Python functions and dependencies
+    "%flink add-file my_functions.py": Elsewhere(
+        PYTHON_FUNCTIONS, "my_functions.py is the README's file of functions written into a temporary folder, added "
+                          "by its full path (the kernel's working directory is the repository)"),
+    PYTHON_FUNCTIONS_CELL: Run(PYTHON_FUNCTIONS),
     # Checkpoints, savepoints, recovery
     'curl -X POST -H "Authorization: Bearer $(cat TOKEN_FILE)" $JM/jobs/$JOB/stop -d \'{"targetDirectory": "/tmp/sp"}\'':
         Run(CLI),
@@ -164,7 +182,8 @@ INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
     "flinkbench cluster stop": Run(CLI),
     "flinkbench jobmanager [-c conf.yaml] [-D key=value ...]": Run(CLI),
     "flinkbench taskmanager [-m HOST:PORT] --token-file F --slots N": Run(CLI),
-    "flinkbench run [-p N] [-D key=value ...] [-s SAVEPOINT [-n]] [--detached] job.py [args]": Run(CLI),
+    "flinkbench run [-p N] [-D key=value ...] [-s SAVEPOINT [-n]] [-pyfs FILES] [-pyreq FILE] [--detached] job.py [args]":
+        Run(CLI),
     "flinkbench historyserver [-c conf.yaml] [-D key=value ...]": Elsewhere(
         "tests/integration/test_job_archives.py", "tests/helpers/history.py starts it with -D keys of its own"),
     "flinkbench list [-r | -a]": Run(CLI),

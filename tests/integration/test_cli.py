@@ -149,6 +149,36 @@ env.execute(sys.argv[1])
 """
 
 
+SHIPPED = """
+from runtime.api.environment import StreamExecutionEnvironment
+
+
+def numerals(frame):
+    import cli_words, roman  # shipped with -pyfs, installed from -pyreq: neither is on the TaskManagers
+    frame["word"] = [cli_words.word(roman.toRoman(n + 1)) for n in frame["seq"]]
+    return frame
+
+
+env = StreamExecutionEnvironment()
+(env.datagen("seq BIGINT", number_of_rows=12, fields={"seq": {"kind": "sequence"}})
+    .map(numerals, schema="seq BIGINT, word STRING").collect())
+print("WORDS", sorted(env.execute_async("shipped numerals").results(timeout=300).column("word").to_pylist()))
+"""
+
+
+def run_with_shipped_dependencies(home: Path, tmp_path: Path, target: list[str]) -> None:
+    """``flinkbench run -pyfs ... -pyreq ...``: a program whose map function imports a shipped module and an
+    installed package."""
+    (tmp_path / "shipped.py").write_text(SHIPPED)
+    (tmp_path / "cli_words.py").write_text("def word(text):\n    return f'<{text}>'\n")
+    (tmp_path / "requirements.txt").write_text("roman\n")
+    done = flinkbench(home, "run", *target, "-pyfs", str(tmp_path / "cli_words.py"), "-pyreq",
+                      str(tmp_path / "requirements.txt"), str(tmp_path / "shipped.py"), timeout=600)
+    assert done.returncode == 0, done.stderr
+    expected = sorted(f"<{r}>" for r in ["I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII"])
+    assert f"WORDS {expected}" in done.stdout, done.stdout
+
+
 def submitted_id(out: str) -> str:
     match = re.search(r"Job has been submitted with JobID ([0-9a-f]{32})", out)
     assert match, out
@@ -170,6 +200,7 @@ def test_flink_verbs_against_a_live_cluster(home, tmp_path):
         bounded = submitted_id(attached.stdout)
         assert re.search(rf"Job {bounded} \(bounded evens\) FINISHED after", attached.stdout)
         assert {v["parallelism"] for v in rest.get(f"/jobs/{bounded}")["vertices"]} == {2}
+        run_with_shipped_dependencies(home, tmp_path, target)
 
         detached = flinkbench(home, "run", "-D", "execution.checkpointing.interval=1 s", "--detached",
                               str(tmp_path / "unbounded.py"), "endless")

@@ -25,6 +25,7 @@ from runtime.taskmanager.spark_work import SparkWorkRecorder
 from runtime.taskmanager.heartbeat_lease import HeartbeatLease
 from runtime.taskmanager.input_gate import InputGate
 from runtime.taskmanager.network import ResultPartition, write_frame
+from runtime.taskmanager.python_environment import PythonEnvironments
 
 T = TypeVar("T")
 
@@ -104,6 +105,7 @@ class TestingTaskServices:
         self.leader_session_id = "session-1"  # the leader this TaskManager follows (upload fences read it)
         self.heartbeats = HeartbeatLease()  # how long that leader has not heard it
         self.spark_work = SparkWorkRecorder(lambda: None, None)  # no Spark driver to read: records nothing
+        self.python_environments = PythonEnvironments("/nonexistent/python")  # jobs here ship no Python files
 
     async def spark_ready(self) -> None:
         if self.spark_failure is not None:
