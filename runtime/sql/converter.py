@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from runtime.sql import aggregates, joins, ranking, windows
+from runtime.sql import aggregates, joins, over, ranking, set_operations, subqueries, windows
 from runtime.sql.catalog import StreamTable, TableDef, ViewDef
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 from runtime.sql.logical import Calc, Field, GroupAggregate, Node, Scan, Union, Values, WindowTVF
@@ -41,7 +41,7 @@ class Converter:
         if isinstance(query, exp.Union):
             return self.union(query)
         if isinstance(query, (exp.Intersect, exp.Except)):
-            raise self.error(query, f"{type(query).__name__.upper()} is not supported", UnsupportedSqlError)
+            return ranking.order_limit(self, query, set_operations.plan(self, query))
         if isinstance(query, exp.Subquery):
             return self.query(query.this)
         if isinstance(query, exp.Values):
@@ -89,13 +89,15 @@ class Converter:
         else:
             scope, where = self.from_clause(select), select.args.get("where")
         if where is not None:
-            scope = self.filter(scope, where.this)
+            scope = self.where(scope, where.this)
         if aggregates.has_aggregation(select):
             scope, projections = aggregates.plan(self, select, scope)
-        elif ranking.has_over(select):
-            scope, projections = ranking.plan_over(self, select, scope)
+        elif over.has_over(select):
+            scope, projections = over.plan(self, select, scope)
         else:
             scope, projections = self._rows_of(scope, select), select.expressions
+            if any(subqueries.has_subquery(p) for p in projections):
+                scope, projections = subqueries.plan_scalars(self, scope, [p.copy() for p in projections])
         node = self.project(scope, projections).node
         if select.args.get("distinct"):
             node = GroupAggregate(list(node.fields), node, node.names, [], emit_final=self.batch)
@@ -167,6 +169,13 @@ class Converter:
         return Scan([Field(c.name, c.type) for c in item.columns], item, rowtime, changelog)
 
     # -- WHERE and SELECT -------------------------------------------------------------------------
+    def where(self, scope: Scope, condition: exp.Expr) -> Scope:
+        """WHERE: its subqueries as joins (runtime.sql.subqueries), the rest as a filter."""
+        if subqueries.has_subquery(condition):
+            scope, rest = subqueries.plan_where(self, scope, condition)
+            return scope if rest is None else self.filter(scope, rest)
+        return self.filter(scope, condition)
+
     def filter(self, scope: Scope, condition: exp.Expr) -> Scope:
         """WHERE/HAVING as a Calc; over a window TVF the rows are filtered before they are windowed."""
         node = scope.node
@@ -194,7 +203,7 @@ class Converter:
                 if field is not None and field == scope.node.rowtime and rowtime is None:
                     rowtime = name
                 exprs.append((name, sql))
-                fields.append(Field(name, types[field] if field else infer_type(scope.rewrite(expr), types)))
+                fields.append(Field(name, types[field] if field else infer_type(scope.typed(expr), types)))
                 entries.append(Entry(None, name, name))
         if [s for _, s in exprs] == [quoted(n) for n in scope.node.names] and \
                 [n for n, _ in exprs] == scope.node.names:

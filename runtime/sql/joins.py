@@ -54,7 +54,7 @@ def plan(converter, left: Scope, join: exp.Join) -> Scope:
     if rest and kind != "inner":
         raise converter.error(join, "an outer join's ON condition may only have equalities between columns",
                               UnsupportedSqlError)
-    left_node, right_node, lkeys, rkeys = _aligned_keys(left.node, right.node, keys, window)
+    left_node, right_node, lkeys, rkeys = aligned_keys(left.node, right.node, keys, window)
     node = Join(merged_fields, left_node, right_node, kind, lkeys, rkeys, interval=interval,
                 window=None if window is None else {"left": window["left"], "right": window["right"]},
                 emit_final=converter.batch)
@@ -166,7 +166,7 @@ def _window_keys(keys: list[tuple[str, str]]) -> dict:
             "pairs": [(k, found[k]) for k in left]}
 
 
-def _aligned_keys(left: Node, right: Node, keys, window):
+def aligned_keys(left: Node, right: Node, keys, window):
     """Join keys (window bounds apart) with the right side's cast to the left side's types, so both hash alike."""
     pairs = [k for k in keys if k not in (window or {}).get("pairs", [])]
     casts = {b: left.type_of(a) for a, b in pairs if left.type_of(a) != right.type_of(b)}

@@ -121,6 +121,7 @@ class Aggregate:
     column: str | None  # input field (None: COUNT(*))
     type: str  # result type (Spark DDL)
     integral: bool = False  # AVG of an integer type is an integer in Flink
+    args: tuple = ()  # constant arguments after the column (LAG's offset and default)
 
 
 @dataclass
@@ -170,9 +171,11 @@ class Rank(Node):
     input: Node
     partition: list[str]
     order: list[tuple[str, bool, bool]]  # (field, ascending, nulls first)
-    limit: int
+    limit: int  # the last rank kept
     number_field: str | None  # the row number column when the query keeps it
     emit_final: bool = False
+    start: int = 1  # the first rank kept
+    function: str = "row_number"  # or rank, dense_rank
 
 
     @property
@@ -184,7 +187,8 @@ class Rank(Node):
         order = ", ".join(f"{c} {'ASC' if asc else 'DESC'}{'' if nf == asc else ' NULLS ' + ('FIRST' if nf else 'LAST')}"
                           for c, asc, nf in self.order)
         last = self.limit if self.limit < UNLIMITED else ""
-        return f"Rank(partitionBy=[{', '.join(self.partition)}], orderBy=[{order}], rankRange=[1..{last}])"
+        return f"Rank(rankType=[{self.function.upper()}], partitionBy=[{', '.join(self.partition)}], " \
+               f"orderBy=[{order}], rankRange=[{self.start}..{last}])"
 
 
 @dataclass
@@ -204,15 +208,17 @@ class Over(Node):
 
     def describe(self) -> str:
         aggs = ", ".join(f"{a.fn}({a.column or '*'}) AS {a.name}" for a in self.aggregates)
-        frame = f"ROWS {self.frame['rows']} PRECEDING" if "rows" in self.frame else \
-            f"RANGE {self.frame['range_us'] // 1000} ms PRECEDING"
+        rows, range_us = self.frame.get("rows"), self.frame.get("range_us")
+        frame = (f"ROWS {'UNBOUNDED' if rows is None else rows} PRECEDING" if "rows" in self.frame else
+                 f"RANGE {'UNBOUNDED' if range_us is None else f'{range_us // 1000} ms'} PRECEDING")
         return f"OverAggregate(partitionBy=[{', '.join(self.partition)}], orderBy=[{self.time_column}], " \
                f"{frame}, select=[{aggs}])"
 
 
 @dataclass
 class Join(Node):
-    """Regular, interval and window joins on equality keys; ``kind`` inner/left/right/full."""
+    """Regular, interval and window joins on equality keys; ``kind`` inner/left/right/full, or semi/anti (the left
+    rows with or without partners: IN and EXISTS, their negations; ``null_aware`` the columns NOT IN compares)."""
     left: Node
     right: Node
     kind: str
@@ -222,6 +228,7 @@ class Join(Node):
     interval: dict | None = None  # interval join: {"left_time", "right_time", "lower_us", "upper_us"}
     window: dict | None = None  # window join: {"left": (start, end), "right": (start, end)} field names
     emit_final: bool = False
+    null_aware: list[str] | None = None
 
 
     @property
@@ -230,7 +237,7 @@ class Join(Node):
         regular join retracts its NULL-padded rows when a match arrives."""
         if self.interval is not None or self.window or self.emit_final:
             return False
-        return self.kind != "inner" or super().updating
+        return self.kind not in ("inner", "semi") or super().updating
 
     @property
     def rowtime(self):

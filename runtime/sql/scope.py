@@ -83,9 +83,20 @@ class Scope:
             return node
         return expr.copy().transform(replace)
 
+    def typed(self, expr: exp.Expr) -> exp.Expr:
+        """``expr`` resolved in this scope, computing what Flink computes (runtime.sql.typing.flink_expression)."""
+        from runtime.sql.typing import flink_expression
+
+        return flink_expression(self.rewrite(expr), self.types)
+
+    @property
+    def types(self) -> dict[str, str]:
+        """The type of each field of the node this scope reads."""
+        return {f.name: f.type for f in self.node.fields}
+
     def sql(self, expr: exp.Expr) -> str:
         """Spark SQL of a scalar expression in this scope."""
-        return to_spark(self.rewrite(expr))
+        return to_spark(self.typed(expr))
 
     def field_of(self, expr: exp.Expr) -> str | None:
         """The field ``expr`` is, when it is a plain column reference."""

@@ -129,8 +129,8 @@ class Translator:
             stream = stream._then("with_columns", "Calc(count)", {"columns": {
                 counted[a.name]: f"CASE WHEN {quoted(a.column)} IS NULL THEN 0 ELSE 1 END"
                 for a in node.aggregates if a.name in counted}})
-        specs = [{"name": a.name, "fn": "sum", "column": counted[a.name]} if a.name in counted
-                 else {"name": a.name, "fn": a.fn, "column": a.column} for a in node.aggregates]
+        specs = [{"name": a.name, "fn": "sum", "column": counted[a.name], "type": a.type} if a.name in counted
+                 else {"name": a.name, "fn": a.fn, "column": a.column, "type": a.type} for a in node.aggregates]
         params = {"keys": node.keys, "window": node.window, "aggregates": specs, "ts_column": node.time_column,
                   "allowed_lateness_us": 0}
         combine = stream.forward()._then("window_combine", "LocalWindowAggregate", {**params, "follows_input": True})
@@ -141,7 +141,8 @@ class Translator:
 
     def _groupaggregate(self, node: GroupAggregate) -> DataStream:
         stream = self.translate(node.input)
-        aggs = [{"name": a.name, "fn": a.fn, "column": a.column, "integral": a.integral} for a in node.aggregates]
+        aggs = [{"name": a.name, "fn": a.fn, "column": a.column, "integral": a.integral, "type": a.type}
+                for a in node.aggregates]
         local = not node.input.updating and all(a.fn != "count_distinct" for a in node.aggregates)
         if local:
             stream = stream.forward()._then("local_aggregate", "LocalGroupAggregate",
@@ -164,14 +165,16 @@ class Translator:
         stream, keys = self._keyed(self.translate(node.input), node.partition)
         params = {"partition": node.partition, "fields": node.input.names,  # not the global key added for hashing
                   "order": [list(o) for o in node.order], "limit": node.limit,
-                  "number": node.number_field, "keep_all": node.input.updating, "emit_final": node.emit_final}
+                  "number": node.number_field, "keep_all": node.input.updating, "emit_final": node.emit_final,
+                  "start": node.start, "function": node.function}
         out = stream._then("sql_rank", "Rank", params, partitioning="hash", keys=keys)
         out.timestamp_column = None
         return out
 
     def _over(self, node: Over) -> DataStream:
         stream, keys = self._keyed(self.translate(node.input), node.partition)
-        aggs = [{"name": a.name, "fn": a.fn, "column": a.column, "integral": a.integral} for a in node.aggregates]
+        aggs = [{"name": a.name, "fn": a.fn, "column": a.column, "integral": a.integral, "type": a.type,
+                 "args": list(a.args)} for a in node.aggregates]
         params = {"partition": keys, "time_column": node.time_column, "frame": node.frame, "aggregates": aggs,
                   "agg_schema": _ddl([(a.name, a.type) for a in node.aggregates])}
         out = stream._then("sql_over", "OverAggregate", params, partitioning="hash", keys=keys)
@@ -184,7 +187,8 @@ class Translator:
             stream = self.translate(child)._then("with_columns", "Calc(side)", {"columns": {"__side": f"CAST({i} AS TINYINT)"}})
             sides.append(stream)
         params: dict = {"kind": node.kind, "left_fields": node.left.names, "right_fields": node.right.names,
-                        "left_keys": node.left_keys, "right_keys": node.right_keys, "emit_final": node.emit_final}
+                        "left_keys": node.left_keys, "right_keys": node.right_keys, "emit_final": node.emit_final,
+                        "null_aware": node.null_aware}
         kind, name = "sql_join", "Join"
         if node.interval is not None:
             kind, name = "sql_interval_join", "IntervalJoin"

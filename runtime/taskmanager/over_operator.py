@@ -93,7 +93,7 @@ class OverOperator(KeyedStateOperator):
 
     def _accumulate(self, state: dict, row: tuple) -> None:
         if state["accs"] is None:
-            state["accs"] = [Accumulator(a["fn"], a.get("integral", False)) for a in self.aggs]
+            state["accs"] = [Accumulator.of(a) for a in self.aggs]
         for acc, spec in zip(state["accs"], self.aggs):
             acc.add(1 if spec["column"] is None else row[self.names.index(spec["column"])], 1)
 
@@ -104,7 +104,7 @@ class OverOperator(KeyedStateOperator):
             frame = [row for _, row in state["history"][-(self.rows_frame + 1):]]
         else:
             frame = [row for t, row in state["history"] if ts - self.range_us <= t <= ts]
-        accs = [Accumulator(a["fn"], a.get("integral", False)) for a in self.aggs]
+        accs = [Accumulator.of(a) for a in self.aggs]
         for row in frame:
             for acc, spec in zip(accs, self.aggs):
                 acc.add(1 if spec["column"] is None else row[self.names.index(spec["column"])], 1)

@@ -22,8 +22,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from runtime.ddl import ddl_type
 from runtime.keygroups import KEY_GROUP_COLUMN
 from runtime.taskmanager.arrow_groups import concat, group_by, regroup, semi_join
+from runtime.taskmanager.sql_values import finish_average
 
 WINDOW_START = "__window_start"
 WINDOW_END = "__window_end"  # carried only by cumulating windows, whose ends differ for one start
@@ -37,6 +39,7 @@ RAW_AGGREGATES = ("udf", "count_distinct")  # aggregates that need a window's ro
 # how a window's rows are aggregated when it fires (Arrow's hash functions; count_distinct counts non-null values)
 _RAW_FUNCTIONS = {"count": "count_all", "sum": "sum", "min": "min", "max": "max", "avg": "mean", "udf": "list",
                   "count_distinct": "count_distinct"}
+_INTEGER_TYPES = {"TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(), "BIGINT": pa.int64()}
 COMPACT_FRACTION = 8  # unmerged partials are folded into the merged state once they are an eighth of it
 
 
@@ -210,10 +213,9 @@ class WindowOperator:
         for spec in self.aggregates:
             name = spec["name"]
             if spec["fn"] == "avg":
-                out[name] = pc.divide(pc.cast(table[f"__p_{name}_sum"], pa.float64()),
-                                      pc.cast(table[f"__p_{name}_cnt"], pa.float64()))
+                out[name] = _average(spec, table[f"__p_{name}_sum"], table[f"__p_{name}_cnt"])
             else:
-                out[name] = table[f"__p_{name}"]
+                out[name] = _typed_sum(spec, table[f"__p_{name}"])
         return pa.table(out)
 
     def _aggregate_raw(self, rows: pa.Table, extra_group: list[str]) -> pa.Table:
@@ -221,11 +223,18 @@ class WindowOperator:
         group = self.keys + [WINDOW_START] + extra_group
         wanted = [([] if spec["fn"] == "count" else spec["column"], _RAW_FUNCTIONS[spec["fn"]], None, f"__a_{spec['name']}")
                   for spec in self.aggregates]
+        wanted += [(spec["column"], fn, None, f"__a_{spec['name']}_{fn}") for spec in self.aggregates
+                   if spec["fn"] == "avg" and spec.get("type") for fn in ("sum", "count")]
         result = group_by(rows, group, wanted).sort_by([(c, "ascending") for c in group])
         out = self._keys_and_bounds(result)
         for spec in self.aggregates:
-            column = result[f"__a_{spec['name']}"]
-            out[spec["name"]] = self._apply_udf(spec["name"], column) if spec["fn"] == "udf" else column
+            name = f"__a_{spec['name']}"
+            if spec["fn"] == "udf":
+                out[spec["name"]] = self._apply_udf(spec["name"], result[name])
+            elif spec["fn"] == "avg" and spec.get("type"):
+                out[spec["name"]] = _average(spec, result[f"{name}_sum"], result[f"{name}_count"])
+            else:
+                out[spec["name"]] = _typed_sum(spec, result[name])
         return pa.table(out)
 
     def _keys_and_bounds(self, table: pa.Table) -> dict:
@@ -291,6 +300,20 @@ def _records(table: pa.Table) -> int:
 def _times(column: pa.ChunkedArray) -> np.ndarray:
     """Microsecond times (window bounds, event times) as int64 numbers."""
     return column.to_numpy() if column.type == pa.int64() else pc.cast(column, pa.int64()).to_numpy()
+
+
+def _typed_sum(spec: dict, column):
+    """A SQL SUM of an integer type in that type, wrapped around as Flink's is; other results as they are."""
+    arrow_type = _INTEGER_TYPES.get(spec.get("type") or "") if spec["fn"] == "sum" else None
+    return column if arrow_type is None else column.cast(arrow_type, safe=False)
+
+
+def _average(spec: dict, sums, counts):
+    """AVG from sums and counts: in the SQL result type (runtime.taskmanager.sql_values), else a float."""
+    if not spec.get("type"):
+        return pc.divide(pc.cast(sums, pa.float64()), pc.cast(counts, pa.float64()))
+    values = [None if not n else finish_average(s, n, spec["type"]) for s, n in zip(sums.to_pylist(), counts.to_pylist())]
+    return pa.array(values, ddl_type(spec["type"]))
 
 
 def _timestamps(micros: np.ndarray) -> pa.Array:
