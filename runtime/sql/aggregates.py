@@ -17,6 +17,7 @@ from runtime.sql.typing import infer_type, is_integral
 
 FUNCTIONS = {exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg"}
 WINDOW_KEYS = ("window_start", "window_end")
+WINDOW_FIELDS = WINDOW_KEYS + ("window_time",)
 
 
 def has_aggregation(select: exp.Select) -> bool:
@@ -67,7 +68,7 @@ def plan(converter, select: exp.Select, scope: Scope) -> tuple[Scope, list[exp.E
         pre.fields.append(Field("__global", "INT"))
         keys = ["__global"]
     if windowed:
-        node = _window_aggregate(converter, scope.node, pre, keys, specs)
+        node = _window_aggregate(converter, scope.node, pre, keys, specs, _groups_window_time(select))
     else:
         fields = [Field(k, pre.type_of(k)) for k in keys] + [Field(a.name, a.type) for a in specs]
         node = GroupAggregate(fields, pre, keys, specs, emit_final=converter.batch)
@@ -79,6 +80,11 @@ def plan(converter, select: exp.Select, scope: Scope) -> tuple[Scope, list[exp.E
     if having is not None:
         post = converter.filter(post, _replace(having.this, replacements))
     return post, projections
+
+
+def _groups_window_time(select: exp.Select) -> bool:
+    group = select.args.get("group")
+    return group is not None and any(isinstance(g, exp.Column) and g.name == "window_time" for g in group.expressions)
 
 
 def _without_window_keys(converter, select, group_exprs: list[exp.Expr], sets):
@@ -124,7 +130,7 @@ def _pre_projection(converter, source: Scope, group_exprs, calls, windowed: bool
                     add(f"__g{i}", source.sql(g), infer_type(source.typed(g), types)))
     specs: list[Aggregate] = []
     for i, call in enumerate(calls):
-        spec = _aggregate_spec(converter, source, call, i, add, types)
+        spec = _aggregate_spec(converter, source, call, i, add, types, windowed)
         alias = call.parent.alias if isinstance(call.parent, exp.Alias) and isinstance(call.parent.parent, exp.Select) \
             else None
         taken = {n for n, _ in exprs} | {a.name for a in specs} | set(types)
@@ -137,7 +143,7 @@ def _pre_projection(converter, source: Scope, group_exprs, calls, windowed: bool
     return Calc(fields, source.node, exprs, keeps_rowtime=source.node.rowtime if windowed else None), keys, specs
 
 
-def _aggregate_spec(converter, source: Scope, call: exp.Expr, i: int, add, types) -> Aggregate:
+def _aggregate_spec(converter, source: Scope, call: exp.Expr, i: int, add, types, windowed: bool) -> Aggregate:
     condition = call.expression.this if isinstance(call, exp.Filter) else None
     call = call.this if isinstance(call, exp.Filter) else call
     fn = FUNCTIONS.get(type(call))
@@ -147,10 +153,10 @@ def _aggregate_spec(converter, source: Scope, call: exp.Expr, i: int, add, types
     arg = call.this
     distinct = isinstance(arg, exp.Distinct)
     if distinct:
-        if fn not in ("count", "min", "max") or len(arg.expressions) != 1:
-            raise converter.error(call, f"{fn.upper()}(DISTINCT ...) is not supported (COUNT(DISTINCT x), and MIN "
-                                        "and MAX, where DISTINCT changes nothing)", UnsupportedSqlError)
-        fn, arg = ("count_distinct" if fn == "count" else fn), arg.expressions[0]
+        if len(arg.expressions) != 1 or (fn in ("sum", "avg") and windowed):
+            raise converter.error(call, f"{fn.upper()}(DISTINCT ...) is not supported here (COUNT(DISTINCT x) is; SUM "
+                                        "and AVG of DISTINCT values outside windows)", UnsupportedSqlError)
+        fn, arg = (fn if fn in ("min", "max") else f"{fn}_distinct"), arg.expressions[0]
     if condition is not None:  # agg(x) FILTER (WHERE c) is agg(CASE WHEN c THEN x END); COUNT(*) counts the rows of c
         whole = isinstance(arg, exp.Star) or arg is None
         arg = exp.Case(ifs=[exp.If(this=condition, true=exp.Literal.number(1) if whole else arg)])
@@ -159,12 +165,18 @@ def _aggregate_spec(converter, source: Scope, call: exp.Expr, i: int, add, types
     field = source.field_of(arg)
     type_ = types[field] if field else infer_type(source.typed(arg), types)
     column = add(field, quoted(field), type_) if field else add(f"__a{i}", source.sql(arg), type_)
-    return Aggregate(f"__agg{i}", fn, column, aggregate_type(fn, type_), integral=is_integral(type_))
+    return Aggregate(f"__agg{i}", fn, column, aggregate_type(fn.removesuffix("_distinct"), type_),
+                     integral=is_integral(type_))
 
 
-def _window_aggregate(converter, tvf: WindowTVF, pre: Calc, keys: list[str], specs: list[Aggregate]):
+def _window_aggregate(converter, tvf: WindowTVF, pre: Calc, keys: list[str], specs: list[Aggregate],
+                      window_time: bool):
+    """The window aggregate; grouped by window_time too, it gives window_time (the window's end less 1 ms), a time
+    attribute windows after it can use, as Flink's does."""
     keys = [k for k in keys if k != tvf.time_column or k in [g for g in keys]]
     fields = [Field(k, pre.type_of(k)) for k in keys] + [Field(n, "TIMESTAMP") for n in WINDOW_KEYS]
+    if window_time:
+        fields.append(Field("window_time", tvf.type_of("window_time")))
     fields += [Field(a.name, a.type) for a in specs]
     if tvf.window["type"] == "session" and tvf.partition and set(tvf.partition) - set(keys):
         raise converter.error(exp.column(tvf.partition[0]), "a SESSION window's PARTITION BY columns must be "
@@ -175,9 +187,9 @@ def _window_aggregate(converter, tvf: WindowTVF, pre: Calc, keys: list[str], spe
 def _post_scope(source: Scope, node, keys: list[str], windowed: bool) -> Scope:
     entries = [e for e in source.entries if e.field in keys]
     entries += [Entry(None, k, k) for k in keys]
-    entries += [Entry(None, f.name, f.name) for f in node.fields if f.name not in keys and f.name not in WINDOW_KEYS]
+    entries += [Entry(None, f.name, f.name) for f in node.fields if f.name not in keys and f.name not in WINDOW_FIELDS]
     if windowed:
-        entries += [Entry(None, n, n) for n in WINDOW_KEYS]
+        entries += [Entry(None, n, n) for n in WINDOW_FIELDS if n in node.names]
     post = Scope(node, entries, source.position)
     post.ungrouped = source
     return post

@@ -69,7 +69,8 @@ class FlinkTokenizer(Spark.Tokenizer):
     KEYWORDS = {**{k: v for k, v in Spark.Tokenizer.KEYWORDS.items() if k != "SESSION"},  # a window TVF here
                 "BYTES": TokenType.VARBINARY, "ROW": TokenType.STRUCT}
     STRING_ESCAPES = ["'"]  # a backslash is an ordinary character in Flink strings ('\d+' is a regex)
-    COMMANDS = Spark.Tokenizer.COMMANDS - {TokenType.EXECUTE, TokenType.SHOW}  # tokens, not one string
+    # tokens, not one string: runtime.sql.statements splits and recognises these (EXPLAIN of a statement set too)
+    COMMANDS = Spark.Tokenizer.COMMANDS - {TokenType.EXECUTE, TokenType.SHOW, TokenType.COMMAND}
 
 
 class Flink(Spark):

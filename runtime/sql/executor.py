@@ -185,7 +185,7 @@ class SqlExecutor:
             raise inner.error(UnsupportedSqlError, "EXPLAIN takes a query, an INSERT or a statement set")
         sinks = [self.plan(s) for s in (inner.inner if inner.kind == "statement_set" else [inner])]
         env = self.job_environment(sinks)
-        return StatementResult("explain", ["plan"], text=explain.explain(sinks, env, inner.text))
+        return StatementResult("explain", ["plan"], text=explain.explain(sinks, env, inner, stmt.args.get("details")))
 
     def job_environment(self, sinks: list[Node]):
         """A fresh environment with the session's settings holding the operators of ``sinks``."""

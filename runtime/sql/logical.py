@@ -140,6 +140,11 @@ class WindowAggregate(Node):
         """A window fires once, when the watermark passes its end: inserts only."""
         return False
 
+    @property
+    def rowtime(self):
+        """window_time, when the aggregate gives it (grouped by it): a time attribute for windows after this one."""
+        return "window_time" if "window_time" in self.names else None
+
     def describe(self) -> str:
         aggs = ", ".join(f"{a.fn}({a.column or '*'}) AS {a.name}" for a in self.aggregates)
         return f"WindowAggregate(groupBy=[{', '.join(self.keys)}], window=[{_window(self.window)}], " \
@@ -189,6 +194,23 @@ class Rank(Node):
         last = self.limit if self.limit < UNLIMITED else ""
         return f"Rank(rankType=[{self.function.upper()}], partitionBy=[{', '.join(self.partition)}], " \
                f"orderBy=[{order}], rankRange=[{self.start}..{last}])"
+
+
+@dataclass
+class Sort(Node):
+    """ORDER BY the time attribute (then other columns) of a streaming query: rows leave sorted as the watermark
+    passes them; append-only."""
+    input: Node
+    order: list[tuple[str, bool, bool]]  # (field, ascending, nulls first), the time attribute first
+
+    @property
+    def rowtime(self):
+        """The rows keep their time attribute."""
+        return self.input.rowtime
+
+    def describe(self) -> str:
+        order = ", ".join(f"{c} {'ASC' if asc else 'DESC'}" for c, asc, _ in self.order)
+        return f"TemporalSort(orderBy=[{order}])"
 
 
 @dataclass
@@ -306,14 +328,6 @@ class Sink(Node):
 
     def describe(self) -> str:
         return f"Sink(table=[{self.target}], fields=[{', '.join(self.input.names)}])"
-
-
-def explain_tree(node: Node, depth: int = 0) -> list[str]:
-    """The plan under ``node`` as indented lines, Flink's EXPLAIN style."""
-    lines = [("   " * depth) + ("+- " if depth else "") + node.describe()]
-    for child in node.inputs:
-        lines += explain_tree(child, depth + 1)
-    return lines
 
 
 def _window(window: dict) -> str:

@@ -2,8 +2,9 @@
 CURRENT ROW])``, or ``OVER w`` with ``WINDOW w AS (...)``; append-only, each row emitted once the watermark
 passes its time.
 
-COUNT, SUM, MIN, MAX and AVG, and LAG, LEAD, FIRST_VALUE and LAST_VALUE, which Flink computes as aggregates
-over the same frame (LAG(x, n, default): the value n rows before the current one in the frame). Every OVER
+COUNT, SUM, MIN, MAX and AVG, and LAG, FIRST_VALUE and LAST_VALUE, which Flink computes as aggregates over the
+same frame (LAG(x, n, default): the value n rows before the current one in the frame); LEAD is refused, as
+Flink refuses it in streaming mode. Every OVER
 of a query must use one window, as Flink requires; without a frame it is RANGE UNBOUNDED PRECEDING.
 """
 from __future__ import annotations
@@ -89,6 +90,10 @@ def _spec(converter, scope: Scope, call: exp.Expr, i: int) -> tuple[Aggregate, e
     if fn is None:
         raise converter.error(call, f"{call.sql(dialect='spark').split('(')[0]} OVER is not supported (COUNT, SUM, MIN, "
                                     "MAX, AVG, LAG, LEAD, FIRST_VALUE, LAST_VALUE)", UnsupportedSqlError)
+    if fn == "lead":
+        raise converter.error(call, "LEAD is not supported: an OVER row is emitted once the watermark passes it, "
+                                    "before the rows after it exist (Flink refuses it in streaming mode too)",
+                              UnsupportedSqlError)
     if isinstance(call.this, exp.Distinct):
         raise converter.error(call, "DISTINCT aggregates OVER a window are not supported", UnsupportedSqlError)
     arg = None if isinstance(call.this, exp.Star) else call.this

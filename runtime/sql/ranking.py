@@ -8,7 +8,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from runtime.sql.errors import UnsupportedSqlError
-from runtime.sql.logical import UNLIMITED, Field, Rank
+from runtime.sql.logical import UNLIMITED, Field, Rank, Sort
 from runtime.sql.scope import Entry, Scope
 
 
@@ -35,10 +35,10 @@ def top_n(converter, select: exp.Select):
         raise converter.error(number, f"{function.upper()}() is supported for Top-N only: filter it with "
                                       f"WHERE {number.alias} <= N (or = 1, or BETWEEN a AND b)", UnsupportedSqlError)
     base = inner.copy()
-    base.set("expressions", [p for p in inner.expressions if p is not number])
+    window = number.this.copy()
+    base.set("expressions", [p for p in inner.expressions if p is not number] + _hidden_columns(inner, window))
     node = converter.select(base)
     scope = Scope.of(node, None, converter.position)
-    window = number.this
     partition = [scope.resolve(c) for c in window.args.get("partition_by") or []]
     order = sort_keys(scope, window.args.get("order"))
     if not order:
@@ -49,6 +49,22 @@ def top_n(converter, select: exp.Select):
                 emit_final=converter.batch, start=start, function=function)
     alias = source.this.alias or None
     return Scope(rank, [Entry(alias, f.name, f.name) for f in fields], converter.position), rest
+
+
+def _hidden_columns(inner: exp.Select, window: exp.Window) -> list[exp.Expr]:
+    """Columns the ranking's PARTITION BY and ORDER BY read that the inner SELECT list does not give: selected
+    under hidden names (``__rank<i>``, never shown), and ``window`` changed to read those."""
+    if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
+           for p in inner.expressions):
+        return []
+    given = {p.alias_or_name for p in inner.expressions}
+    hidden: list[exp.Expr] = []
+    for column in list(window.find_all(exp.Column)):
+        if column.name not in given:
+            name = f"__rank{len(hidden)}"
+            hidden.append(exp.alias_(column.copy(), name, quoted=True))
+            column.replace(exp.column(name, quoted=True))
+    return hidden
 
 
 def sort_keys(scope: Scope, order: exp.Order | None) -> list[tuple[str, bool, bool]]:
@@ -74,11 +90,14 @@ def order_limit(converter, select: exp.Select, node):
     skip = offset.expression if offset is not None else None
     if offset is not None and not _whole(skip):
         raise converter.error(offset, "OFFSET takes a whole number here", UnsupportedSqlError)
+    scope = Scope.of(node, None, converter.position)
+    if limit is None and offset is None and not converter.batch and _by_time(scope, order):
+        return Sort(list(node.fields), node, sort_keys(scope, order))
     if limit is None and not converter.batch:
         raise converter.error(order or offset, "ORDER BY or OFFSET without LIMIT is not supported in streaming mode "
-                                               "(an unbounded result has no end to sort at): add LIMIT N for a Top-N, "
-                                               "or run in batch mode", UnsupportedSqlError)
-    scope = Scope.of(node, None, converter.position)
+                                               "unless ordered by the time attribute first, ascending (an unbounded "
+                                               "result has no end to sort at): add LIMIT N for a Top-N, or run in "
+                                               "batch mode", UnsupportedSqlError)
     for o in (order or exp.Order()).expressions:
         if not isinstance(o.this, exp.Column):
             raise converter.error(o, "ORDER BY takes columns of the SELECT list here, not expressions",
@@ -91,6 +110,13 @@ def order_limit(converter, select: exp.Select, node):
     last = first - 1 + int(count.this) if limit is not None else UNLIMITED
     return Rank(list(node.fields), node, [], sort_keys(scope, order), last, None, emit_final=converter.batch,
                 start=first)
+
+
+def _by_time(scope: Scope, order: exp.Order | None) -> bool:
+    """Whether ORDER BY starts with the time attribute, ascending (Flink's temporal sort)."""
+    first = (order or exp.Order()).expressions[:1]
+    return bool(first) and scope.node.rowtime is not None and isinstance(first[0].this, exp.Column) \
+        and not first[0].args.get("desc") and scope.field_of(first[0].this) == scope.node.rowtime
 
 
 def _limit(converter, condition: exp.Expr, name: str) -> tuple[tuple[int, int | None], exp.Expr | None]:

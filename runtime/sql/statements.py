@@ -29,7 +29,8 @@ _RESET = re.compile(r"^RESET(?:\s+(?P<key>'[^']*'|[\w.\-]+))?\s*$", re.I | re.S)
 _SHOW = re.compile(r"^SHOW\s+(?P<what>TABLES|VIEWS|FUNCTIONS|USER\s+FUNCTIONS|CATALOGS|DATABASES|JOBS|"
                    r"CURRENT\s+CATALOG|CURRENT\s+DATABASE|CREATE\s+TABLE\s+(?P<table>[\w`.]+))\s*$", re.I | re.S)
 _DESCRIBE = re.compile(r"^(?:DESCRIBE|DESC)\s+(?P<name>[\w`.]+)\s*$", re.I | re.S)
-_EXPLAIN = re.compile(r"^EXPLAIN(?:\s+PLAN\s+FOR)?\s+", re.I)
+_EXPLAIN = re.compile(r"^EXPLAIN(?:\s+PLAN\s+FOR|(?P<details>(?:\s*,?\s*(?:ESTIMATED_COST|CHANGELOG_MODE|PLAN_ADVICE|"
+                      r"JSON_EXECUTION_PLAN))+))?\s+", re.I)
 _USE = re.compile(r"^USE\s+", re.I)
 
 
@@ -108,6 +109,7 @@ def classify(stmt: Statement) -> Statement:
     if explain:
         inner = classify(Statement(text[explain.end():], stmt.start + explain.end(), stmt.script))
         stmt.kind, stmt.inner = "explain", [inner]
+        stmt.args = {"details": re.findall(r"[A-Z_]+", (explain.group("details") or "").upper())}
         return stmt
     if _USE.match(text):
         raise stmt.error(UnsupportedSqlError, "USE is not supported: there is one catalog ('default_catalog') "

@@ -18,8 +18,8 @@ from runtime.connectors.table_options import SINK_PARALLELISM
 from runtime.jobgraph import pack_udf
 from runtime.sql import connectors
 from runtime.sql.catalog import StreamTable
-from runtime.sql.logical import (Calc, GroupAggregate, Join, LookupJoin, Node, Over, Rank, Scan, Sink, Union, Values,
-                                 WindowAggregate, WindowTVF)
+from runtime.sql.logical import (Calc, GroupAggregate, Join, LookupJoin, Node, Over, Rank, Scan, Sink, Sort, Union,
+                                 Values, WindowAggregate, WindowTVF)
 from runtime.sql.scope import quoted
 
 
@@ -31,6 +31,7 @@ class Translator:
         self.functions = functions or {}  # the catalog's Python functions: name -> FunctionDef
         self.digests: dict[int, str] = {}
         self.named: set[int] = set()  # operators already given a uid (by the node that made them)
+        self.scans: dict[str, DataStream] = {}  # one source per table read, shared by every plan that reads it
 
     def translate(self, node: Node) -> DataStream:
         """The DataStream of ``node``'s output, its operators added to the environment."""
@@ -57,6 +58,14 @@ class Translator:
 
     # -- sources ----------------------------------------------------------------------------------
     def _scan(self, node: Scan) -> DataStream:
+        """A table's source (with its computed columns and watermark); a table read again, by the same query or
+        another INSERT of a statement set, reuses it, so the job reads each table once, as Flink reuses sources."""
+        known = self.scans.get(node.describe())
+        if known is None:
+            known = self.scans[node.describe()] = self._source(node)
+        return known
+
+    def _source(self, node: Scan) -> DataStream:
         table = node.table
         if isinstance(table, StreamTable):
             from runtime.sql.streams import copy_into
@@ -132,18 +141,18 @@ class Translator:
         specs = [{"name": a.name, "fn": "sum", "column": counted[a.name], "type": a.type} if a.name in counted
                  else {"name": a.name, "fn": a.fn, "column": a.column, "type": a.type} for a in node.aggregates]
         params = {"keys": node.keys, "window": node.window, "aggregates": specs, "ts_column": node.time_column,
-                  "allowed_lateness_us": 0}
+                  "allowed_lateness_us": 0, "window_time": node.rowtime is not None}
         combine = stream.forward()._then("window_combine", "LocalWindowAggregate", {**params, "follows_input": True})
         out = combine._then("window_aggregate", "WindowAggregate", params, None, partitioning="hash",
                             keys=node.keys)
-        out.timestamp_column = None
+        out.timestamp_column = node.rowtime
         return out
 
     def _groupaggregate(self, node: GroupAggregate) -> DataStream:
         stream = self.translate(node.input)
         aggs = [{"name": a.name, "fn": a.fn, "column": a.column, "integral": a.integral, "type": a.type}
                 for a in node.aggregates]
-        local = not node.input.updating and all(a.fn != "count_distinct" for a in node.aggregates)
+        local = not node.input.updating and not any(a.fn.endswith("_distinct") for a in node.aggregates)
         if local:
             stream = stream.forward()._then("local_aggregate", "LocalGroupAggregate",
                                             {"keys": node.keys, "aggregates": aggs, "follows_input": True})
@@ -169,6 +178,13 @@ class Translator:
                   "start": node.start, "function": node.function}
         out = stream._then("sql_rank", "Rank", params, partitioning="hash", keys=keys)
         out.timestamp_column = None
+        return out
+
+    def _sort(self, node: Sort) -> DataStream:
+        stream, keys = self._keyed(self.translate(node.input), [])
+        params = {"fields": node.input.names, "time_column": node.input.rowtime, "order": [list(o) for o in node.order]}
+        out = stream._then("sql_sort", "TemporalSort", params, partitioning="hash", keys=keys)
+        out.timestamp_column = node.rowtime
         return out
 
     def _over(self, node: Over) -> DataStream:

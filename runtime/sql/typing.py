@@ -12,7 +12,7 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
-from runtime.sql import arithmetic
+from runtime.sql import arithmetic, casts
 from runtime.sql.errors import SqlError
 from runtime.sql.types import spark_type
 
@@ -55,24 +55,55 @@ def type_of(expr: exp.Expr, columns: dict[str, str]) -> str | None:
             return found
     if isinstance(expr, exp.IntDiv):
         return "BIGINT"
+    if isinstance(expr, exp.Abs) or (isinstance(expr, (exp.Floor, exp.Ceil)) and expr.args.get("to") is None):
+        inner = type_of(expr.this, columns)
+        decimal = arithmetic.decimal_of(inner) if inner and inner.startswith("DECIMAL") else None
+        if decimal and decimal[1] and not isinstance(expr, exp.Abs):  # FLOOR/CEIL of DECIMAL(p, s): DECIMAL(p - s + 1, 0)
+            return f"DECIMAL({decimal[0] - decimal[1] + 1},0)"
+        return inner
+    if isinstance(expr, exp.Case):  # the branches' type (Flink's CASE needs them alike; raise_error fits any)
+        branches = [i.args.get("true") for i in expr.args.get("ifs") or []] + [expr.args.get("default")]
+        found = [type_of(b, columns) for b in branches if b is not None and not _is_failure(b)]
+        known = [t for t in found if t is not None]
+        if known:
+            return known[0] if len(set(known)) == 1 else _annotated(expr, columns)
     return _annotated(expr, columns)
 
 
 def flink_expression(expr: exp.Expr, columns: dict[str, str]) -> exp.Expr:
     """A copy of ``expr`` (its columns resolved to ``columns``' fields) computing what Flink computes: an integer
-    divided by an integer is an integer division in the wider type."""
+    divided by an integer is an integer division in the wider type; CASTs as runtime.sql.casts says."""
     def visit(node: exp.Expr) -> exp.Expr:
         for key, value in list(node.args.items()):
             if isinstance(value, exp.Expr):
                 node.set(key, visit(value))
             elif isinstance(value, list):
                 node.set(key, [visit(v) if isinstance(v, exp.Expr) else v for v in value])
+        rewritten = None
+        if isinstance(node, _ARITHMETIC):
+            _decimal_operands(node, columns)
         if isinstance(node, exp.Div):
             rewritten = arithmetic.integer_division(node, type_of(node.this, columns), type_of(node.expression, columns))
-            if rewritten is not None:
-                return rewritten
-        return node
+        elif isinstance(node, (exp.Floor, exp.Ceil)) and node.args.get("to") is None \
+                and type_of(node.this, columns) in ("DOUBLE", "FLOAT"):  # Flink keeps the type, Spark gives BIGINT
+            rewritten = exp.Cast(this=node, to=exp.DataType.build(type_of(node.this, columns)))
+        elif isinstance(node, (exp.Cast, exp.TryCast)):
+            rewritten = casts.flink_cast(node, type_of(node.this, columns), _spark(node.to))
+        return node if rewritten is None else rewritten
     return visit(expr.copy())
+
+
+def _decimal_operands(node: exp.Expr, columns: dict[str, str]) -> None:
+    """An integer literal next to a DECIMAL counts as DECIMAL(10, 0) in Flink (Spark would take its own digits,
+    DECIMAL(1, 0) for ``3``, and give ``m / 3`` another scale): it is cast to INT, which Spark widens as Flink does."""
+    left, right = type_of(node.this, columns), type_of(node.expression, columns)
+    for key, mine, other in (("this", node.this, right), ("expression", node.expression, left)):
+        if isinstance(mine, exp.Literal) and not mine.is_string and mine.is_int and (other or "").startswith("DECIMAL"):
+            node.set(key, exp.Cast(this=mine.copy(), to=exp.DataType.build(_literal_type(mine))))
+
+
+def _is_failure(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Null) or (isinstance(node, exp.Anonymous) and node.name.lower() == "raise_error")
 
 
 def _literal_type(literal: exp.Literal) -> str:

@@ -44,7 +44,7 @@ class Accumulator:
         self.recent: list = []
         self.first_or_last: Any = None
         self.total, self.count = 0, 0
-        self.values: Counter | None = Counter() if fn in ("min", "max", "count_distinct") else None
+        self.values: Counter | None = Counter() if fn in ("min", "max") or fn.endswith("_distinct") else None
 
     def add(self, value: Any, sign: int) -> None:
         if self.fn in VALUE_FUNCTIONS:
@@ -89,6 +89,12 @@ class Accumulator:
             return self.count
         if self.fn == "count_distinct":
             return len(self.values)
+        if self.fn in ("sum_distinct", "avg_distinct"):
+            if not self.values:
+                return None
+            total = sum(self.values)
+            return finish_sum(total, self.type) if self.fn == "sum_distinct" else \
+                finish_average(total, len(self.values), self.type)
         if self.fn in ("min", "max"):
             return (min if self.fn == "min" else max)(self.values) if self.values else None
         if self.count <= 0:

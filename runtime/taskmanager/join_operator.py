@@ -52,7 +52,8 @@ class JoinOperator(KeyedStateOperator):
         sides = table.column(SIDE).to_pylist()
         ops = changelog.column_values(table, changelog.OP_COLUMN)
         groups = table.column(KEY_GROUP_COLUMN).to_pylist()
-        columns = {n: changelog.column_values(table, n) for n in self.fields[0] + self.fields[1]}
+        names = dict.fromkeys(self.fields[0] + self.fields[1] + self.keys[0] + self.keys[1])  # keys: maybe __global
+        columns = {n: changelog.column_values(table, n) for n in names}
         for i, side in enumerate(sides):
             row = tuple(columns[n][i] for n in self.fields[side])
             key = tuple(columns[k][i] for k in self.keys[side])

@@ -20,6 +20,16 @@ from runtime.taskmanager.keyed_state import KeyedStateOperator
 from runtime.taskmanager.window_operator import END_OF_TIME
 
 
+def sort_rows(rows: list[tuple[int, tuple]], names: list[str], order: list[tuple[str, bool, bool]]) -> list:
+    """``(sequence, row)`` pairs sorted by ``order`` ((column, ascending, nulls first) each), ties by sequence."""
+    out = sorted(rows, key=lambda r: r[0])
+    for column, ascending, nulls_first in reversed(order):
+        i, nulls_low = names.index(column), nulls_first == ascending  # where NULLs go in the sort's own order
+        out.sort(key=lambda r: ((r[1][i] is not None) if nulls_low else (r[1][i] is None), r[1][i]),
+                 reverse=not ascending)
+    return out
+
+
 class RankOperator(KeyedStateOperator):
     late_records = 0
 
@@ -71,12 +81,7 @@ class RankOperator(KeyedStateOperator):
         self.backend.write("rank", state)
 
     def _sorted(self, rows: list[tuple[int, tuple]]) -> list[tuple[int, tuple]]:
-        out = sorted(rows, key=lambda r: r[0])
-        for column, ascending, nulls_first in reversed(self.order):
-            i, nulls_low = self.names.index(column), nulls_first == ascending  # where NULLs go in the sort's own order
-            out.sort(key=lambda r: ((r[1][i] is not None) if nulls_low else (r[1][i] is None), r[1][i]),
-                     reverse=not ascending)
-        return out
+        return sort_rows(rows, self.names, self.order)
 
     def _emit(self, touched: list[tuple[int, Any]]) -> pa.Table | None:
         out_rows: list[tuple] = []

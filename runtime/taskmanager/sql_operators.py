@@ -6,11 +6,13 @@ from runtime.taskmanager.join_operator import JoinOperator
 from runtime.taskmanager.lookup_join_operator import LookupJoinOperator
 from runtime.taskmanager.over_operator import OverOperator
 from runtime.taskmanager.rank_operator import RankOperator
+from runtime.taskmanager.sort_operator import SortOperator
 from runtime.taskmanager.time_join_operator import IntervalJoinOperator, WindowJoinOperator
 
 SQL_OPERATORS = {
     "sql_group_aggregate": GroupAggregateOperator,
     "sql_rank": RankOperator,
+    "sql_sort": SortOperator,
     "sql_over": OverOperator,
     "sql_join": JoinOperator,
     "sql_interval_join": IntervalJoinOperator,

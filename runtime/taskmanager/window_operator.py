@@ -107,6 +107,7 @@ class WindowOperator:
         self.keys: list[str] = params["keys"]
         self.window: dict = params["window"]
         self.aggregates: list[dict] = params["aggregates"]
+        self.window_time = bool(params.get("window_time"))
         self.lateness = int(params.get("allowed_lateness_us", 0))
         self.udfs = udfs or {}
         self.raw = needs_raw_rows(self.window, self.aggregates)
@@ -239,8 +240,12 @@ class WindowOperator:
 
     def _keys_and_bounds(self, table: pa.Table) -> dict:
         """A result's first columns: the keys, then the window's bounds as UTC timestamps."""
-        return {**{k: table[k] for k in self.keys}, "window_start": _timestamps(_times(table[WINDOW_START])),
-                "window_end": _timestamps(self._ends(table))}
+        ends = self._ends(table)
+        out = {**{k: table[k] for k in self.keys}, "window_start": _timestamps(_times(table[WINDOW_START])),
+               "window_end": _timestamps(ends)}
+        if self.window_time:  # SQL's window_time: the window's last millisecond, a time attribute after it
+            out["window_time"] = _timestamps(ends - 1000)
+        return out
 
     def _apply_udf(self, name: str, lists: pa.ChunkedArray) -> pa.Array:
         """A user-defined aggregate over each window's values, given as the pandas Series agg.udf promises

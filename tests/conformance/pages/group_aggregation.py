@@ -15,7 +15,7 @@ CASES = [
     Case("having on other aggregate", "SELECT product, MAX(quantity) AS m FROM orders GROUP BY product "
                                       "HAVING SUM(quantity) > 10"),
     Case("count filter", "SELECT customer_id, COUNT(*) FILTER (WHERE quantity > 0) AS sales, "
-                         "COUNT(*) FILTER (WHERE quantity < 0) AS returns FROM orders GROUP BY customer_id"),
+                         "COUNT(*) FILTER (WHERE quantity < 0) AS refunds FROM orders GROUP BY customer_id"),
     Case("sum filter", "SELECT product, SUM(quantity) FILTER (WHERE discount > 0) AS discounted FROM orders "
                        "GROUP BY product"),
     Case("global count filter", "SELECT COUNT(*) FILTER (WHERE product = 'café') AS cafe, COUNT(*) AS n FROM orders"),

@@ -24,7 +24,7 @@ def test_a_group_by_plans_local_and_global_aggregation_behind_a_keyed_exchange(t
     text = explain(t_env, "SELECT `user`, COUNT(*) AS n FROM clicks GROUP BY `user`")
     assert "GroupAggregate(groupBy=[user], select=[count(*) AS n])" in text
     assert "[local_aggregate]" in text and "[sql_group_aggregate]" in text and "hash(user)" in text
-    assert "== Optimized Logical Plan ==" in text and "ExecutionGraph of" in text
+    assert "== Optimized Physical Plan ==" in text and "ExecutionGraph of" in text
 
 
 def test_a_tumbling_window_query_uses_the_window_operator(t_env):
