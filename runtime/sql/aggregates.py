@@ -76,9 +76,9 @@ def plan(converter, select: exp.Select, scope: Scope) -> tuple[Scope, list[exp.E
     replacements = _replacements(group_exprs, grouped, calls, specs)
     for e in select.expressions + ([having.this] if having is not None else []):
         replacements += _grouping_replacements(converter, e, group_exprs, grouped, sets)
-    projections = [_named(e, _replace(e, replacements), i) for i, e in enumerate(select.expressions)]
+    projections = [_named(e, replace_nodes(e, replacements), i) for i, e in enumerate(select.expressions)]
     if having is not None:
-        post = converter.filter(post, _replace(having.this, replacements))
+        post = converter.filter(post, replace_nodes(having.this, replacements))
     return post, projections
 
 
@@ -205,8 +205,9 @@ def _result_column(spec: Aggregate) -> exp.Expr:
     return exp.column(spec.name, quoted=True)
 
 
-def _replace(expr: exp.Expr, pairs) -> exp.Expr:
-    """``expr`` with aggregate calls and computed group expressions replaced by their result columns."""
+def replace_nodes(expr: exp.Expr, pairs) -> exp.Expr:
+    """A copy of ``expr`` with each node equal to an ``original`` of ``pairs`` replaced by its replacement (aggregate
+    calls and computed group expressions by their result columns, OVER calls by theirs)."""
     def swap(node):
         for original, replacement in pairs:
             if type(node) is type(original) and node == original:

@@ -3,8 +3,10 @@
 * A TIMESTAMP(3) as STRING has its three fraction digits (``2024-03-01 09:00:00.700``; Spark drops trailing
   zeros), a BOOLEAN is ``TRUE`` or ``FALSE``.
 * A STRING that does not read as a number, boolean, date or time fails a CAST, naming the value, as Flink's
-  does, where Spark (without ANSI mode) would give NULL; TRY_CAST gives NULL in both. (Both engines read
-  ``'12.5'`` as the INT 12 and refuse ``'1e3'``; a DECIMAL that does not fit is NULL in both.)
+  does, where Spark (without ANSI mode) would give NULL; TRY_CAST gives NULL. Flink reads ``'12.5'`` as the
+  INT 12 and refuses ``'1e3'``, as Spark's plain CAST does; Spark's TRY_CAST refuses ``'12.5'``, so TRY_CAST
+  becomes Spark's plain CAST (without ANSI mode, NULL for what does not convert). A DECIMAL that does not fit
+  is NULL in both.
 """
 from __future__ import annotations
 
@@ -24,8 +26,8 @@ def flink_cast(node: exp.Cast, source: str | None, target: str | None) -> exp.Ex
         return exp.Anonymous(this="date_format", expressions=[value, exp.Literal.string(TIMESTAMP_TEXT)])
     if target == "STRING" and source == "BOOLEAN":
         return exp.Upper(this=exp.Cast(this=value, to=exp.DataType.build("STRING")))
-    if source == "STRING" and target in STRICT_TARGETS and not node.args.get("safe"):
-        return _strict(node, value)
+    if source == "STRING" and target in STRICT_TARGETS:
+        return exp.Cast(this=value, to=node.to.copy()) if node.args.get("safe") else _strict(node, value)
     return None
 
 

@@ -86,7 +86,7 @@ def expand(pre: Calc, keys: list[str], sets: list[list[int]]) -> Calc:
 
 def grouping_calls(expr: exp.Expr, group_exprs: list[exp.Expr], keys: list[str]) -> list[tuple[exp.Expr, exp.Expr]]:
     """Replacements of ``GROUPING(k)`` and ``GROUPING_ID(k, ...)`` in ``expr`` by reads of the grouping id."""
-    pairs = []
+    pairs: list[tuple[exp.Expr, exp.Expr]] = []
     for call in list(expr.find_all(exp.Grouping, exp.GroupingId)):
         bits = []
         for arg in call.expressions:

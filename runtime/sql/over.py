@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from runtime.sql.aggregates import FUNCTIONS, in_subquery
+from runtime.sql.aggregates import FUNCTIONS, in_subquery, replace_nodes
 from runtime.sql.arithmetic import aggregate_type
 from runtime.sql.errors import UnsupportedSqlError
 from runtime.sql.logical import Aggregate, Calc, Field, Over
@@ -137,12 +137,7 @@ def _frame(converter, window: exp.Window) -> dict:
 
 
 def _swap(expr: exp.Expr, pairs) -> exp.Expr:
-    def swap(node):
-        for original, replacement in pairs:
-            if type(node) is type(original) and node == original:
-                return replacement.copy()
-        return node
-    out = expr.copy().transform(swap)
+    out = replace_nodes(expr, pairs)
     if not isinstance(expr, (exp.Alias, exp.Column)) and isinstance(out, exp.Column):
         return exp.alias_(out, "EXPR$0", quoted=True)
     return out

@@ -58,7 +58,7 @@ class Scope:
         if qualifier is not None and qualifier not in self.qualifiers():
             raise self.error(column, f"table or alias {qualifier!r} is not in the FROM clause "
                                      f"(known: {', '.join(sorted(self.qualifiers())) or 'none'})")
-        if not fields and self.ungrouped is not None and _resolves(self.ungrouped, column):
+        if not fields and self.ungrouped is not None and resolves(self.ungrouped, column):
             raise self.error(column, f"column {shown!r} must be in GROUP BY or inside an aggregate function")
         if not fields:
             available = ", ".join(dict.fromkeys(e.name for e in self.entries))
@@ -103,7 +103,8 @@ class Scope:
         return self.resolve(expr) if isinstance(expr, exp.Column) and not isinstance(expr.this, exp.Star) else None
 
 
-def _resolves(scope: Scope, column: exp.Column) -> bool:
+def resolves(scope: Scope, column: exp.Column) -> bool:
+    """Whether ``column`` names a field of ``scope``."""
     try:
         scope.resolve(column)
         return True

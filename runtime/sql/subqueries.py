@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
+from runtime.sql.errors import UnsupportedSqlError
 from runtime.sql.joins import aligned_keys
 from runtime.sql.logical import Join
-from runtime.sql.scope import Entry, Scope
+from runtime.sql.scope import Entry, Scope, resolves
 
 VALUE, KEY = "__sq{}_value", "__sq{}_key{}"
 
@@ -136,27 +136,19 @@ def _decorrelated(converter, outer: Scope, select: exp.Expr, n: int) -> tuple[ex
 
 def _correlation(converter, inner: Scope, outer: Scope, condition: exp.Expr) -> tuple[str, exp.Expr] | None:
     """(outer field, inner expression) of ``inner = outer`` in a subquery's WHERE; None for its own conditions."""
-    outside = [c for c in condition.find_all(exp.Column) if not _resolves(inner, c)]
+    outside = [c for c in condition.find_all(exp.Column) if not resolves(inner, c)]
     if not outside:
         return None
     if isinstance(condition, exp.EQ):
         for mine, theirs in ((condition.this, condition.expression), (condition.expression, condition.this)):
-            if isinstance(theirs, exp.Column) and not _resolves(inner, theirs) and \
-                    all(_resolves(inner, c) for c in mine.find_all(exp.Column)):
+            if isinstance(theirs, exp.Column) and not resolves(inner, theirs) and \
+                    all(resolves(inner, c) for c in mine.find_all(exp.Column)):
                 return outer.resolve(theirs), mine
     for column in outside:
         outer.resolve(column)  # unknown everywhere: the usual error, naming the column
     raise converter.error(condition, f"correlated condition {condition.sql(dialect='spark')} is not supported: a "
                                      "subquery may refer to the outer query only in equalities (inner = outer)",
                           UnsupportedSqlError)
-
-
-def _resolves(scope: Scope, column: exp.Column) -> bool:
-    try:
-        scope.resolve(column)
-        return True
-    except SqlValidationError:
-        return False
 
 
 def _counter(converter) -> int:

@@ -224,7 +224,7 @@ class DataServer:
 
     def __init__(self, host: str, port: int, token: str, ssl_context: ssl.SSLContext | None = None):
         self.host, self.requested_port, self.token, self.ssl = host, port, token, ssl_context
-        self.partitions: dict[ExecutionAttemptId, ResultPartition] = {}
+        self.partitions: dict[tuple[ExecutionAttemptId, JobVertexId | None], ResultPartition] = {}
         self._registered = asyncio.Condition()
         self._server: asyncio.base_events.Server | None = None
         self.port = 0

@@ -8,34 +8,23 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from runtime.keygroups import KEY_GROUP_COLUMN
 from runtime.taskmanager import changelog
-from runtime.taskmanager.keyed_state import KeyedStateOperator
 from runtime.taskmanager.rank_operator import sort_rows
-from runtime.taskmanager.window_operator import BEFORE_TIME
+from runtime.taskmanager.time_ordered import TimeOrderedOperator
 
 
-class SortOperator(KeyedStateOperator):
+class SortOperator(TimeOrderedOperator):
     def __init__(self, params: dict, _udf=None):
+        super().__init__(params["time_column"])
         self.names: list[str] = params["fields"]
-        self.time_column: str = params["time_column"]
         self.order: list[tuple[str, bool, bool]] = [tuple(o) for o in params["order"]]
-        super().__init__()
-        self.watermark = BEFORE_TIME
-        self.late_records = 0
         self.types: dict[str, pa.DataType] = {}
 
     def process(self, table: pa.Table) -> pa.Table | None:
         if table.num_rows == 0:
             return None
         changelog.learn_types(self.types, table)
-        column = table.column(self.time_column)
-        times = column.cast(pa.timestamp("us", tz=column.type.tz)).cast(pa.int64()).to_pylist()
-        rows = list(zip(*[table.column(n).to_pylist() for n in self.names]))
-        for row, ts, kg in zip(rows, times, table.column(KEY_GROUP_COLUMN).to_pylist()):
-            if ts is None or ts <= self.watermark:
-                self.late_records += 1
-                continue
+        for row, ts, kg in self.timely_rows(table, self.names):
             self.backend.set_current_key(kg, ())
             pending = self.backend.read("sort", None) or []
             pending.append((ts, row))
@@ -43,9 +32,8 @@ class SortOperator(KeyedStateOperator):
         return None
 
     def on_watermark(self, watermark: int) -> pa.Table | None:
-        if watermark <= self.watermark:
+        if not self.advance(watermark):
             return None
-        self.watermark = watermark
         due: list[tuple] = []
         for kg_key in list(self.backend.values):
             self.backend.set_current_key(*kg_key)

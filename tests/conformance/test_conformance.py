@@ -25,6 +25,7 @@ CASES = [(page.title, case) for page in PAGES for case in page.cases]
 MIN_CASES = 240  # counted or not; Flink rejects a few
 MIN_EXACT_SHARE = 0.95
 FLINK_TIMEOUT_S = 3600
+FLINK_BATCH = 4  # queries whose jobs PyFlink runs side by side
 
 
 def _setup(folder: Path) -> list[str]:
@@ -43,7 +44,7 @@ def outcomes(cluster, tmp_path_factory):
     statements = _setup(folder / "data")
     queries = {case.name: case.sql for _, case in CASES}
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="pyflink") as pool:
-        flink = pool.submit(flink_answers, statements, queries, folder / "pyflink", FLINK_TIMEOUT_S)
+        flink = pool.submit(flink_answers, statements, queries, folder / "pyflink", FLINK_TIMEOUT_S, FLINK_BATCH)
         env = cluster.environment()
         env.set_parallelism(2)
         t_env = StreamTableEnvironment.create(env)

@@ -46,5 +46,5 @@ CASES = [
     Case("hop shipments", "SELECT window_start, carrier, COUNT(*) AS n FROM TABLE(HOP(TABLE shipments, DESCRIPTOR(sts), "
                           "INTERVAL '4' SECOND, INTERVAL '8' SECOND)) GROUP BY window_start, window_end, carrier"),
 ]
-VIEWS = [f"CREATE VIEW hop_counts AS SELECT window_start, window_end, window_time AS wt, COUNT(*) AS n FROM {HOP} "
-         "GROUP BY window_start, window_end, window_time"]
+VIEWS = [f"CREATE VIEW hop_counts AS SELECT window_start AS ws, window_end AS we, window_time AS wt, COUNT(*) AS n "
+         f"FROM {HOP} GROUP BY window_start, window_end, window_time"]
