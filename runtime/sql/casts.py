@@ -1,5 +1,7 @@
 """Flink's CAST and TRY_CAST on Spark, where the two differ (Flink's Type Conversion functions).
 
+* A TIMESTAMP_LTZ as a TIMESTAMP or as STRING is its wall clock in the session time zone, a TIMESTAMP as a
+  TIMESTAMP_LTZ the instant it names there (runtime.sql.session_zone).
 * A TIMESTAMP(3) as STRING has its three fraction digits (``2024-03-01 09:00:00.700``; Spark drops trailing
   zeros), a BOOLEAN is ``TRUE`` or ``FALSE``.
 * A STRING that does not read as a number, boolean, date or time fails a CAST, naming the value, as Flink's
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from runtime.sql import session_zone
 from runtime.sql.arithmetic import INTEGRAL
 
 TIMESTAMP_TEXT = "yyyy-MM-dd HH:mm:ss.SSS"
@@ -22,7 +25,14 @@ def flink_cast(node: exp.Cast, source: str | None, target: str | None) -> exp.Ex
     """The Spark expression computing Flink's ``CAST``/``TRY_CAST`` of a ``source``-typed value to ``target``, or
     None when Spark's own cast already does."""
     value = node.this
-    if target == "STRING" and source in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+    if source == "TIMESTAMP_LTZ" and target in ("STRING", "TIMESTAMP"):  # the instant's wall clock in the session zone
+        value = session_zone.local(value)
+        source = "TIMESTAMP"
+        if target == "TIMESTAMP":
+            return value
+    if source == "TIMESTAMP" and target == "TIMESTAMP_LTZ":
+        return session_zone.instant(value)
+    if target == "STRING" and source == "TIMESTAMP":
         return exp.Anonymous(this="date_format", expressions=[value, exp.Literal.string(TIMESTAMP_TEXT)])
     if target == "STRING" and source == "BOOLEAN":
         return exp.Upper(this=exp.Cast(this=value, to=exp.DataType.build("STRING")))

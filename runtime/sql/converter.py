@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from runtime.sql import aggregates, joins, over, ranking, set_operations, subqueries, windows
+from runtime.sql import aggregates, joins, over, ranking, session_zone, set_operations, subqueries, windows
 from runtime.sql.catalog import StreamTable, TableDef, ViewDef
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 from runtime.sql.logical import Calc, Field, GroupAggregate, Node, Scan, Union, Values, WindowTVF
@@ -19,8 +19,9 @@ from runtime.sql.typing import infer_type
 
 class Converter:
     """Plans queries of one statement against the catalog, in streaming or batch mode."""
-    def __init__(self, catalog, runtime_mode: str = "streaming", position=None):
+    def __init__(self, catalog, runtime_mode: str = "streaming", position=None, time_zone: str = "UTC"):
         self.catalog = catalog
+        self.time_zone = time_zone  # the session's: TIMESTAMP_LTZ fields are read in it (runtime.sql.session_zone)
         self.batch = runtime_mode == "batch"
         self.position = position
         self.ctes: dict[str, exp.Expr] = {}
@@ -36,6 +37,10 @@ class Converter:
     # -- queries --------------------------------------------------------------------------------
     def query(self, query: exp.Expr) -> Node:
         """The plan of a SELECT, UNION ALL or VALUES; its fields are the query's columns."""
+        with session_zone.planning_in(self.time_zone):
+            return self._query(query)
+
+    def _query(self, query: exp.Expr) -> Node:
         for cte in (query.args.get("with_") or exp.With()).expressions:
             self.ctes[cte.alias] = cte.this
         if isinstance(query, exp.Union):

@@ -155,7 +155,7 @@ class SqlExecutor:
         """A Converter for ``stmt`` (its positions) in the current runtime mode."""
         from runtime.sql.converter import Converter
 
-        return Converter(self.catalog, self.runtime_mode, stmt.position)
+        return Converter(self.catalog, self.runtime_mode, stmt.position, self.local_time_zone)
 
     def plan(self, stmt) -> Node:
         """The logical plan of a query or INSERT, ending in its sink."""

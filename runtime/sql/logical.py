@@ -277,6 +277,8 @@ class Join(Node):
         extra = f", between=[{self.interval['lower_us'] // 1000} ms, {self.interval['upper_us'] // 1000} ms]" \
             if self.interval else ""
         residual = f", where=[{self.condition}]" if self.condition else ""
+        if self.null_aware:  # NOT IN: equal, or NULL on either side
+            residual += f", nullAware=[{self.null_aware[0]} = {self.null_aware[1]}]"
         return f"{kind}(joinType=[{self.kind.upper()}], on=[{on}]{extra}{residual})"
 
 

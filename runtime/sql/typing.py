@@ -12,7 +12,7 @@ from sqlglot import exp
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
-from runtime.sql import arithmetic, casts
+from runtime.sql import arithmetic, casts, session_zone
 from runtime.sql.errors import SqlError
 from runtime.sql.types import spark_type
 
@@ -82,6 +82,8 @@ def flink_expression(expr: exp.Expr, columns: dict[str, str]) -> exp.Expr:
         rewritten = None
         if isinstance(node, _ARITHMETIC):
             _decimal_operands(node, columns)
+        if isinstance(node, session_zone.FIELD_FUNCTIONS):
+            _local_fields(node, columns)
         if isinstance(node, exp.Div):
             rewritten = arithmetic.integer_division(node, type_of(node.this, columns), type_of(node.expression, columns))
         elif isinstance(node, (exp.Floor, exp.Ceil)) and node.args.get("to") is None \
@@ -91,6 +93,16 @@ def flink_expression(expr: exp.Expr, columns: dict[str, str]) -> exp.Expr:
             rewritten = casts.flink_cast(node, type_of(node.this, columns), _spark(node.to))
         return node if rewritten is None else rewritten
     return visit(expr.copy())
+
+
+def _local_fields(node: exp.Expr, columns: dict[str, str]) -> None:
+    """A TIMESTAMP_LTZ whose fields a function reads (HOUR, EXTRACT, DATE_FORMAT, ...) in the session zone."""
+    for key in ("this", "expression"):
+        holder, arg = node, node.args.get(key)
+        if isinstance(arg, exp.TimeStrToTime):  # DATE_FORMAT(x, f) reads as DATE_FORMAT(TimeStrToTime(x), f)
+            holder, key, arg = arg, "this", arg.this
+        if isinstance(arg, exp.Expr) and type_of(arg, columns) == "TIMESTAMP_LTZ":
+            holder.set(key, session_zone.local(arg))
 
 
 def _decimal_operands(node: exp.Expr, columns: dict[str, str]) -> None:
