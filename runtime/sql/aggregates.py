@@ -51,6 +51,11 @@ def plan(converter, select: exp.Select, scope: Scope) -> tuple[Scope, list[exp.E
     """The aggregation of ``select`` over ``scope``: the scope after it and the SELECT list to project."""
     group_exprs, sets = grouping_sets.grouping(converter, select.args.get("group"))
     having = select.args.get("having")
+    nested = [e for e in select.expressions + ([having.this] if having is not None else [])
+              if any(True for _ in e.find_all(exp.Subquery, exp.Exists))]
+    if nested:
+        raise converter.error(nested[0], "subqueries in the SELECT list or HAVING of an aggregation are not "
+                                         "supported (in WHERE they are)", UnsupportedSqlError)
     calls = [c for e in select.expressions + ([having.this] if having is not None else []) for c in _aggregate_calls(e)]
     windowed = isinstance(scope.node, WindowTVF)
     source = scope

@@ -115,13 +115,18 @@ class SqlExecutor:
             return StatementResult("rows", ["catalog name"], [(CATALOG,)])
         if what in ("DATABASES", "CURRENT DATABASE"):
             return StatementResult("rows", ["database name"], [(DATABASE,)])
-        if what.startswith("CREATE TABLE"):
+        if what.startswith(("CREATE TABLE", "CREATE VIEW")):
             item = self.catalog.require(stmt.args["table"].strip("`"))
             return StatementResult("rows", ["result"], [(getattr(item, "text", ""),)])
+        if what.startswith("COLUMNS"):
+            return self._describe_rows(stmt.args["columns_of"])
         raise stmt.error(UnsupportedSqlError, f"SHOW {what} is not supported")
 
     def _describe(self, stmt) -> StatementResult:
-        name = stmt.args.get("name") or stmt.ast.this.name
+        return self._describe_rows(stmt.args.get("name") or stmt.ast.this.name)
+
+    def _describe_rows(self, name: str) -> StatementResult:
+        """DESCRIBE's (and SHOW COLUMNS') rows: Flink's columns name, type, null, key, extras, watermark."""
         rows = describe_rows(self.catalog.require(name.strip("`")))
         columns = ["name", "type", "null", "key", "extras", "watermark"]
         return StatementResult("rows", columns, [tuple(r[c] for c in columns) for r in rows])

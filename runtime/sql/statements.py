@@ -27,7 +27,8 @@ UNSUPPORTED_WORDS = {
 _SET = re.compile(r"^SET(?:\s+(?P<key>'[^']*'|[\w.\-]+)\s*=\s*(?P<value>'(?:[^']|'')*'|[^\s;]+))?\s*$", re.I | re.S)
 _RESET = re.compile(r"^RESET(?:\s+(?P<key>'[^']*'|[\w.\-]+))?\s*$", re.I | re.S)
 _SHOW = re.compile(r"^SHOW\s+(?P<what>TABLES|VIEWS|FUNCTIONS|USER\s+FUNCTIONS|CATALOGS|DATABASES|JOBS|"
-                   r"CURRENT\s+CATALOG|CURRENT\s+DATABASE|CREATE\s+TABLE\s+(?P<table>[\w`.]+))\s*$", re.I | re.S)
+                   r"CURRENT\s+CATALOG|CURRENT\s+DATABASE|CREATE\s+(?:TABLE|VIEW)\s+(?P<table>[\w`.]+)|"
+                   r"COLUMNS\s+(?:FROM|IN)\s+(?P<columns_of>[\w`.]+))\s*$", re.I | re.S)
 _DESCRIBE = re.compile(r"^(?:DESCRIBE|DESC)\s+(?P<name>[\w`.]+)\s*$", re.I | re.S)
 _EXPLAIN = re.compile(r"^EXPLAIN(?:\s+PLAN\s+FOR|(?P<details>(?:\s*,?\s*(?:ESTIMATED_COST|CHANGELOG_MODE|PLAN_ADVICE|"
                       r"JSON_EXECUTION_PLAN))+))?\s+", re.I)

@@ -18,14 +18,14 @@ from tests.conformance.harness import VERDICTS, flinkbench_answer, report, verdi
 from tests.conformance.pages import pages
 from tests.conformance.tables import TABLES
 
-pytestmark = [pytest.mark.conformance, pytest.mark.slow]
-
 PAGES = pages()
 CASES = [(page.title, case) for page in PAGES for case in page.cases]
 MIN_CASES = 240  # counted or not; Flink rejects a few
 MIN_EXACT_SHARE = 0.95
 FLINK_TIMEOUT_S = 3600
 FLINK_BATCH = 4  # queries whose jobs PyFlink runs side by side
+# the first test waits for every case of both engines (the suite's usual 600 s is per test)
+pytestmark = [pytest.mark.conformance, pytest.mark.slow, pytest.mark.timeout(FLINK_TIMEOUT_S + 600)]
 
 
 def _setup(folder: Path) -> list[str]:

@@ -69,6 +69,11 @@ def test_show_and_describe_read_the_catalog(t_env):
     assert {"src", "copy", "positive", "per_key"} <= set(tables)
     described = {r[0]: r[1] for r in t_env.execute_sql("DESCRIBE src").result.rows}
     assert described == {"id": "INT", "k": "INT", "v": "INT"}
+    assert t_env.execute_sql("SHOW COLUMNS FROM src").result.rows == t_env.execute_sql("DESCRIBE src").result.rows
+    t_env.execute_sql("CREATE VIEW small AS SELECT id FROM src WHERE v < 0")
+    assert t_env.execute_sql("SHOW CREATE VIEW small").result.rows == [("CREATE VIEW small AS SELECT id FROM src WHERE "
+                                                                        "v < 0",)]
+    assert "small" in [r[0] for r in t_env.execute_sql("SHOW VIEWS").result.rows]
 
 
 def test_explain_prints_flinks_sections_with_changelog_modes(t_env):
