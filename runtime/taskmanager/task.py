@@ -161,7 +161,7 @@ class Task:
         self.chain = OperatorChain.build(ops, self.tdd.outputs, self.tdd.max_parallelism)
         self.chain.phases = self.metrics.phases
         # Partitions first: consumers may ask for them while this TaskManager's Spark is still starting.
-        for out in self.tdd.outputs:
+        for out in self.tdd.outputs:  # one partition per consuming vertex
             partition = ResultPartition(self.attempt_id, out.num_consumers,
                                         self.services.conf.get("taskmanager.network.credits"), out.downstream_vertex)
             self.services.register_partition(partition)
