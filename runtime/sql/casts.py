@@ -28,10 +28,10 @@ def flink_cast(node: exp.Cast, source: str | None, target: str | None) -> exp.Ex
     if source == "TIMESTAMP_LTZ" and target in ("STRING", "TIMESTAMP"):  # the instant's wall clock in the session zone
         value = session_zone.local(value)
         source = "TIMESTAMP"
-        if target == "TIMESTAMP":
-            return value
+        if target == "TIMESTAMP":  # still a CAST, so the planner keeps reading its type from it
+            return exp.Cast(this=value, to=node.to.copy())
     if source == "TIMESTAMP" and target == "TIMESTAMP_LTZ":
-        return session_zone.instant(value)
+        return exp.Cast(this=session_zone.instant(value), to=node.to.copy())
     if target == "STRING" and source == "TIMESTAMP":
         return exp.Anonymous(this="date_format", expressions=[value, exp.Literal.string(TIMESTAMP_TEXT)])
     if target == "STRING" and source == "BOOLEAN":

@@ -94,5 +94,5 @@ def test_timestamp_ltz_fields_are_read_in_the_session_zone():
         hour = to_spark(flink_expression(sqlglot.parse_one("HOUR(l)", read=Flink), COLUMNS))
         instant = to_spark(flink_expression(sqlglot.parse_one("CAST(ts AS TIMESTAMP_LTZ(3))", read=Flink), COLUMNS))
     assert hour == "HOUR(FROM_UTC_TIMESTAMP(l, 'Europe/Berlin'))"
-    assert instant == "TO_UTC_TIMESTAMP(ts, 'Europe/Berlin')"
+    assert instant == "CAST(TO_UTC_TIMESTAMP(ts, 'Europe/Berlin') AS TIMESTAMP_LTZ)"
     assert to_spark(flink_expression(sqlglot.parse_one("HOUR(l)", read=Flink), COLUMNS)) == "HOUR(l)", "UTC: as is"
