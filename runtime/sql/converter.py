@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from runtime.sql import aggregates, joins, over, ranking, session_zone, set_operations, subqueries, windows
+from runtime.sql import (aggregates, joins, match_recognize, over, ranking, session_zone, set_operations, subqueries,
+                         windows)
 from runtime.sql.catalog import StreamTable, TableDef, ViewDef
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 from runtime.sql.logical import Calc, Field, GroupAggregate, Node, Scan, Union, Values, WindowTVF
@@ -127,6 +128,8 @@ class Converter:
         scope = self.relation(source.this)
         for join in select.args.get("joins") or []:
             scope = joins.plan(self, scope, join)
+        if select.args.get("match") is not None:
+            scope = match_recognize.plan(self, scope, select.args["match"])
         return scope
 
     def relation(self, node: exp.Expr) -> Scope:

@@ -7,7 +7,9 @@ sqlglot has no Flink dialect; Flink SQL is close to Spark's (backquoted names, S
 * computed columns ``name AS expr`` (a ComputedColumnConstraint without a type);
 * ``PRIMARY KEY (...) NOT ENFORCED``;
 * ``TABLE name`` as a function argument, as in ``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), ...))``;
-* plural interval units (``INTERVAL '10' SECONDS``).
+* plural interval units (``INTERVAL '10' SECONDS``);
+* MATCH_RECOGNIZE with Flink's ``WITHIN interval`` after PATTERN, and its navigation functions FIRST and
+  LAST kept with their offsets (``LAST(A.price, 1)``; Spark's parser reads them as its aggregates).
 
 Statements that are not queries or DDL (SET, RESET, SHOW, EXPLAIN, EXECUTE STATEMENT SET) are
 recognised by runtime.sql.statements before the parser sees them.
@@ -35,6 +37,25 @@ class FlinkParser(SparkParser):
         ),
     }
     SCHEMA_UNNAMED_CONSTRAINTS = {*SparkParser.SCHEMA_UNNAMED_CONSTRAINTS, "WATERMARK"}
+    FUNCTIONS = {**SparkParser.FUNCTIONS,
+                 "FIRST": lambda args: exp.Anonymous(this="FIRST", expressions=args),
+                 "LAST": lambda args: exp.Anonymous(this="LAST", expressions=args)}
+    _within: exp.Expr | None = None
+
+    def _parse_match_recognize(self):
+        """sqlglot's MATCH_RECOGNIZE plus Flink's ``WITHIN interval`` (set as the node's ``within``)."""
+        self._within = None
+        node = super()._parse_match_recognize()
+        if node is not None and self._within is not None:
+            node.set("within", self._within)
+        return node
+
+    def _match_text_seq(self, *texts: str, advance: bool = True) -> bool:
+        # sqlglot looks for DEFINE right after PATTERN (...): Flink's WITHIN sits between the two
+        if texts == ("DEFINE",) and self._curr and self._curr.text.upper() == "WITHIN":
+            self._advance()
+            self._within = self._parse_interval() or self._parse_primary()
+        return super()._match_text_seq(*texts, advance=advance)
 
     def _parse_lambda(self, alias: bool = False):
         """``TABLE t`` as an argument of a table function (Flink's window TVFs)."""
@@ -67,7 +88,7 @@ class FlinkParser(SparkParser):
 class FlinkTokenizer(Spark.Tokenizer):
     """Spark's tokenizer with Flink's string escapes and keywords (SESSION is a window TVF name)."""
     KEYWORDS = {**{k: v for k, v in Spark.Tokenizer.KEYWORDS.items() if k != "SESSION"},  # a window TVF here
-                "BYTES": TokenType.VARBINARY, "ROW": TokenType.STRUCT}
+                "BYTES": TokenType.VARBINARY, "ROW": TokenType.STRUCT, "MATCH_RECOGNIZE": TokenType.MATCH_RECOGNIZE}
     STRING_ESCAPES = ["'"]  # a backslash is an ordinary character in Flink strings ('\d+' is a regex)
     # tokens, not one string: runtime.sql.statements splits and recognises these (EXPLAIN of a statement set too)
     COMMANDS = Spark.Tokenizer.COMMANDS - {TokenType.EXECUTE, TokenType.SHOW, TokenType.COMMAND}

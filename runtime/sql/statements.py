@@ -20,7 +20,6 @@ from runtime.sql.dialect import Flink
 from runtime.sql.errors import SqlParseError, UnsupportedSqlError
 
 UNSUPPORTED_WORDS = {
-    "MATCH_RECOGNIZE": "MATCH_RECOGNIZE is not supported",
     "LATERAL": "LATERAL TABLE (table functions) is not supported",
     "UNNEST": "UNNEST is not supported",
 }

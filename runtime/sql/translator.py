@@ -20,6 +20,7 @@ from runtime.sql import connectors
 from runtime.sql.catalog import StreamTable
 from runtime.sql.logical import (Calc, GroupAggregate, Join, LookupJoin, Node, Over, Rank, Scan, Sink, Sort, Union,
                                  Values, WindowAggregate, WindowTVF)
+from runtime.sql.match_recognize import Match
 from runtime.sql.scope import quoted
 
 
@@ -195,6 +196,15 @@ class Translator:
                   "agg_schema": _ddl([(a.name, a.type) for a in node.aggregates])}
         out = stream._then("sql_over", "OverAggregate", params, partitioning="hash", keys=keys)
         out.timestamp_column = node.time_column
+        return out
+
+    def _match(self, node: Match) -> DataStream:
+        stream, keys = self._keyed(self.translate(node.input), node.partition)
+        schema = _ddl([(p, node.type_of(p)) for p in node.partition] + [(a["name"], a["type"]) for a in node.atoms])
+        params = {"partition": node.partition, "time_column": node.time_column, "order": [list(o) for o in node.order],
+                  "pattern": node.pattern, "atoms": node.atoms, "fields": node.input.names, "schema": schema}
+        out = stream._then("sql_match", "Match", params, partitioning="hash", keys=keys)
+        out.timestamp_column = node.rowtime
         return out
 
     def _join(self, node: Join) -> DataStream:

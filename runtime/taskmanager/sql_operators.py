@@ -4,6 +4,7 @@ from __future__ import annotations
 from runtime.taskmanager.group_aggregate import GroupAggregateOperator
 from runtime.taskmanager.join_operator import JoinOperator
 from runtime.taskmanager.lookup_join_operator import LookupJoinOperator
+from runtime.taskmanager.match_operator import MatchOperator
 from runtime.taskmanager.over_operator import OverOperator
 from runtime.taskmanager.rank_operator import RankOperator
 from runtime.taskmanager.sort_operator import SortOperator
@@ -18,4 +19,5 @@ SQL_OPERATORS = {
     "sql_interval_join": IntervalJoinOperator,
     "sql_window_join": WindowJoinOperator,
     "sql_lookup_join": LookupJoinOperator,
+    "sql_match": MatchOperator,
 }
