@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from runtime.sql import (aggregates, joins, match_recognize, over, ranking, session_zone, set_operations, subqueries,
-                         windows)
+                         temporal, windows)
 from runtime.sql.catalog import StreamTable, TableDef, ViewDef
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 from runtime.sql.logical import Calc, Field, GroupAggregate, Node, Scan, Union, Values, WindowTVF
@@ -127,7 +127,7 @@ class Converter:
             return Scope.of(values, None, self.position)
         scope = self.relation(source.this)
         for join in select.args.get("joins") or []:
-            scope = joins.plan(self, scope, join)
+            scope = (temporal.plan if temporal.is_temporal(join) else joins.plan)(self, scope, join)
         if select.args.get("match") is not None:
             scope = match_recognize.plan(self, scope, select.args["match"])
         return scope

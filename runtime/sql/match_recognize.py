@@ -78,7 +78,8 @@ def plan(converter, scope: Scope, node: exp.MatchRecognize) -> Scope:
     text = node.args["pattern"].name if node.args.get("pattern") is not None else ""
     variables = parse_pattern(converter, node, text)
     names = [v["name"] for v in variables]
-    expressions = PatternExpressions(converter, scope, names, time_column)
+    defined = [d.alias for d in node.args.get("define") or [] if isinstance(d, exp.Alias)]
+    expressions = PatternExpressions(converter, scope, names + [d for d in defined if d not in names], time_column)
     spec = {"variables": variables, "define": _define(converter, node, expressions, names),
             "skip": _skip(converter, node, variables), "within_us": _within(converter, node)}
     measures = _measures(converter, node, expressions, partition)
@@ -158,10 +159,9 @@ def _define(converter, node, expressions: PatternExpressions, names: list[str]) 
     define = {}
     for item in node.args.get("define") or []:
         name = item.alias if isinstance(item, exp.Alias) else item.name
-        if name not in names:
-            raise converter.error(item, f"DEFINE {name}: {name} is not a variable of PATTERN ({', '.join(names)})",
-                                  SqlValidationError)
-        define[name] = expressions.condition(item.this)
+        condition = expressions.condition(item.this)  # checked even for a variable PATTERN lacks, which Flink ignores
+        if name in names:
+            define[name] = condition
     return define
 
 

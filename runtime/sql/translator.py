@@ -21,6 +21,7 @@ from runtime.sql.catalog import StreamTable
 from runtime.sql.logical import (Calc, GroupAggregate, Join, LookupJoin, Node, Over, Rank, Scan, Sink, Sort, Union,
                                  Values, WindowAggregate, WindowTVF)
 from runtime.sql.match_recognize import Match
+from runtime.sql.temporal import TemporalJoin
 from runtime.sql.scope import quoted
 
 
@@ -208,10 +209,6 @@ class Translator:
         return out
 
     def _join(self, node: Join) -> DataStream:
-        sides = []
-        for i, child in enumerate((node.left, node.right)):
-            stream = self.translate(child)._then("with_columns", "Calc(side)", {"columns": {"__side": f"CAST({i} AS TINYINT)"}})
-            sides.append(stream)
         params: dict = {"kind": node.kind, "left_fields": node.left.names, "right_fields": node.right.names,
                         "left_keys": node.left_keys, "right_keys": node.right_keys, "emit_final": node.emit_final,
                         "null_aware": node.null_aware}
@@ -222,8 +219,21 @@ class Translator:
         elif node.window is not None:
             kind, name = "sql_window_join", "WindowJoin"
             params.update(left_window=list(node.window["left"]), right_window=list(node.window["right"]))
+        return self._two_inputs(node, kind, name, params)
+
+    def _temporaljoin(self, node: TemporalJoin) -> DataStream:
+        params = {"kind": node.kind, "left_fields": node.left.names, "right_fields": node.right.names,
+                  "left_keys": node.left_keys, "right_keys": node.right_keys, "left_time": node.left_time,
+                  "right_time": node.right_time, "keep_last": node.keep_last}
+        return self._two_inputs(node, "sql_temporal_join", "TemporalJoin", params)
+
+    def _two_inputs(self, node, kind: str, name: str, params: dict) -> DataStream:
+        """A join operator fed by both sides, each tagged with ``__side`` and hashed by its keys (one key for all
+        rows when there are none: a window join on the window alone)."""
+        sides = [self.translate(child)._then("with_columns", "Calc(side)", {"columns": {"__side": f"CAST({i} AS TINYINT)"}})
+                 for i, child in enumerate((node.left, node.right))]
         keys = (node.left_keys, node.right_keys)
-        if not node.left_keys:  # a window join on the window alone
+        if not node.left_keys:
             sides = [s._then("with_columns", "Calc(global key)", {"columns": {"__global": "0"}}) for s in sides]
             keys = (["__global"], ["__global"])
             params.update(left_keys=["__global"], right_keys=["__global"])

@@ -8,6 +8,7 @@ from runtime.taskmanager.match_operator import MatchOperator
 from runtime.taskmanager.over_operator import OverOperator
 from runtime.taskmanager.rank_operator import RankOperator
 from runtime.taskmanager.sort_operator import SortOperator
+from runtime.taskmanager.temporal_join_operator import TemporalJoinOperator
 from runtime.taskmanager.time_join_operator import IntervalJoinOperator, WindowJoinOperator
 
 SQL_OPERATORS = {
@@ -20,4 +21,5 @@ SQL_OPERATORS = {
     "sql_window_join": WindowJoinOperator,
     "sql_lookup_join": LookupJoinOperator,
     "sql_match": MatchOperator,
+    "sql_temporal_join": TemporalJoinOperator,
 }
