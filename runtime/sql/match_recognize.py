@@ -79,7 +79,7 @@ def plan(converter, scope: Scope, node: exp.MatchRecognize) -> Scope:
     variables = parse_pattern(converter, node, text)
     names = [v["name"] for v in variables]
     defined = [d.alias for d in node.args.get("define") or [] if isinstance(d, exp.Alias)]
-    expressions = PatternExpressions(converter, scope, names + [d for d in defined if d not in names], time_column)
+    expressions = PatternExpressions(converter, scope, names + [d for d in defined if d not in names], time_column, node)
     spec = {"variables": variables, "define": _define(converter, node, expressions, names),
             "skip": _skip(converter, node, variables), "within_us": _within(converter, node)}
     measures = _measures(converter, node, expressions, partition)
@@ -124,7 +124,7 @@ def _unsupported_pattern(char: str, text: str) -> str:
     what = {"|": "alternations (A | B)", "(": "groups of variables", ")": "groups of variables",
             "^": "anchors (^, $)", "$": "anchors (^, $)", "{": "exclusions ({- A -})"}.get(char, f"{char!r}")
     return f"PATTERN ({text}): {what} are not supported (as in Flink): a pattern is a sequence of variables, " \
-           "each with an optional quantifier (*, +, ?, {n}, {n,}, {n,m}, {,m}, and their reluctant forms with ?)"
+           "each with an optional quantifier (*, +, ?, {n}, {n,}, {n,m}, and their reluctant forms with ?)"
 
 
 def _quantifier(converter, node, quantifier: str | None) -> tuple[int, int | None]:
@@ -133,8 +133,9 @@ def _quantifier(converter, node, quantifier: str | None) -> tuple[int, int | Non
     if quantifier in ("*", "+", "?"):
         return {"*": (0, None), "+": (1, None), "?": (0, 1)}[quantifier]
     bounds = _BOUNDS.fullmatch(quantifier)
-    if bounds is None or not (bounds.group(1) or bounds.group(3)):
-        raise converter.error(node, f"quantifier {quantifier} is not {{n}}, {{n,}}, {{n,m}} or {{,m}}", SqlValidationError)
+    if bounds is None or not bounds.group(1):
+        raise converter.error(node, f"quantifier {quantifier} is not {{n}}, {{n,}} or {{n,m}} (Flink fails {{,m}}: write "
+                                    "{0,m})", UnsupportedSqlError if bounds is not None else SqlValidationError)
     low = int(bounds.group(1) or 0)
     high = low if not bounds.group(2) else (int(bounds.group(3)) if bounds.group(3) else None)
     if (high is not None and (high < low or high == 0)) or (not bounds.group(2) and low == 0):

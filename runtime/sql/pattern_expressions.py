@@ -39,8 +39,9 @@ NOT_IN_FLINK["NEXT"] = NOT_IN_FLINK["PREV"]
 class PatternExpressions:
     """Translates the expressions of one MATCH_RECOGNIZE over ``scope`` (the input's columns)."""
 
-    def __init__(self, converter, scope: Scope, variables: list[str], time_column: str):
+    def __init__(self, converter, scope: Scope, variables: list[str], time_column: str, anchor: exp.Expr):
         self.converter = converter
+        self.anchor = anchor  # where errors point when the expression at fault names no column
         self.scope = scope
         self.variables = variables
         self.time_column = time_column
@@ -48,8 +49,9 @@ class PatternExpressions:
         self.atoms: list[dict] = []  # {"name", "ir", "type", "column"}: what the operator computes per match
 
     def error(self, node: exp.Expr, message: str, cls=UnsupportedSqlError):
-        """An error positioned at ``node``."""
-        return self.converter.error(node, message, cls)
+        """An error positioned at ``node`` (at the MATCH_RECOGNIZE clause when ``node`` names nothing)."""
+        anchored = node if any(True for _ in node.find_all(exp.Identifier)) else self.anchor
+        return self.converter.error(anchored, message, cls)
 
     # -- DEFINE ---------------------------------------------------------------------------------------
     def condition(self, node: exp.Expr) -> list:
