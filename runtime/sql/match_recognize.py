@@ -55,6 +55,7 @@ class Match(Node):
         return False
 
     def describe(self) -> str:
+        """One line for EXPLAIN: partition, order, pattern, skip strategy, WITHIN and the atoms."""
         order = ", ".join([f"{self.time_column} ASC"] + [f"{c} {'ASC' if a else 'DESC'}" for c, a, _ in self.order])
         kind, *target = self.pattern["skip"]
         skip = " ".join([kind.upper().replace("_", " "), *target])

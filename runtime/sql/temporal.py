@@ -50,6 +50,7 @@ class TemporalJoin(Node):
         return False
 
     def describe(self) -> str:
+        """One line for EXPLAIN: join type, keys and the two time attributes."""
         on = " AND ".join(f"{a} = {b}" for a, b in zip(self.left_keys, self.right_keys))
         return f"TemporalJoin(joinType=[{self.kind.upper()}], on=[{on}], leftTime=[{self.left_time}], " \
                f"rightTime=[{self.right_time}])"
