@@ -88,6 +88,7 @@ lint: setup
 	$(PY) scripts/check_sizes.py
 	$(PY) scripts/check_imports.py
 	$(PY) scripts/gen_event_types.py --check
+	$(PY) scripts/gen_function_docs.py --check
 	bash scripts/build-extension.sh --lint
 
 # The README's screenshots (extension/screenshots/): the README's first %%flink cell run in a real JupyterLab

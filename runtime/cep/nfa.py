@@ -202,15 +202,23 @@ class Nfa:
         earliest = nfa.completed.peek()
         while earliest is not None and (partials.peek() is None or _order(earliest) <= _order(partials.peek())):
             nfa.completed.poll()
-            pruning = self._pruning_id(earliest.path)
-            inclusive = self.skip[0] in ("past_last", "to_next")
-            doomed = (lambda p: p.start_id is not None and (p.start_id <= pruning if inclusive else p.start_id < pruning))
+            doomed = self._pruned(self._pruning_id(earliest.path))
             partials.remove_if(doomed)
             nfa.completed.remove_if(doomed)
             out.append(earliest.path)
             earliest = nfa.completed.peek()
         nfa.partial = partials
         return out
+
+    def _pruned(self, pruning: tuple):
+        """Which partial matches the skip strategy drops after a match: those that started at or before (past
+        last row, to next row) or before (to first/last of a variable) the strategy's row."""
+        inclusive = self.skip[0] in ("past_last", "to_next")
+
+        def doomed(partial: Partial) -> bool:
+            start = partial.start_id
+            return start is not None and (start <= pruning if inclusive else start < pruning)
+        return doomed
 
     def _pruning_id(self, path: tuple) -> Any:
         ids = [event_id for _, event_id, _ in path]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from runtime.sql import (aggregates, joins, match_recognize, over, ranking, session_zone, set_operations, subqueries,
-                         temporal, windows)
+from runtime.sql import (aggregates, functions, joins, match_recognize, over, ranking, session_zone, set_operations,
+                         subqueries, temporal, windows)
 from runtime.sql.catalog import StreamTable, TableDef, ViewDef
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 from runtime.sql.logical import Calc, Field, GroupAggregate, Node, Scan, Union, Values, WindowTVF
@@ -38,6 +38,7 @@ class Converter:
     # -- queries --------------------------------------------------------------------------------
     def query(self, query: exp.Expr) -> Node:
         """The plan of a SELECT, UNION ALL or VALUES; its fields are the query's columns."""
+        functions.check(query, self.catalog.functions, lambda node, message: self.error(node, message, UnsupportedSqlError))
         with session_zone.planning_in(self.time_zone):
             return self._query(query)
 

@@ -201,7 +201,7 @@ def _within(converter, node) -> int | None:
 
 
 def _measures(converter, node, expressions: PatternExpressions, partition: list[str]) -> list[tuple[str, exp.Expr]]:
-    measures = []
+    measures: list[tuple[str, exp.Expr]] = []
     for item in node.args.get("measures") or []:
         frame = item.args.get("window_frame")
         if frame and str(frame).upper() == "RUNNING":

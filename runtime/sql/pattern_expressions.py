@@ -25,9 +25,11 @@ from runtime.sql.typing import infer_type
 
 ALL = "*"
 AGGREGATES = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
-BINARY = {exp.EQ: "eq", exp.NEQ: "ne", exp.LT: "lt", exp.LTE: "le", exp.GT: "gt", exp.GTE: "ge", exp.Add: "add",
-          exp.Sub: "sub", exp.Mul: "mul", exp.Div: "div", exp.Mod: "mod", exp.DPipe: "concat"}
-UNARY = {exp.Neg: "neg", exp.Abs: "abs", exp.Upper: "upper", exp.Lower: "lower", exp.Length: "char_length"}
+BINARY: dict[type, str] = {exp.EQ: "eq", exp.NEQ: "ne", exp.LT: "lt", exp.LTE: "le", exp.GT: "gt", exp.GTE: "ge",
+                           exp.Add: "add", exp.Sub: "sub", exp.Mul: "mul", exp.Div: "div", exp.Mod: "mod",
+                           exp.DPipe: "concat"}
+UNARY: dict[type, str] = {exp.Neg: "neg", exp.Abs: "abs", exp.Upper: "upper", exp.Lower: "lower",
+                          exp.Length: "char_length"}
 NOT_IN_FLINK = {"PREV": "Flink does not support physical offsets within partition (PREV, NEXT): use LAST(var.col, n) "
                         "or FIRST(var.col, n)",
                 "CLASSIFIER": "CLASSIFIER() is not supported (as in Flink)",

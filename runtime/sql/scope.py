@@ -96,7 +96,7 @@ class Scope:
 
     def sql(self, expr: exp.Expr) -> str:
         """Spark SQL of a scalar expression in this scope."""
-        return to_spark(self.typed(expr))
+        return to_spark(self.typed(expr), self.types)
 
     def field_of(self, expr: exp.Expr) -> str | None:
         """The field ``expr`` is, when it is a plain column reference."""

@@ -139,9 +139,12 @@ def _spark(dtype: exp.DataType) -> str | None:
 
 
 def _annotated(expr: exp.Expr, columns: dict[str, str]) -> str | None:
+    """sqlglot's type of ``expr``, else the function registry's result type (a call sqlglot cannot type)."""
     dtype = getattr(annotate(expr, columns), "type", None)
     if dtype is None or dtype.this in (exp.DataType.Type.UNKNOWN, exp.DataType.Type.NULL):
-        return None
+        from runtime.sql.functions import result_type
+
+        return result_type(expr)
     return _spark(dtype)
 
 
