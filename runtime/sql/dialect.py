@@ -9,7 +9,9 @@ sqlglot has no Flink dialect; Flink SQL is close to Spark's (backquoted names, S
 * ``TABLE name`` as a function argument, as in ``TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), ...))``;
 * plural interval units (``INTERVAL '10' SECONDS``);
 * MATCH_RECOGNIZE with Flink's ``WITHIN interval`` after PATTERN, and its navigation functions FIRST and
-  LAST kept with their offsets (``LAST(A.price, 1)``; Spark's parser reads them as its aggregates).
+  LAST kept with their offsets (``LAST(A.price, 1)``; Spark's parser reads them as its aggregates);
+* ``MAP[...]`` as Flink's map constructor;
+* STR_TO_MAP and DATE_FORMAT kept as written (Spark's parser adds its own default delimiters and a cast).
 
 Statements that are not queries or DDL (SET, RESET, SHOW, EXPLAIN, EXECUTE STATEMENT SET) are
 recognised by runtime.sql.statements before the parser sees them.
@@ -37,9 +39,9 @@ class FlinkParser(SparkParser):
         ),
     }
     SCHEMA_UNNAMED_CONSTRAINTS = {*SparkParser.SCHEMA_UNNAMED_CONSTRAINTS, "WATERMARK"}
-    FUNCTIONS = {**SparkParser.FUNCTIONS,
-                 "FIRST": lambda args: exp.Anonymous(this="FIRST", expressions=args),
-                 "LAST": lambda args: exp.Anonymous(this="LAST", expressions=args)}
+    FUNCTIONS = {**SparkParser.FUNCTIONS,  # kept as written: Flink's meaning is not the one Spark's parser gives
+                 **{name: (lambda name: lambda args: exp.Anonymous(this=name, expressions=args))(name)
+                    for name in ("FIRST", "LAST", "STR_TO_MAP", "DATE_FORMAT")}}
     _within: exp.Expr | None = None
 
     def _parse_match_recognize(self):
@@ -70,6 +72,15 @@ class FlinkParser(SparkParser):
                 table.set("partition_by", keys)
             return table
         return super()._parse_lambda(alias)
+
+    def _parse_bracket(self, this=None):
+        """``MAP[k1, v1, ...]`` as the call MAP(k1, v1, ...) (not an element of a column named MAP)."""
+        node = super()._parse_bracket(this)
+        if not isinstance(node, exp.Bracket):
+            return node
+        return node.transform(lambda n: exp.Anonymous(this="MAP", expressions=n.expressions)
+                              if isinstance(n, exp.Bracket) and isinstance(n.this, exp.Column) and not n.this.table
+                              and n.this.name.upper() == "MAP" and not n.this.this.args.get("quoted") else n)
 
     def _parse_primary_key(self, wrapped_optional: bool = False, in_props: bool = False,
                            named_primary_key: bool = False):

@@ -13,6 +13,15 @@ def _same_type(node: exp.Expr) -> exp.Expr:
     return cast(node, kept) if kept in FLOATS or (node.key == "sign" and kept is not None) else node
 
 
+def _java_log(node: exp.Expr) -> exp.Expr:
+    """Spark's logarithm; of 0 -Infinity and of a negative number NaN, as Java's (Spark's are NULL)"""
+    x = node.expression if isinstance(node, exp.Log) and node.expression is not None else node.this
+    infinity, nan = cast(exp.Literal.string("-Infinity"), "DOUBLE"), cast(exp.Literal.string("NaN"), "DOUBLE")
+    return exp.Case(ifs=[exp.If(this=exp.GT(this=x.copy(), expression=exp.Literal.number(0)), true=node.copy()),
+                         exp.If(this=exp.EQ(this=x.copy(), expression=exp.Literal.number(0)), true=infinity)],
+                    default=exp.If(this=exp.Is(this=x.copy(), expression=exp.Null()), true=exp.Null(), false=nan))
+
+
 def _rand_integer(node: exp.Expr) -> exp.Expr:
     """`CAST(FLOOR(RAND() * x1) AS INT)`"""
     return cast(exp.Floor(this=exp.Mul(this=exp.Rand(), expression=node.expressions[0])), "INT")
@@ -38,10 +47,10 @@ FUNCTIONS = category("arithmetic", [
     F("POWER", "POWER(numeric1, numeric2)", "POWER(i, 2)", SAME, "DOUBLE"),
     F("ABS", "ABS(numeric)", "ABS(i)", SAME, "arg0"),
     F("SQRT", "SQRT(numeric)", "SQRT(d)", SAME, "DOUBLE"),
-    F("LN", "LN(numeric)", "LN(d)", SAME, "DOUBLE"),
-    F("LOG10", "LOG10(numeric)", "LOG10(d)", SAME, "DOUBLE"),
-    F("LOG2", "LOG2(numeric)", "LOG2(d)", SAME, "DOUBLE"),
-    F("LOG", "LOG(numeric2) | LOG(numeric1, numeric2)", "LOG(2, d)", SAME, "DOUBLE"),
+    F("LN", "LN(numeric)", "LN(d)", _java_log, "DOUBLE"),
+    F("LOG10", "LOG10(numeric)", "LOG10(d)", _java_log, "DOUBLE"),
+    F("LOG2", "LOG2(numeric)", "LOG2(d)", _java_log, "DOUBLE"),
+    F("LOG", "LOG(numeric2) | LOG(numeric1, numeric2)", "LOG(2, d)", _java_log, "DOUBLE"),
     F("EXP", "EXP(numeric)", "EXP(d)", SAME, "DOUBLE"),
     F("CEIL", "CEIL(numeric) | CEILING(numeric)", "CEIL(d)", _same_type, "arg0", matches=_no_unit),
     F("FLOOR", "FLOOR(numeric)", "FLOOR(d)", _same_type, "arg0", matches=_no_unit),

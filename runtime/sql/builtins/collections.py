@@ -7,10 +7,6 @@ from sqlglot import exp
 from runtime.sql.functions import SAME, Function as F, call, cast, category
 
 
-def _is_map_constructor(node: exp.Expr) -> bool:
-    return isinstance(node.this, exp.Column) and node.this.name.upper() == "MAP" and not node.this.table
-
-
 def _element(node: exp.Expr) -> exp.Expr:
     """`try_element_at(x1, x2)`: 1-based for arrays, by key for maps; NULL when absent"""
     return call("try_element_at", node.this, node.expressions[0])
@@ -19,6 +15,14 @@ def _element(node: exp.Expr) -> exp.Expr:
 def _map(node: exp.Expr) -> exp.Expr:
     """`map(k1, v1, ...)`"""
     return call("map", *node.expressions)
+
+
+def _contains(node: exp.Expr) -> exp.Expr:
+    """NULL-safe membership: NULL only for a NULL array (Spark's is NULL when not found among NULLs)"""
+    element = exp.Lambda(this=exp.NullSafeEQ(this=exp.to_identifier("e"), expression=node.expression),
+                         expressions=[exp.to_identifier("e")])
+    return exp.If(this=exp.Is(this=node.this, expression=exp.Null()), true=exp.Null(),
+                  false=call("exists", node.this.copy(), element))
 
 
 def _sole(node: exp.Expr) -> exp.Expr:
@@ -33,21 +37,21 @@ def _sole(node: exp.Expr) -> exp.Expr:
 
 FUNCTIONS = category("collection", [
     F("CARDINALITY", "CARDINALITY(array) | CARDINALITY(map)", "CARDINALITY(ARRAY[i, j])", SAME, "INT"),
-    F("array[i]", "array '[' INT ']' | map '[' key ']'", "ARRAY[i, j][2]", _element, "-",
-      matches=lambda n: len(n.expressions) == 1 and not _is_map_constructor(n)),
-    F("ELEMENT", "ELEMENT(array)", "ELEMENT(ARRAY[i])", _sole, "-"),
-    F("ARRAY_CONTAINS", "ARRAY_CONTAINS(haystack, needle)", "ARRAY_CONTAINS(ARRAY[i, j], 7)", SAME, "BOOLEAN"),
-    F("ARRAY_DISTINCT", "ARRAY_DISTINCT(haystack)", "ARRAY_DISTINCT(ARRAY[i, j, i])", SAME, "-"),
-    F("ARRAY_POSITION", "ARRAY_POSITION(haystack, needle)", "ARRAY_POSITION(ARRAY[i, j], j)",
+    F("array[i]", "array '[' INT ']' | map '[' key ']'", "ARRAY[id, 5][2]", _element, "-",
+      matches=lambda n: len(n.expressions) == 1),
+    F("ELEMENT", "ELEMENT(array)", "ELEMENT(ARRAY[id])", _sole, "-"),
+    F("ARRAY_CONTAINS", "ARRAY_CONTAINS(haystack, needle)", "ARRAY_CONTAINS(ARRAY[i, j], 7)", _contains, "BOOLEAN"),
+    F("ARRAY_DISTINCT", "ARRAY_DISTINCT(haystack)", "ARRAY_DISTINCT(ARRAY[id, 2, id])", SAME, "-"),
+    F("ARRAY_POSITION", "ARRAY_POSITION(haystack, needle)", "ARRAY_POSITION(ARRAY[1, 3, 5], id)",
       lambda n: cast(n, "INT"), "INT"),
-    F("ARRAY_REMOVE", "ARRAY_REMOVE(haystack, needle)", "ARRAY_REMOVE(ARRAY[i, j, 7], 7)", SAME, "-"),
-    F("ARRAY_REVERSE", "ARRAY_REVERSE(haystack)", "ARRAY_REVERSE(ARRAY[i, j])", "reverse({0})", "-"),
-    F("ARRAY_APPEND", "ARRAY_APPEND(array, element)", "ARRAY_APPEND(ARRAY[i], j)", SAME, "-"),
-    F("ARRAY_PREPEND", "ARRAY_PREPEND(array, element)", "ARRAY_PREPEND(ARRAY[i], j)", SAME, "-"),
-    F("ARRAY_CONCAT", "ARRAY_CONCAT(array1, ...)", "ARRAY_CONCAT(ARRAY[i], ARRAY[j])", SAME, "-"),
-    F("ARRAY_EXCEPT", "ARRAY_EXCEPT(array1, array2)", "ARRAY_EXCEPT(ARRAY[i, j], ARRAY[j])", SAME, "-"),
-    F("ARRAY_INTERSECT", "ARRAY_INTERSECT(array1, array2)", "ARRAY_INTERSECT(ARRAY[i, j], ARRAY[j])", SAME, "-"),
-    F("ARRAY_UNION", "ARRAY_UNION(array1, array2)", "ARRAY_UNION(ARRAY[i, j], ARRAY[j, 1])", SAME, "-"),
+    F("ARRAY_REMOVE", "ARRAY_REMOVE(haystack, needle)", "ARRAY_REMOVE(ARRAY[id, 2, 3], 3)", SAME, "-"),
+    F("ARRAY_REVERSE", "ARRAY_REVERSE(haystack)", "ARRAY_REVERSE(ARRAY[id, 2])", "reverse({0})", "-"),
+    F("ARRAY_APPEND", "ARRAY_APPEND(array, element)", "ARRAY_APPEND(ARRAY[id], 9)", SAME, "-"),
+    F("ARRAY_PREPEND", "ARRAY_PREPEND(array, element)", "ARRAY_PREPEND(ARRAY[id], 9)", SAME, "-"),
+    F("ARRAY_CONCAT", "ARRAY_CONCAT(array1, ...)", "ARRAY_CONCAT(ARRAY[id], ARRAY[4, 5])", SAME, "-"),
+    F("ARRAY_EXCEPT", "ARRAY_EXCEPT(array1, array2)", "ARRAY_EXCEPT(ARRAY[id, 2, 2, 3], ARRAY[3])", SAME, "-"),
+    F("ARRAY_INTERSECT", "ARRAY_INTERSECT(array1, array2)", "ARRAY_INTERSECT(ARRAY[id, 2, 3, 3], ARRAY[3, 1])", SAME, "-"),
+    F("ARRAY_UNION", "ARRAY_UNION(array1, array2)", "ARRAY_UNION(ARRAY[id, 2, 2], ARRAY[2, 4])", SAME, "-"),
     F("ARRAY_JOIN", "ARRAY_JOIN(array, delimiter[, nullReplacement])", "ARRAY_JOIN(ARRAY[s, t], '+')", SAME, "STRING"),
     F("ARRAY_MAX", "ARRAY_MAX(array)", "ARRAY_MAX(ARRAY[i, j])", SAME, "-"),
     F("ARRAY_MIN", "ARRAY_MIN(array)", "ARRAY_MIN(ARRAY[i, j])", SAME, "-"),
@@ -55,10 +59,10 @@ FUNCTIONS = category("collection", [
       "-", "Spark's slice counts a length, from other offsets"),
     F("ARRAY_SORT", "ARRAY_SORT(array[, ascending_order[, null_first]])", "ARRAY_SORT(ARRAY[i, j, 3])", None, "-",
       "NULLs are ordered otherwise in Spark"),
-    F("MAP_KEYS", "MAP_KEYS(map)", "MAP_KEYS(MAP[s, i])", SAME, "-"),
-    F("MAP_VALUES", "MAP_VALUES(map)", "MAP_VALUES(MAP[s, i])", SAME, "-"),
-    F("MAP_ENTRIES", "MAP_ENTRIES(map)", "MAP_ENTRIES(MAP[s, i])", SAME, "-"),
-    F("MAP_FROM_ARRAYS", "MAP_FROM_ARRAYS(array_of_keys, array_of_values)", "MAP_FROM_ARRAYS(ARRAY[s], ARRAY[i])",
+    F("MAP_KEYS", "MAP_KEYS(map)", "MAP_KEYS(MAP['k', i, 'l', id])", SAME, "-"),
+    F("MAP_VALUES", "MAP_VALUES(map)", "MAP_VALUES(MAP['k', id, 'l', 2])", SAME, "-"),
+    F("MAP_ENTRIES", "MAP_ENTRIES(map)", "MAP_ENTRIES(MAP['k', id])", SAME, "-"),
+    F("MAP_FROM_ARRAYS", "MAP_FROM_ARRAYS(array_of_keys, array_of_values)", "MAP_FROM_ARRAYS(ARRAY['a', 'b'], ARRAY[id, 2])",
       SAME, "-"),
     F("MAP_UNION", "MAP_UNION(map1, ...)", "MAP_UNION(MAP[s, i], MAP[t, j])", None, "-",
       "Spark's map_concat fails on a repeated key"),
@@ -76,9 +80,8 @@ FUNCTIONS += category("JSON", [
 FUNCTIONS += category("value construction", [
     F("ROW", "ROW(value1 [, value2]*) | (value1, value2 [, value3]*)", "ROW(i, s)", "struct({0}, {1})", "-",
       "two fields"),
-    F("ARRAY", "ARRAY '[' value1 [, value2]* ']'", "ARRAY[i, j]", SAME, "-"),
-    F("MAP", "MAP '[' key1, value1 [, key2, value2]* ']'", "MAP['a', i, 'b', j]", _map, "-",
-      matches=_is_map_constructor),
+    F("ARRAY", "ARRAY '[' value1 [, value2]* ']'", "ARRAY[id, 2]", SAME, "-"),
+    F("MAP", "MAP '[' key1, value1 [, key2, value2]* ']'", "MAP['a', i, 'b', j]", _map, "-"),
 ])
 FUNCTIONS += category("value access", [
     F("composite.field", "tableName.compositeType.field", None, SAME, "-"),

@@ -31,9 +31,19 @@ def _from_base64(node: exp.Expr) -> exp.Expr:
 
 def _str_to_map(node: exp.Expr) -> exp.Expr:
     """`str_to_map(x1, x2 or ',', x3 or '=')`"""
-    pairs = node.args.get("pair_delim") or exp.Literal.string(",")
-    values = node.args.get("key_value_delim") or exp.Literal.string("=")
-    return call("str_to_map", node.this, pairs, values)
+    args = node.expressions
+    return call("str_to_map", args[0], *(args[1:] + [exp.Literal.string(","), exp.Literal.string("=")][len(args) - 1:]))
+
+
+def _first_byte(node: exp.Expr) -> exp.Expr:
+    """the first byte of the UTF-8 encoding, signed (Flink's), 0 for ''"""
+    byte = cast(call("conv", exp.Substring(this=exp.Hex(this=node.this), start=exp.Literal.number(1),
+                                             length=exp.Literal.number(2)),
+                     exp.Literal.number(16), exp.Literal.number(10)), "INT")
+    signed = exp.If(this=exp.GT(this=byte, expression=exp.Literal.number(127)),
+                    true=exp.Sub(this=byte.copy(), expression=exp.Literal.number(256)), false=byte.copy())
+    return exp.If(this=exp.EQ(this=node.this.copy(), expression=exp.Literal.string("")), true=exp.Literal.number(0),
+                  false=signed)
 
 
 FUNCTIONS = category("string", [
@@ -62,14 +72,15 @@ FUNCTIONS = category("string", [
     F("REGEXP_INSTR", "REGEXP_INSTR(str, regex)", "REGEXP_INSTR(s, '[a-z]+')", SAME, "INT"),
     F("REGEXP_SUBSTR", "REGEXP_SUBSTR(str, regex)", "REGEXP_SUBSTR(s, '[a-z]+')", SAME, "STRING"),
     F("REGEXP", "REGEXP(string1, string2)", "REGEXP(s, '^[A-Z]')", SAME, "BOOLEAN"),
-    F("INITCAP", "INITCAP(string)", "INITCAP(s)", SAME, "STRING"),
+    F("INITCAP", "INITCAP(string)", "INITCAP(s)", None, "STRING",
+      "Flink capitalizes runs of ASCII letters and digits only (Spark any word, and 'ß' as 'Ss')"),
     F("CONCAT", "CONCAT(string1, string2, ...)", "CONCAT(s, '-', t)", SAME, "STRING"),
     F("CONCAT_WS", "CONCAT_WS(string1, string2, string3, ...)", "CONCAT_WS('~', s, t)", SAME, "STRING"),
     F("LPAD", "LPAD(string1, integer, string2)", "LPAD(t, 4, '?')", SAME, "STRING"),
     F("RPAD", "RPAD(string1, integer, string2)", "RPAD(t, 4, '?')", SAME, "STRING"),
     F("FROM_BASE64", "FROM_BASE64(string)", "FROM_BASE64(TO_BASE64(s))", _from_base64, "STRING"),
     F("TO_BASE64", "TO_BASE64(string)", "TO_BASE64(s)", SAME, "STRING"),
-    F("ASCII", "ASCII(string)", "ASCII(s)", SAME, "INT"),
+    F("ASCII", "ASCII(string)", "ASCII(s)", _first_byte, "INT"),
     F("CHR", "CHR(integer)", "CHR(i + 90)", SAME, "STRING"),
     F("DECODE", "DECODE(binary, string)", "DECODE(ENCODE(s, 'UTF-8'), 'UTF-8')", SAME, "STRING"),
     F("ENCODE", "ENCODE(string1, string2)", "ENCODE(s, 'UTF-8')", SAME, "BINARY"),

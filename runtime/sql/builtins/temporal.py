@@ -71,7 +71,7 @@ FUNCTIONS = category("temporal", [
     F("YEAR", "YEAR(date)", "YEAR(ts)", SAME, "BIGINT"),
     F("QUARTER", "QUARTER(date)", "QUARTER(ts)", SAME, "BIGINT"),
     F("MONTH", "MONTH(date)", "MONTH(ts)", SAME, "BIGINT"),
-    F("WEEK", "WEEK(date)", "WEEK(ts)", SAME, "BIGINT"),
+    F("WEEK", "WEEK(date)", "WEEK(ts)", "weekofyear({0})", "BIGINT", "the ISO week"),
     F("DAYOFYEAR", "DAYOFYEAR(date)", "DAYOFYEAR(ts)", SAME, "BIGINT"),
     F("DAYOFMONTH", "DAYOFMONTH(date)", "DAYOFMONTH(ts)", SAME, "BIGINT"),
     F("DAYOFWEEK", "DAYOFWEEK(date)", "DAYOFWEEK(ts)", SAME, "BIGINT"),
