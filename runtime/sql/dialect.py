@@ -11,7 +11,8 @@ sqlglot has no Flink dialect; Flink SQL is close to Spark's (backquoted names, S
 * MATCH_RECOGNIZE with Flink's ``WITHIN interval`` after PATTERN, and its navigation functions FIRST and
   LAST kept with their offsets (``LAST(A.price, 1)``; Spark's parser reads them as its aggregates);
 * ``MAP[...]`` as Flink's map constructor;
-* STR_TO_MAP and DATE_FORMAT kept as written (Spark's parser adds its own default delimiters and a cast).
+* STR_TO_MAP and the functions taking a date format (DATE_FORMAT, TO_TIMESTAMP, TO_DATE, UNIX_TIMESTAMP,
+  FROM_UNIXTIME) kept as written: Spark's parser adds its own delimiters, casts and format translations.
 
 Statements that are not queries or DDL (SET, RESET, SHOW, EXPLAIN, EXECUTE STATEMENT SET) are
 recognised by runtime.sql.statements before the parser sees them.
@@ -41,7 +42,8 @@ class FlinkParser(SparkParser):
     SCHEMA_UNNAMED_CONSTRAINTS = {*SparkParser.SCHEMA_UNNAMED_CONSTRAINTS, "WATERMARK"}
     FUNCTIONS = {**SparkParser.FUNCTIONS,  # kept as written: Flink's meaning is not the one Spark's parser gives
                  **{name: (lambda name: lambda args: exp.Anonymous(this=name, expressions=args))(name)
-                    for name in ("FIRST", "LAST", "STR_TO_MAP", "DATE_FORMAT")}}
+                    for name in ("FIRST", "LAST", "STR_TO_MAP", "DATE_FORMAT", "TO_TIMESTAMP", "TO_DATE",
+                                 "UNIX_TIMESTAMP", "FROM_UNIXTIME")}}
     _within: exp.Expr | None = None
 
     def _parse_match_recognize(self):

@@ -48,6 +48,27 @@ def _to_timestamp_ltz(node: exp.Expr) -> exp.Expr:
     return call("timestamp_seconds" if precision.name == "0" else "timestamp_millis", value)
 
 
+def _to_timestamp(node: exp.Expr) -> exp.Expr:
+    """`try_to_timestamp(x1[, x2])`: NULL for text that does not read, as in Flink"""
+    return call("try_to_timestamp", *node.expressions)
+
+
+def _to_date(node: exp.Expr) -> exp.Expr:
+    """`CAST(try_to_timestamp(x1, x2 or 'yyyy-MM-dd') AS DATE)`: NULL for text that does not read"""
+    text, fmt = (node.expressions + [exp.Literal.string("yyyy-MM-dd")])[:2]
+    return exp.Cast(this=call("try_to_timestamp", text, fmt), to=exp.DataType.build("DATE"))
+
+
+def _unix_timestamp(node: exp.Expr) -> exp.Expr:
+    """`unix_timestamp()`, or of text: NULL for NULL, -9223372036854775808 when it does not read (Flink's)"""
+    if not node.expressions:
+        return call("unix_timestamp")
+    text, fmt = (node.expressions + [exp.Literal.string("yyyy-MM-dd HH:mm:ss")])[:2]
+    seconds = exp.Coalesce(this=call("unix_timestamp", call("try_to_timestamp", text, fmt)),
+                           expressions=[exp.Literal.number("-9223372036854775808")])
+    return exp.If(this=exp.Is(this=text.copy(), expression=exp.Null()), true=exp.Null(), false=seconds)
+
+
 def _literal_of(kind: str):
     return lambda n: isinstance(n.this, exp.Literal) and n.this.is_string and n.to.this == kind
 
@@ -91,11 +112,9 @@ FUNCTIONS = category("temporal", [
     F("CONVERT_TZ", "CONVERT_TZ(string1, string2, string3)", "CONVERT_TZ('2024-01-01 00:00:00', 'UTC', 'Asia/Tokyo')",
       _convert_tz, "STRING"),
     F("FROM_UNIXTIME", "FROM_UNIXTIME(numeric[, string])", "FROM_UNIXTIME(i * 100000)", SAME, "STRING"),
-    F("UNIX_TIMESTAMP", "UNIX_TIMESTAMP([string1[, string2]])", "UNIX_TIMESTAMP('2024-01-01 10:00:00')", SAME, "BIGINT"),
-    F("TO_DATE", "TO_DATE(string1[, string2])", "TO_DATE('2024-02-29')", SAME, "DATE"),
-    F("TO_TIMESTAMP", "TO_TIMESTAMP(string1)", "TO_TIMESTAMP(t)", SAME, "TIMESTAMP"),
-    F("TO_TIMESTAMP (with format)", "TO_TIMESTAMP(string1, string2)", "TO_TIMESTAMP(s, 'yyyy-MM-dd HH:mm')", SAME,
-      "TIMESTAMP"),
+    F("UNIX_TIMESTAMP", "UNIX_TIMESTAMP([string1[, string2]])", "UNIX_TIMESTAMP(t)", _unix_timestamp, "BIGINT"),
+    F("TO_DATE", "TO_DATE(string1[, string2])", "TO_DATE(s, 'yyyy|MM|dd')", _to_date, "DATE"),
+    F("TO_TIMESTAMP", "TO_TIMESTAMP(string1[, string2])", "TO_TIMESTAMP(t)", _to_timestamp, "TIMESTAMP"),
     F("TO_TIMESTAMP_LTZ", "TO_TIMESTAMP_LTZ(numeric, precision)", "TO_TIMESTAMP_LTZ(1700000000, 0)", _to_timestamp_ltz,
       "TIMESTAMP_LTZ"),
     F("CURRENT_WATERMARK", "CURRENT_WATERMARK(rowtime)", "CURRENT_WATERMARK(ts)", None, "TIMESTAMP",
