@@ -126,24 +126,18 @@ def _arith(op: Callable) -> Callable:
     return _null_safe(lambda a, b: op(*_coerce(a, b)))
 
 
-def _and(args, rows, row):
-    seen_null = False
-    for arg in args:
-        value = evaluate(arg, rows, row)
-        if value is False:
-            return False
-        seen_null = seen_null or value is None
-    return None if seen_null else True
-
-
-def _or(args, rows, row):
-    seen_null = False
-    for arg in args:
-        value = evaluate(arg, rows, row)
-        if value is True:
-            return True
-        seen_null = seen_null or value is None
-    return None if seen_null else False
+def _connective(decisive: bool):
+    """AND (``decisive`` False) or OR (True) in three-valued logic: the decisive value wins, else NULL beats
+    the other value; arguments after the decisive one are not evaluated."""
+    def combine(args, rows, row):
+        seen_null = False
+        for arg in args:
+            value = evaluate(arg, rows, row)
+            if value is decisive:
+                return decisive
+            seen_null = seen_null or value is None
+        return None if seen_null else not decisive
+    return combine
 
 
 def _case(args, rows, row):
@@ -194,7 +188,7 @@ def _cast(value, target: str):
     raise ExpressionError(f"CAST to {target} is not supported here")
 
 
-LAZY: dict[str, Callable] = {"and": _and, "or": _or, "case": _case, "coalesce": _coalesce}
+LAZY: dict[str, Callable] = {"and": _connective(False), "or": _connective(True), "case": _case, "coalesce": _coalesce}
 
 FUNCTIONS: dict[str, Callable] = {
     "not": _null_safe(lambda a: not a),

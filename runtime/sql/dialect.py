@@ -19,6 +19,8 @@ recognised by runtime.sql.statements before the parser sees them.
 """
 from __future__ import annotations
 
+import functools
+
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.parsers.spark import SparkParser
@@ -26,6 +28,10 @@ from sqlglot.tokens import TokenType
 
 PLURAL_UNITS = {"SECONDS": "SECOND", "MINUTES": "MINUTE", "HOURS": "HOUR", "DAYS": "DAY",
                 "MILLISECONDS": "MILLISECOND", "MONTHS": "MONTH", "YEARS": "YEAR", "WEEKS": "WEEK"}
+
+
+def _as_written(name: str, args: list) -> exp.Expr:
+    return exp.Anonymous(this=name, expressions=args)
 
 
 class FlinkParser(SparkParser):
@@ -41,7 +47,7 @@ class FlinkParser(SparkParser):
     }
     SCHEMA_UNNAMED_CONSTRAINTS = {*SparkParser.SCHEMA_UNNAMED_CONSTRAINTS, "WATERMARK"}
     FUNCTIONS = {**SparkParser.FUNCTIONS,  # kept as written: Flink's meaning is not the one Spark's parser gives
-                 **{name: (lambda name: lambda args: exp.Anonymous(this=name, expressions=args))(name)
+                 **{name: functools.partial(_as_written, name)
                     for name in ("FIRST", "LAST", "STR_TO_MAP", "DATE_FORMAT", "TO_TIMESTAMP", "TO_DATE",
                                  "UNIX_TIMESTAMP", "FROM_UNIXTIME")}}
     _within: exp.Expr | None = None
