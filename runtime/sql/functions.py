@@ -144,8 +144,12 @@ def check(ast: exp.Expr, user_functions: Iterable[str], error) -> None:
             raise refuse(node, f"function {found.name} is not supported" + (f": {found.note}" if found.note else ""))
 
 
+# what sqlglot's parser wraps arguments in (YEAR(ts) reads the date of ts): not calls the query wrote
+SQLGLOT_WRAPPERS = (exp.TsOrDsToDate, exp.TimeStrToTime, exp.TsOrDsToTimestamp)
+
+
 def _planned_elsewhere(node: exp.Expr) -> bool:
-    if isinstance(node, (exp.AggFunc, exp.Window)) or isinstance(node.parent, exp.Window):
+    if isinstance(node, (exp.AggFunc, exp.Window, *SQLGLOT_WRAPPERS)) or isinstance(node.parent, exp.Window):
         return True
     return node.find_ancestor(exp.Table, exp.MatchRecognize) is not None
 

@@ -78,10 +78,10 @@ FUNCTIONS += category("JSON", [
         ("JSON_OBJECTAGG", "JSON_OBJECTAGG([KEY] key VALUE value [...])"), ("JSON_ARRAYAGG", "JSON_ARRAYAGG(items [...])")]]
 ])
 FUNCTIONS += category("value construction", [
-    F("ROW", "ROW(value1 [, value2]*) | (value1, value2 [, value3]*)", "ROW(i, s)", "struct({0}, {1})", "-",
+    F("ROW", "ROW(value1 [, value2]*) | (value1, value2 [, value3]*)", "ROW(id, 'x')", "struct({0}, {1})", "-",
       "two fields"),
     F("ARRAY", "ARRAY '[' value1 [, value2]* ']'", "ARRAY[id, 2]", SAME, "-"),
-    F("MAP", "MAP '[' key1, value1 [, key2, value2]* ']'", "MAP['a', i, 'b', j]", _map, "-"),
+    F("MAP", "MAP '[' key1, value1 [, key2, value2]* ']'", "MAP['a', id, 'b', 2]", _map, "-"),
 ])
 FUNCTIONS += category("value access", [
     F("composite.field", "tableName.compositeType.field", None, SAME, "-"),

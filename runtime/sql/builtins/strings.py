@@ -24,6 +24,12 @@ def _split(node: exp.Expr) -> exp.Expr:
     return _literal_split(node.this, node.expression)
 
 
+def _extract_or_null(node: exp.Expr) -> exp.Expr:
+    """Spark's regexp_extract, NULL when nothing matches (Spark's is '')"""
+    return exp.If(this=exp.RegexpLike(this=node.this.copy(), expression=node.expression.copy()), true=node,
+                  false=exp.Null())
+
+
 def _from_base64(node: exp.Expr) -> exp.Expr:
     """`CAST(unbase64(x1) AS STRING)`"""
     return cast(call("unbase64", node.this), "STRING")
@@ -64,8 +70,8 @@ FUNCTIONS = category("string", [
     F("SUBSTRING", "SUBSTRING(string FROM integer1 [FOR integer2])", "SUBSTRING(s FROM 2 FOR 3)", SAME, "STRING"),
     F("SUBSTR", "SUBSTR(string, integer1[, integer2])", "SUBSTR(s, 2)", SAME, "STRING"),
     F("REPLACE", "REPLACE(string1, string2, string3)", "REPLACE(s, 'o', '0')", SAME, "STRING"),
-    F("REGEXP_EXTRACT", "REGEXP_EXTRACT(string1, string2[, integer])", "REGEXP_EXTRACT(s, '([a-z]+)', 1)", SAME,
-      "STRING"),
+    F("REGEXP_EXTRACT", "REGEXP_EXTRACT(string1, string2[, integer])", "REGEXP_EXTRACT(s, '([a-z]+)', 1)",
+      _extract_or_null, "STRING"),
     F("REGEXP_EXTRACT_ALL", "REGEXP_EXTRACT_ALL(str, regex[, extractIndex])", "REGEXP_EXTRACT_ALL(s, '([a-z]+)', 1)",
       SAME, "ARRAY<STRING>"),
     F("REGEXP_COUNT", "REGEXP_COUNT(str, regex)", "REGEXP_COUNT(s, '[a-z]')", SAME, "INT"),

@@ -113,7 +113,7 @@ FUNCTIONS = category("temporal", [
       _convert_tz, "STRING"),
     F("FROM_UNIXTIME", "FROM_UNIXTIME(numeric[, string])", "FROM_UNIXTIME(i * 100000)", SAME, "STRING"),
     F("UNIX_TIMESTAMP", "UNIX_TIMESTAMP([string1[, string2]])", "UNIX_TIMESTAMP(t)", _unix_timestamp, "BIGINT"),
-    F("TO_DATE", "TO_DATE(string1[, string2])", "TO_DATE(s, 'yyyy|MM|dd')", _to_date, "DATE"),
+    F("TO_DATE", "TO_DATE(string1[, string2])", "TO_DATE('29|02|2024', 'dd|MM|yyyy')", _to_date, "DATE"),
     F("TO_TIMESTAMP", "TO_TIMESTAMP(string1[, string2])", "TO_TIMESTAMP(t)", _to_timestamp, "TIMESTAMP"),
     F("TO_TIMESTAMP_LTZ", "TO_TIMESTAMP_LTZ(numeric, precision)", "TO_TIMESTAMP_LTZ(1700000000, 0)", _to_timestamp_ltz,
       "TIMESTAMP_LTZ"),
