@@ -111,9 +111,9 @@ def test_match_recognize_resumes_its_partial_matches_from_a_savepoint_at_another
                                                                                             tmp_path):
     """Buffered rows and partial matches of every user go into the savepoint and come back, split by key group
     over three subtasks instead of two: the matches equal those of a run that never stopped."""
-    rows = 6_000
+    rows = 10_000
     cluster = fresh_cluster(taskmanagers=2, slots=2)
-    first = dips_job(cluster, tmp_path / "dips", rows, parallelism=2, rate=500)
+    first = dips_job(cluster, tmp_path / "dips", rows, parallelism=2, rate=400)
     wait_for_checkpoint(cluster, first.job_id)
     savepoint = first.savepoint(str(tmp_path / "savepoints"), stop=True)
     assert first.wait(120) == "FINISHED"
