@@ -8,9 +8,9 @@ CASES = [
                              "WHERE b <> 0"),
     Case("fn rounding", "SELECT id, ROUND(d, 1) AS r1, ROUND(d, 0) AS r0, CEIL(d) AS c, FLOOR(d) AS f, "
                         "SIGN(a) AS s FROM numbers"),
-    Case("fn logarithms", "SELECT id, LN(d) AS ln, LOG10(d) AS l10, LOG2(d) AS l2, LOG(2, d) AS lb, EXP(b) AS e "
+    Case("fn logarithms", "SELECT id, LN(d) AS natural, LOG10(d) AS l10, LOG2(d) AS l2, LOG(2, d) AS lb, EXP(b) AS e "
                           "FROM numbers"),
-    Case("fn trigonometry", "SELECT id, SIN(d) AS s, COS(d) AS c, TAN(d) AS t, ATAN2(d, 2.0) AS a2, DEGREES(d) AS dg "
+    Case("fn trigonometry", "SELECT id, SIN(d) AS s, COS(d) AS c, TAN(d) AS t, ATAN2(d, CAST(2 AS DOUBLE)) AS a2, DEGREES(d) AS dg "
                             "FROM numbers WHERE d BETWEEN -10 AND 10"),
     Case("fn sqrt and bin", "SELECT id, SQRT(ABS(d)) AS root, BIN(ABS(a)) AS bits, HEX(a) AS hx FROM numbers"),
     Case("fn arithmetic in aggregate", "SELECT customer_id, SUM(ABS(quantity)) AS q, MAX(ROUND(discount, 1)) AS d "

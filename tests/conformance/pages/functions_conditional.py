@@ -4,7 +4,7 @@ from tests.conformance.pages import Case
 
 PAGE = "Functions: comparison, logical, conditional, conversion"
 CASES = [
-    Case("fn comparisons with nulls", "SELECT order_id, quantity > 2 AS big, quantity IS NULL AS unknown, "
+    Case("fn comparisons with nulls", "SELECT order_id, quantity > 2 AS big, quantity IS NULL AS no_quantity, "
                                       "customer_id IS DISTINCT FROM 3 AS not3, product IN ('pear', 'café') AS fav "
                                       "FROM orders"),
     Case("fn between and like", "SELECT order_id FROM orders WHERE quantity BETWEEN 0 AND 4 AND product NOT LIKE 'p%'"),

@@ -19,7 +19,7 @@ CASES = [
     Case("fn left right instr", "SELECT name, LEFT(name, 2) AS l2, RIGHT(name, 2) AS r2, INSTR(name, 'ö') AS i "
                                 "FROM customers"),
     Case("fn split index", "SELECT order_id, SPLIT_INDEX(product, 'e', 0) AS first, SPLIT_INDEX(product, 'e', 1) AS "
-                           "second FROM orders"),
+                           "later FROM orders"),
     Case("fn base64 and ascii", "SELECT name, TO_BASE64(name) AS b, FROM_BASE64(TO_BASE64(name)) AS back, ASCII(name) "
                                 "AS a FROM customers"),
     Case("fn string in where", "SELECT order_id, product FROM orders WHERE UPPER(product) LIKE '%E%' AND "

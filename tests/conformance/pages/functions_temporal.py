@@ -13,7 +13,7 @@ CASES = [
                                      "TIMESTAMP '2024-03-01 09:00:00', ts) AS since FROM orders"),
     Case("fn to timestamp and date", "SELECT TO_TIMESTAMP('2024-03-01 10:20:30') AS t1, TO_TIMESTAMP('01/03/2024', "
                                      "'dd/MM/yyyy') AS t2, TO_DATE('2024-03-01') AS d FROM customers WHERE customer_id = 1"),
-    Case("fn unix time", "SELECT order_id, FROM_UNIXTIME(order_id * 3600) AS at, UNIX_TIMESTAMP('2024-03-01 09:00:00') "
+    Case("fn unix time", "SELECT order_id, FROM_UNIXTIME(order_id * 3600) AS moment, UNIX_TIMESTAMP('2024-03-01 09:00:00') "
                          "AS u FROM orders WHERE order_id < 5"),
     Case("fn group by minute", "SELECT FLOOR(ts TO MINUTE) AS m, COUNT(*) AS n FROM orders GROUP BY FLOOR(ts TO MINUTE)"),
 ]

@@ -55,7 +55,7 @@ CASES = [
                             "A AS A.price > 10, B AS B.price < 15, C AS C.price > 12", "AFTER MATCH SKIP PAST LAST ROW")),
     Case("mr skip past last row", mr(SUMS, "A+ C", "A AS SUM(A.price) < 30", "AFTER MATCH SKIP PAST LAST ROW")),
     Case("mr skip to next row", mr(SUMS, "A+ C", "A AS SUM(A.price) < 30", "AFTER MATCH SKIP TO NEXT ROW")),
-    Case("mr skip to last", mr(SUMS, "A+ C", "A AS SUM(A.price) < 30", "AFTER MATCH SKIP TO LAST A")),
+    Case("mr skip to last", mr(SUMS, "S A+ C", "A AS SUM(A.price) < 30", "AFTER MATCH SKIP TO LAST A")),
     Case("mr within", mr("A.price AS a, LAST(B.price) AS b, COUNT(B.price) AS n", "A B+? C",
                          "B AS B.price >= A.price, C AS C.price < A.price - 3", "").replace(
         "DEFINE", "WITHIN INTERVAL '3' SECOND DEFINE")),
