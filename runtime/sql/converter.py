@@ -128,7 +128,7 @@ class Converter:
             return Scope.of(values, None, self.position)
         scope = self.relation(source.this)
         for join in select.args.get("joins") or []:
-            scope = (temporal.plan if temporal.is_temporal(join) else joins.plan)(self, scope, join)
+            scope = (temporal.plan if temporal.applies(scope, join) else joins.plan)(self, scope, join)
         if select.args.get("match") is not None:
             scope = match_recognize.plan(self, scope, select.args["match"])
         return scope
@@ -137,8 +137,8 @@ class Converter:
         """The scope of one item of FROM: a table, view, CTE, subquery or table function."""
         alias = node.alias or None
         if isinstance(node, exp.Table) and node.args.get("version") is not None:
-            raise self.error(node, "FOR SYSTEM_TIME AS OF is supported in a lookup join only (JOIN t FOR SYSTEM_TIME "
-                                   "AS OF s.proc_time with a jdbc table t); event-time temporal joins are not",
+            raise self.error(node, "FOR SYSTEM_TIME AS OF belongs to the right side of a join: a temporal join (AS OF the "
+                                   "left table's time attribute) or a lookup join (AS OF s.proc_time, a jdbc table)",
                              UnsupportedSqlError)
         if isinstance(node, exp.Subquery):
             return Scope.of(self.query(node.this), alias, self.position)

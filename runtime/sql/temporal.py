@@ -10,8 +10,8 @@ The equality conditions must cover the primary key; other conditions filter an i
 in a LEFT join, pad the row whose version fails them. The result is append-only and keeps the left
 input's time attribute.
 
-``AS OF`` a processing-time attribute is a lookup join, the seam :func:`lookup_join` (against external
-tables such as JDBC, not run here yet).
+``AS OF`` another column (a processing-time attribute) is a lookup join, planned by runtime.sql.lookup_joins
+(against tables whose connector can look rows up, such as jdbc).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from runtime.sql import joins
+from runtime.sql import joins, lookup_joins
 from runtime.sql.catalog import TableDef
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 from runtime.sql.logical import Calc, Node, Rank, Scan
@@ -56,9 +56,10 @@ class TemporalJoin(Node):
                f"rightTime=[{self.right_time}])"
 
 
-def is_temporal(join: exp.Join) -> bool:
-    """Whether ``join`` reads its right side ``FOR SYSTEM_TIME AS OF`` a time."""
-    return isinstance(join.this, exp.Table) and join.this.args.get("version") is not None
+def applies(left: Scope, join: exp.Join) -> bool:
+    """Whether ``join`` reads its right side ``FOR SYSTEM_TIME AS OF`` a time and is not a lookup join."""
+    versioned = isinstance(join.this, exp.Table) and join.this.args.get("version") is not None
+    return versioned and not lookup_joins.applies(left, join)
 
 
 def plan(converter, left: Scope, join: exp.Join) -> Scope:
@@ -71,8 +72,6 @@ def plan(converter, left: Scope, join: exp.Join) -> Scope:
                               UnsupportedSqlError)
     as_of = _as_of(converter, left, version)
     right = converter.relation(table)
-    if _is_processing_time(left.node, as_of):
-        return lookup_join(converter, left, join, right)
     if as_of != left.node.rowtime:
         raise converter.error(version, f"FOR SYSTEM_TIME AS OF {version.expression.sql(dialect='spark')}: an event-time "
                                        "temporal join is AS OF the left table's time attribute "
@@ -160,24 +159,3 @@ def _padded_unless(scope: Scope, right_fields: list[str], condition: exp.Expr) -
     node = scope.node
     exprs = [(n, f"CASE WHEN {test} THEN {quoted(n)} END" if n in right_fields else quoted(n)) for n in node.names]
     return Scope(Calc(list(node.fields), node, exprs, keeps_rowtime=node.rowtime), scope.entries, scope.position)
-
-
-def _is_processing_time(node: Node, field: str) -> bool:
-    """Whether ``field`` is a processing-time attribute (a computed ``PROCTIME()`` column) of a scanned table."""
-    while isinstance(node, Calc):
-        sql = dict(node.exprs).get(field)
-        if sql != f"`{field}`":
-            return False
-        node = node.input
-    if isinstance(node, Scan) and isinstance(node.table, TableDef):
-        column = node.table.column(field)
-        return column is not None and "PROCTIME" in (column.flink_expr or "").upper()
-    return False
-
-
-def lookup_join(converter, left: Scope, join: exp.Join, right: Scope) -> Scope:
-    """A processing-time temporal join (a lookup join): each left row looks the right table up as it is now.
-    Not run here yet: refused by name."""
-    raise converter.error(join, "processing-time temporal joins (lookup joins, FOR SYSTEM_TIME AS OF a PROCTIME() "
-                                "attribute) are not supported yet; join AS OF the left table's event time",
-                          UnsupportedSqlError)

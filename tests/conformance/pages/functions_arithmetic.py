@@ -10,8 +10,8 @@ CASES = [
                         "SIGN(a) AS s FROM numbers"),
     Case("fn logarithms", "SELECT id, LN(d) AS natural, LOG10(d) AS l10, LOG2(d) AS l2, LOG(2, d) AS lb, EXP(b) AS e "
                           "FROM numbers"),
-    Case("fn trigonometry", "SELECT id, SIN(d) AS s, COS(d) AS c, TAN(d) AS t, ATAN2(d, CAST(2 AS DOUBLE)) AS a2, DEGREES(d) AS dg "
-                            "FROM numbers WHERE d BETWEEN -10 AND 10"),
+    Case("fn trigonometry", "SELECT id, SIN(d) AS s, COS(d) AS c, TAN(d) AS t, ATAN2(d, CAST(2 AS DOUBLE)) AS a2, "
+                            "DEGREES(d) AS dg FROM numbers WHERE d BETWEEN -10 AND 10"),
     Case("fn sqrt and bin", "SELECT id, SQRT(ABS(d)) AS root, BIN(ABS(a)) AS bits, HEX(a) AS hx FROM numbers"),
     Case("fn arithmetic in aggregate", "SELECT customer_id, SUM(ABS(quantity)) AS q, MAX(ROUND(discount, 1)) AS d "
                                        "FROM orders GROUP BY customer_id"),
