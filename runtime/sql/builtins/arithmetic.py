@@ -22,6 +22,18 @@ def _java_log(node: exp.Expr) -> exp.Expr:
                     default=exp.If(this=exp.Is(this=x.copy(), expression=exp.Null()), true=exp.Null(), false=nan))
 
 
+INTEGRAL = ("TINYINT", "SMALLINT", "INT", "BIGINT")
+
+
+def _divide(node: exp.Expr) -> exp.Expr:
+    """integers: `CAST(x1 div x2 AS the wider type)`, truncated toward zero as Flink does; else Spark's /"""
+    left, right = arg_type(node.this), arg_type(node.expression)
+    if left not in INTEGRAL or right not in INTEGRAL:
+        return node
+    wider = max(left, right, key=INTEGRAL.index)
+    return cast(exp.IntDiv(this=node.this, expression=node.expression), wider)
+
+
 def _rand_integer(node: exp.Expr) -> exp.Expr:
     """`CAST(FLOOR(RAND() * x1) AS INT)`"""
     return cast(exp.Floor(this=exp.Mul(this=exp.Rand(), expression=node.expressions[0])), "INT")
@@ -41,7 +53,7 @@ FUNCTIONS = category("arithmetic", [
     F("+", "numeric1 + numeric2", "i + j", SAME, "-"),
     F("-", "numeric1 - numeric2", "i - j", SAME, "-"),
     F("*", "numeric1 * numeric2", "i * j", SAME, "-"),
-    F("/", "numeric1 / numeric2", "i / j", SAME, "-", "integers divide into an integer, as in Flink"),
+    F("/", "numeric1 / numeric2", "i / j", _divide, "-"),
     F("%", "numeric1 % numeric2", "i % j", SAME, "-", "the sign of numeric1, as in Flink"),
     F("MOD", "MOD(numeric1, numeric2)", "MOD(i, 4)", SAME, "-"),
     F("POWER", "POWER(numeric1, numeric2)", "POWER(i, 2)", SAME, "DOUBLE"),
