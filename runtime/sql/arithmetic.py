@@ -73,8 +73,9 @@ def aggregate_type(fn: str, arg: str | None) -> str:
     return arg
 
 
-def integer_division(node: exp.Div, left: str | None, right: str | None) -> exp.Expr | None:
-    """``a / b`` of two integer types as Flink means it: ``a DIV b`` (truncating toward zero) in the wider type."""
+def integer_division(node: exp.Expr, left: str | None, right: str | None) -> exp.Expr | None:
+    """``a / b`` of two integer types as Flink means it: ``a DIV b`` (truncating toward zero) in the wider type; None
+    for other operand types (Spark's ``/`` then is Flink's). The registry's ``/`` renders through this."""
     if left not in INTEGRAL or right not in INTEGRAL:
         return None
     wider = max(left, right, key=INTEGRAL.__getitem__)

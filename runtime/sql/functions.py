@@ -19,7 +19,6 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from runtime.sql.errors import UnsupportedSqlError
 
 SAME = "same"  # sqlglot's Spark rendering of the parsed call is Flink's function
 AGGREGATES = {"COUNT", "SUM", "MIN", "MAX", "AVG"}
@@ -190,21 +189,14 @@ def to_spark(node: exp.Expr, columns: dict[str, str] | None = None) -> str:
 
 
 def arg_type(node: exp.Expr) -> str | None:
-    """The Spark type of an argument of the call being rendered, when the columns it reads are known."""
+    """The Spark type of an argument of the call being rendered, by Flink's rules (runtime.sql.typing), when the
+    columns it reads are known."""
     columns = _COLUMNS.get()
     if columns is None:
         return None
-    from runtime.sql.typing import annotate
+    from runtime.sql.typing import type_of
 
-    dtype = getattr(annotate(node, columns), "type", None)
-    if dtype is None or dtype.this in (exp.DataType.Type.UNKNOWN, exp.DataType.Type.NULL):
-        return None
-    from runtime.sql.types import spark_type
-
-    try:
-        return spark_type(dtype)
-    except UnsupportedSqlError:
-        return None
+    return type_of(node, columns)
 
 
 def call(name: str, *args: exp.Expr) -> exp.Expr:

@@ -3,7 +3,9 @@
 Column references, literals, casts and arithmetic are typed by Flink's rules (runtime.sql.arithmetic);
 other expressions (function calls) by sqlglot's type inference over the column -> type mapping. The
 planner declares every field's type from here (DESCRIBE of a view, a Table's schema, the aggregates'
-state), and :func:`flink_expression` rewrites what Spark would compute otherwise (integer division).
+state), and :func:`flink_expression` rewrites what Spark would compute otherwise where it depends on more than
+one call (DECIMAL operands, CASTs, TIMESTAMP_LTZ in the session zone). Calls themselves, an integer division
+among them, are rendered by the function registry (runtime.sql.functions), which types their arguments here.
 """
 from __future__ import annotations
 
@@ -71,27 +73,22 @@ def type_of(expr: exp.Expr, columns: dict[str, str]) -> str | None:
 
 
 def flink_expression(expr: exp.Expr, columns: dict[str, str]) -> exp.Expr:
-    """A copy of ``expr`` (its columns resolved to ``columns``' fields) computing what Flink computes: an integer
-    divided by an integer is an integer division in the wider type; CASTs as runtime.sql.casts says."""
+    """A copy of ``expr`` (its columns resolved to ``columns``' fields) computing what Flink computes once the
+    registry renders its calls (runtime.sql.functions.to_spark with the same ``columns``): integer literals next to
+    DECIMALs as Flink types them, CASTs as runtime.sql.casts says, TIMESTAMP_LTZ fields in the session zone."""
     def visit(node: exp.Expr) -> exp.Expr:
         for key, value in list(node.args.items()):
             if isinstance(value, exp.Expr):
                 node.set(key, visit(value))
             elif isinstance(value, list):
                 node.set(key, [visit(v) if isinstance(v, exp.Expr) else v for v in value])
-        rewritten = None
         if isinstance(node, _ARITHMETIC):
             _decimal_operands(node, columns)
         if isinstance(node, session_zone.FIELD_FUNCTIONS):
             _local_fields(node, columns)
-        if isinstance(node, exp.Div):
-            rewritten = arithmetic.integer_division(node, type_of(node.this, columns), type_of(node.expression, columns))
-        elif isinstance(node, (exp.Floor, exp.Ceil)) and node.args.get("to") is None \
-                and type_of(node.this, columns) in ("DOUBLE", "FLOAT"):  # Flink keeps the type, Spark gives BIGINT
-            rewritten = exp.Cast(this=node, to=exp.DataType.build(type_of(node.this, columns)))
-        elif isinstance(node, (exp.Cast, exp.TryCast)):
-            rewritten = casts.flink_cast(node, type_of(node.this, columns), _spark(node.to))
-        return node if rewritten is None else rewritten
+        if isinstance(node, (exp.Cast, exp.TryCast)):
+            return casts.flink_cast(node, type_of(node.this, columns), _spark(node.to)) or node
+        return node
     return visit(expr.copy())
 
 

@@ -2,6 +2,7 @@
 type as Flink does (Spark's CEIL of a DOUBLE is a BIGINT, its SIGN a DOUBLE)."""
 from sqlglot import exp
 
+from runtime.sql.arithmetic import integer_division
 from runtime.sql.functions import SAME, Function as F, arg_type, cast, category
 
 FLOATS = ("DOUBLE", "FLOAT")
@@ -22,16 +23,9 @@ def _java_log(node: exp.Expr) -> exp.Expr:
                     default=exp.If(this=exp.Is(this=x.copy(), expression=exp.Null()), true=exp.Null(), false=nan))
 
 
-INTEGRAL = ("TINYINT", "SMALLINT", "INT", "BIGINT")
-
-
 def _divide(node: exp.Expr) -> exp.Expr:
-    """integers: `CAST(x1 div x2 AS the wider type)`, truncated toward zero as Flink does; else Spark's /"""
-    left, right = arg_type(node.this), arg_type(node.expression)
-    if left not in INTEGRAL or right not in INTEGRAL:
-        return node
-    wider = max(left, right, key=INTEGRAL.index)
-    return cast(exp.IntDiv(this=node.this, expression=node.expression), wider)
+    """integers: `CAST(x1 DIV x2 AS the wider type)`, truncated toward zero as Flink does; else Spark's /"""
+    return integer_division(node, arg_type(node.this), arg_type(node.expression)) or node
 
 
 def _rand_integer(node: exp.Expr) -> exp.Expr:

@@ -81,7 +81,7 @@ COLUMNS = {"a": "INT", "b": "BIGINT", "m": "DECIMAL(10,3)", "d": "DOUBLE", "s": 
 ])
 def test_expressions_compute_what_flink_computes(flink, spark, type_):
     rewritten = flink_expression(sqlglot.parse_one(flink, read=Flink), COLUMNS)
-    assert to_spark(rewritten) == spark and infer_type(rewritten, COLUMNS) == type_
+    assert to_spark(rewritten, COLUMNS) == spark and infer_type(rewritten, COLUMNS) == type_
 
 
 def test_a_cast_of_a_string_that_does_not_convert_fails_the_query():
