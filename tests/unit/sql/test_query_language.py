@@ -96,3 +96,12 @@ def test_timestamp_ltz_fields_are_read_in_the_session_zone():
     assert hour == "HOUR(FROM_UTC_TIMESTAMP(l, 'Europe/Berlin'))"
     assert instant == "CAST(TO_UTC_TIMESTAMP(ts, 'Europe/Berlin') AS TIMESTAMP_LTZ)"
     assert to_spark(flink_expression(sqlglot.parse_one("HOUR(l)", read=Flink), COLUMNS)) == "HOUR(l)", "UTC: as is"
+
+
+def test_a_computed_column_divides_and_types_as_flink():
+    t_env = StreamTableEnvironment.create(StreamExecutionEnvironment())
+    t_env.execute_sql("CREATE TABLE q (a INT, b BIGINT, part AS a / 4, ratio AS b / 2.0) "
+                      "WITH ('connector' = 'datagen', 'number-of-rows' = '3')")
+    part, ratio = (t_env.catalog.require("q").column(name) for name in ("part", "ratio"))
+    assert (part.type, part.expr) == ("INT", "CAST((a DIV 4) AS INT)")
+    assert ratio.type == "DECIMAL(26,6)"
