@@ -214,7 +214,7 @@ def result_type(node: exp.Expr) -> str | None:
     found = registry().of(node) if isinstance(node, exp.Func) else None
     if found is None or found.result.startswith("arg") or found.result in ("-", "TIME", "INTERVAL"):
         return None
-    return {"TIMESTAMP_LTZ": "TIMESTAMP"}.get(found.result, found.result)
+    return found.result
 
 
 def builtin_names() -> list[str]:

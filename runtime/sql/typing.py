@@ -136,12 +136,16 @@ def _spark(dtype: exp.DataType) -> str | None:
 
 
 def _annotated(expr: exp.Expr, columns: dict[str, str]) -> str | None:
-    """sqlglot's type of ``expr``, else the function registry's result type (a call sqlglot cannot type)."""
+    """The function registry's result type of a call when Flink's is a fixed one (YEAR is a BIGINT, where sqlglot
+    says TINYINT), else sqlglot's type of ``expr``."""
+    from runtime.sql.functions import result_type
+
+    fixed = result_type(expr)
+    if fixed is not None:
+        return fixed
     dtype = getattr(annotate(expr, columns), "type", None)
     if dtype is None or dtype.this in (exp.DataType.Type.UNKNOWN, exp.DataType.Type.NULL):
-        from runtime.sql.functions import result_type
-
-        return result_type(expr)
+        return None
     return _spark(dtype)
 
 
