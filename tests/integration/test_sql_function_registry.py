@@ -96,28 +96,27 @@ def _flinkbench(t_env, functions) -> dict:
         return {k: v for f in functions for k, v in _flinkbench(t_env, [f]).items()}
 
 
-def plain(value, structs: bool = False):
-    """A value comparable across engines with its type as tests.helpers.flink_sql gives Flink's: times naive UTC and
-    dates as datetimes, DECIMAL as float, bytes as printed, lists and maps element by element; ``structs``: a dict
-    is a ROW (Arrow's), printed as PyFlink prints its Row."""
+def plain(value, ours: bool = False):
+    """A value comparable across engines with its type: times naive UTC and dates as datetimes, DECIMAL as float,
+    bytes as printed, lists element by element, a ROW as the list of its values (PyFlink's Row comes back from
+    tests.helpers.flink_sql as a tuple); ``ours``: Flinkbench's value as Arrow gives it (a MAP as a list of
+    (key, value) pairs, a ROW as a dict)."""
     if isinstance(value, datetime.datetime):
         return value.astimezone(datetime.timezone.utc).replace(tzinfo=None) if value.tzinfo else value
     if isinstance(value, datetime.date):
         return datetime.datetime(value.year, value.month, value.day)
     if isinstance(value, decimal.Decimal):
         return float(value)
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
-        return {plain(k): plain(v) for k, v in value}  # a map as Arrow gives it
+    if ours and isinstance(value, list) and value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
+        return {plain(k): plain(v, ours) for k, v in value}
     if isinstance(value, (list, tuple)):
-        return [plain(v, structs) for v in value]
-    if isinstance(value, dict) and structs:  # a ROW as Arrow gives it: as PyFlink's Row prints
-        return f"<Row({', '.join(repr(plain(v)) for v in value.values())})>"
+        return [plain(v, ours) for v in value]
+    if isinstance(value, dict) and ours:
+        return [plain(v, ours) for v in value.values()]
     if isinstance(value, dict):
         return {plain(k): plain(v) for k, v in value.items()}
     if isinstance(value, (bytes, bytearray)):
         return str(bytes(value))
-    if isinstance(value, str) and value.startswith("bytearray(b"):  # PyFlink's BINARY, printed
-        return value[len("bytearray("):-1]
     return value
 
 
@@ -138,7 +137,7 @@ def test_a_supported_function_gives_flinks_values_with_their_types(answers, func
     assert "error" not in theirs, f"Flink cannot run {function.example}: {theirs.get('error')}"
     assert not isinstance(ours[function.name], str), f"Flinkbench failed on {function.example}: {ours[function.name]}"
     expected = {row_id: plain(v) for row_id, v in theirs["rows"]}
-    got = {row_id: plain(v, structs=True) for row_id, v in ours[function.name]}
+    got = {row_id: plain(v, ours=True) for row_id, v in ours[function.name]}
     assert expected.keys() == got.keys()
     differences = [(k, expected[k], got[k]) for k in sorted(expected) if not same(expected[k], got[k])]
     assert not differences, f"{function.example}: (id, Flink, Flinkbench) {differences[:3]}"

@@ -67,7 +67,7 @@ ERRORS = [
     ("SELEC 1", "unknown statement 'SELEC'"),
     ("SELECT nope FROM orders", "line 1, column 8: column 'nope' not found"),
     ("SELECT *\nFROM missing", "line 2, column 6: table or view 'missing' does not exist"),
-    ("SELECT * FROM orders MATCH_RECOGNIZE (PARTITION BY id)", "MATCH_RECOGNIZE is not supported"),
+    ("SELECT * FROM orders MATCH_RECOGNIZE (PARTITION BY id)", "MATCH_RECOGNIZE must be ORDER BY the time attribute"),
     ("SELECT product, amount FROM orders GROUP BY product", "'amount' must be in GROUP BY"),
     ("CREATE TABLE k (a INT) WITH ('connector' = 'kafka')", "connector 'kafka' is not available"),
     ("CREATE TABLE d (a INT) WITH ('connector' = 'datagen', 'rows-per-sec' = '1')", "unsupported option 'rows-per-sec'"),
