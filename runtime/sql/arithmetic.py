@@ -60,6 +60,22 @@ def binary_type(op: type, left: str, right: str) -> str | None:
     return None
 
 
+def common_type(types: list[str]) -> str | None:
+    """The type values of all of ``types`` fit in, as Flink finds it for an ARRAY's elements: the one type, the widest
+    integer, DOUBLE next to a floating type, a DECIMAL with the most integer digits and the largest scale; else None."""
+    if len(set(types)) == 1:
+        return types[0]
+    if all(t in INTEGRAL for t in types):
+        return max(types, key=INTEGRAL.__getitem__)
+    decimals = [decimal_of(t) for t in types]
+    if any(t in ("DOUBLE", "FLOAT") for t in types) and all(t in ("DOUBLE", "FLOAT") or d for t, d in zip(types, decimals)):
+        return "DOUBLE"
+    if None in decimals:
+        return None
+    scale = max(s for _, s in decimals)  # type: ignore[misc]
+    return _decimal(max(p - s for p, s in decimals) + scale, scale)  # type: ignore[misc]
+
+
 def aggregate_type(fn: str, arg: str | None) -> str:
     """Flink's result type of an aggregate over ``arg``: COUNT is BIGINT, SUM and AVG keep an integer type, SUM of
     DECIMAL(p, s) is DECIMAL(38, s) and AVG DECIMAL(38, max(6, s)), MIN and MAX keep theirs."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from runtime.sql import (aggregates, functions, joins, match_recognize, over, ranking, session_zone, set_operations,
-                         subqueries, temporal, windows)
+                         subqueries, temporal, unnest, windows)
 from runtime.sql.catalog import StreamTable, TableDef, ViewDef
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 from runtime.sql.logical import Calc, Field, GroupAggregate, Node, Scan, Union, Values, WindowTVF
@@ -128,7 +128,8 @@ class Converter:
             return Scope.of(values, None, self.position)
         scope = self.relation(source.this)
         for join in select.args.get("joins") or []:
-            scope = (temporal.plan if temporal.applies(scope, join) else joins.plan)(self, scope, join)
+            planner = unnest.plan if unnest.applies(join) else temporal.plan if temporal.applies(scope, join) else joins.plan
+            scope = planner(self, scope, join)
         if select.args.get("match") is not None:
             scope = match_recognize.plan(self, scope, select.args["match"])
         return scope

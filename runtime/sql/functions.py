@@ -150,6 +150,8 @@ SQLGLOT_WRAPPERS = (exp.TsOrDsToDate, exp.TimeStrToTime, exp.TsOrDsToTimestamp)
 def _planned_elsewhere(node: exp.Expr) -> bool:
     if isinstance(node, (exp.AggFunc, exp.Window, *SQLGLOT_WRAPPERS)) or isinstance(node.parent, exp.Window):
         return True
+    if isinstance(node, exp.Unnest) and isinstance(node.parent, (exp.Join, exp.From)):
+        return True  # array expansion in FROM: runtime.sql.unnest
     return node.find_ancestor(exp.Table, exp.MatchRecognize) is not None
 
 

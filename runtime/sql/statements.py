@@ -21,7 +21,6 @@ from runtime.sql.errors import SqlParseError, UnsupportedSqlError
 
 UNSUPPORTED_WORDS = {
     "LATERAL": "LATERAL TABLE (table functions) is not supported",
-    "UNNEST": "UNNEST is not supported",
 }
 _SET = re.compile(r"^SET(?:\s+(?P<key>'[^']*'|[\w.\-]+)\s*=\s*(?P<value>'(?:[^']|'')*'|[^\s;]+))?\s*$", re.I | re.S)
 _RESET = re.compile(r"^RESET(?:\s+(?P<key>'[^']*'|[\w.\-]+))?\s*$", re.I | re.S)

@@ -63,6 +63,8 @@ def type_of(expr: exp.Expr, columns: dict[str, str]) -> str | None:
         if decimal and decimal[1] and not isinstance(expr, exp.Abs):  # FLOOR/CEIL of DECIMAL(p, s): DECIMAL(p - s + 1, 0)
             return f"DECIMAL({decimal[0] - decimal[1] + 1},0)"
         return inner
+    if isinstance(expr, exp.Array) or (isinstance(expr, exp.Anonymous) and expr.name.upper() in ("ROW", "MAP")):
+        return _constructed(expr, columns)
     if isinstance(expr, exp.Case):  # the branches' type (Flink's CASE needs them alike; raise_error fits any)
         branches = [i.args.get("true") for i in expr.args.get("ifs") or []] + [expr.args.get("default")]
         found = [type_of(b, columns) for b in branches if b is not None and not _is_failure(b)]
@@ -70,6 +72,21 @@ def type_of(expr: exp.Expr, columns: dict[str, str]) -> str | None:
         if known:
             return known[0] if len(set(known)) == 1 else _annotated(expr, columns)
     return _annotated(expr, columns)
+
+
+def _constructed(expr: exp.Expr, columns: dict[str, str]) -> str | None:
+    """The type of ``ARRAY[...]`` (its elements' common type), ``ROW(...)`` (fields named EXPR$0, EXPR$1, ... as in
+    Flink) or ``MAP[k, v, ...]``; None when an element's type cannot be told."""
+    parts = [type_of(e, columns) for e in expr.expressions]
+    if not parts or None in parts:
+        return None
+    if isinstance(expr, exp.Array):
+        element = arithmetic.common_type(parts)
+        return f"ARRAY<{element}>" if element else None
+    if expr.name.upper() == "ROW":
+        return "STRUCT<" + ", ".join(f"`EXPR${i}`: {t}" for i, t in enumerate(parts)) + ">"
+    key, value = arithmetic.common_type(parts[0::2]), arithmetic.common_type(parts[1::2])
+    return f"MAP<{key},{value}>" if key and value else None
 
 
 def flink_expression(expr: exp.Expr, columns: dict[str, str]) -> exp.Expr:

@@ -17,6 +17,12 @@ def _map(node: exp.Expr) -> exp.Expr:
     return call("map", *node.expressions)
 
 
+def _row(node: exp.Expr) -> exp.Expr:
+    """`named_struct('EXPR$0', x1, 'EXPR$1', x2, ...)`: Flink's field names"""
+    return call("named_struct", *[part for i, value in enumerate(node.expressions)
+                                  for part in (exp.Literal.string(f"EXPR${i}"), value)])
+
+
 def _contains(node: exp.Expr) -> exp.Expr:
     """NULL-safe membership: NULL only for a NULL array (Spark's is NULL when not found among NULLs)"""
     element = exp.Lambda(this=exp.NullSafeEQ(this=exp.to_identifier("e"), expression=node.expression),
@@ -78,8 +84,7 @@ FUNCTIONS += category("JSON", [
         ("JSON_OBJECTAGG", "JSON_OBJECTAGG([KEY] key VALUE value [...])"), ("JSON_ARRAYAGG", "JSON_ARRAYAGG(items [...])")]]
 ])
 FUNCTIONS += category("value construction", [
-    F("ROW", "ROW(value1 [, value2]*) | (value1, value2 [, value3]*)", "ROW(id, 'x')", "struct({0}, {1})", "-",
-      "two fields"),
+    F("ROW", "ROW(value1 [, value2]*) | (value1, value2 [, value3]*)", "ROW(id, 'x')", _row, "-"),
     F("ARRAY", "ARRAY '[' value1 [, value2]* ']'", "ARRAY[id, 2]", SAME, "-"),
     F("MAP", "MAP '[' key1, value1 [, key2, value2]* ']'", "MAP['a', id, 'b', 2]", _map, "-"),
 ])
