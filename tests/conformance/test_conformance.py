@@ -3,7 +3,8 @@ Flink 2.3 (PyFlink, streaming, parallelism 2) and by Flinkbench on one shared lo
 
 Flink's run of all cases is one PyFlink process started first, in the background, so that it overlaps
 Flinkbench's. The report (per page: counted, exact, refused, different, failed) is printed and written to
-``$SQL_CONFORMANCE_REPORT`` (default test-output/sql-conformance.txt).
+``$SQL_CONFORMANCE_REPORT`` (default test-output/sql-conformance.txt). ``$SQL_CONFORMANCE_PAGES`` (page module names,
+comma-separated) runs only those pages, while one is being worked on; the count of cases is then not checked.
 """
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ from tests.conformance.harness import VERDICTS, flinkbench_answer, report, verdi
 from tests.conformance.pages import pages
 from tests.conformance.tables import TABLES
 
-PAGES = pages()
+ONLY = os.environ.get("SQL_CONFORMANCE_PAGES", "")  # page modules to run, comma-separated (default: all)
+PAGES = pages(ONLY)
 CASES = [(page.title, case) for page in PAGES for case in page.cases]
-MIN_CASES = 240  # counted or not; Flink rejects a few
+MIN_CASES = 250  # counted or not; Flink rejects a few
 MIN_EXACT_SHARE = 0.95
 FLINK_TIMEOUT_S = 3600
 FLINK_BATCH = 4  # queries whose jobs PyFlink runs side by side
@@ -73,5 +75,5 @@ def test_flinkbench_gives_flinks_answer_or_refuses_clearly(outcomes, page, case)
 def test_most_of_what_flink_answers_is_answered_exactly(outcomes):
     counted = [o for o in outcomes.values() if o.verdict in VERDICTS[:4]]
     exact = [o for o in counted if o.verdict == "exact"]
-    assert len(CASES) >= MIN_CASES, f"{len(CASES)} cases; the suite promises at least {MIN_CASES}"
+    assert ONLY or len(CASES) >= MIN_CASES, f"{len(CASES)} cases; the suite promises at least {MIN_CASES}"
     assert len(exact) >= MIN_EXACT_SHARE * len(counted), f"{len(exact)} of {len(counted)} counted cases exact"

@@ -26,10 +26,14 @@ class Page:
     views: list[str]
 
 
-def pages() -> list[Page]:
-    """Every page module of this package, in name order; case names must be unique across them."""
+def pages(only: str = "") -> list[Page]:
+    """Every page module of this package, in name order (``only``: those of a comma-separated list of module
+    names); case names must be unique across them."""
     found, names = [], set()
+    wanted = {name.strip() for name in only.split(",") if name.strip()}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if wanted and info.name not in wanted:
+            continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         page = Page(module.PAGE, list(module.CASES), list(getattr(module, "TABLES", [])),
                     list(getattr(module, "VIEWS", [])))
