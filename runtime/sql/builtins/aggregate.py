@@ -1,12 +1,13 @@
 """Aggregate, grouping, hash and catalog functions. Aggregates and OVER functions are planned by the
-aggregation and OVER planners (runtime.sql.aggregates, runtime.sql.ranking), which refuse the rest by name;
-the SHA family is Spark's sha2 of the right length."""
+aggregation, OVER and Top-N planners (runtime.sql.aggregates, runtime.sql.over, runtime.sql.ranking), which refuse
+the rest by name; the SHA family is Spark's sha2 of the right length."""
 from sqlglot import exp
 
 from runtime.sql.functions import SAME, Function as F, category
 
 PLANNED = "planned by the aggregation"
 NOT_YET = "not among the aggregations the planner runs yet"
+GROUPED = "with GROUPING SETS, ROLLUP or CUBE, in group and window aggregations"
 
 FUNCTIONS = category("aggregate", [
     F("COUNT", "COUNT([ALL] expression | DISTINCT expression) | COUNT(*)", "COUNT(i)", SAME, "BIGINT", PLANNED),
@@ -15,6 +16,12 @@ FUNCTIONS = category("aggregate", [
     F("MAX", "MAX([ALL] expression)", "MAX(i)", SAME, "arg0", PLANNED),
     F("MIN", "MIN([ALL] expression)", "MIN(i)", SAME, "arg0", PLANNED),
     F("ROW_NUMBER", "ROW_NUMBER()", "ROW_NUMBER()", SAME, "BIGINT", "in Top-N and deduplication"),
+    F("RANK", "RANK()", "RANK()", SAME, "BIGINT", "in Top-N"),
+    F("DENSE_RANK", "DENSE_RANK()", "DENSE_RANK()", SAME, "BIGINT", "in Top-N"),
+    F("LAG", "LAG(expression [, offset] [, default])", "LAG(d)", SAME, "arg0", "in OVER"),
+    F("FIRST_VALUE", "FIRST_VALUE(expression)", "FIRST_VALUE(d)", SAME, "arg0", "in OVER"),
+    F("LAST_VALUE", "LAST_VALUE(expression)", "LAST_VALUE(d)", SAME, "arg0", "in OVER"),
+    F("LEAD", "LEAD(expression [, offset] [, default])", "LEAD(d)", None, "-", "Flink refuses it in streaming mode"),
     *[F(name, syntax, example, None, "-", NOT_YET) for name, syntax, example in [
         ("STDDEV_POP", "STDDEV_POP([ALL | DISTINCT] expression)", "STDDEV_POP(d)"),
         ("STDDEV_SAMP", "STDDEV_SAMP([ALL | DISTINCT] expression)", "STDDEV_SAMP(d)"),
@@ -24,18 +31,13 @@ FUNCTIONS = category("aggregate", [
         ("LISTAGG", "LISTAGG(expression [, separator])", "LISTAGG(s, ',')"),
         ("ARRAY_AGG", "ARRAY_AGG([ALL | DISTINCT] expression [RESPECT | IGNORE NULLS])", "ARRAY_AGG(d)"),
         ("PERCENTILE", "PERCENTILE(expression, percentage [, frequency])", "PERCENTILE(d, 0.5)"),
-        ("RANK", "RANK()", "RANK()"), ("DENSE_RANK", "DENSE_RANK()", "DENSE_RANK()"),
-        ("LEAD", "LEAD(expression [, offset] [, default])", "LEAD(d)"),
-        ("LAG", "LAG(expression [, offset] [, default])", "LAG(d)"),
-        ("FIRST_VALUE", "FIRST_VALUE(expression)", "FIRST_VALUE(d)"),
-        ("LAST_VALUE", "LAST_VALUE(expression)", "LAST_VALUE(d)"),
         ("CUME_DIST", "CUME_DIST()", "CUME_DIST()"), ("PERCENT_RANK", "PERCENT_RANK()", "PERCENT_RANK()"),
         ("NTILE", "NTILE(n)", "NTILE(2)")]],
 ])
 FUNCTIONS += category("grouping", [
-    F(name, syntax, example, None, "BIGINT", "needs GROUPING SETS, ROLLUP or CUBE") for name, syntax, example in [
-        ("GROUP_ID", "GROUP_ID()", "GROUP_ID()"), ("GROUPING", "GROUPING(expression1 [, expression2]*)", "GROUPING(i)"),
-        ("GROUPING_ID", "GROUPING_ID(expression1 [, expression2]*)", "GROUPING_ID(i)")]
+    F("GROUP_ID", "GROUP_ID()", "GROUP_ID()", None, "BIGINT", "not among the grouping functions the planner runs yet"),
+    F("GROUPING", "GROUPING(expression1 [, expression2]*)", "GROUPING(i)", SAME, "BIGINT", GROUPED),
+    F("GROUPING_ID", "GROUPING_ID(expression1 [, expression2]*)", "GROUPING_ID(i)", SAME, "BIGINT", GROUPED),
 ])
 FUNCTIONS += category("hash", [
     F("MD5", "MD5(string)", "MD5(s)", SAME, "STRING"),
