@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from runtime.sql import grouping_sets
+from runtime.sql import grouping_sets, statistics
 from runtime.sql.arithmetic import aggregate_type
 from runtime.sql.errors import UnsupportedSqlError
 from runtime.sql.logical import Aggregate, Calc, Field, GroupAggregate, WindowAggregate, WindowTVF
@@ -49,6 +49,7 @@ def in_subquery(node: exp.Expr, top: exp.Expr) -> bool:
 
 def plan(converter, select: exp.Select, scope: Scope) -> tuple[Scope, list[exp.Expr]]:
     """The aggregation of ``select`` over ``scope``: the scope after it and the SELECT list to project."""
+    select = statistics.reduced(converter, select, scope)
     group_exprs, sets = grouping_sets.grouping(converter, select.args.get("group"))
     having = select.args.get("having")
     nested = [e for e in select.expressions + ([having.this] if having is not None else [])
@@ -154,7 +155,8 @@ def _aggregate_spec(converter, source: Scope, call: exp.Expr, i: int, add, types
     fn = FUNCTIONS.get(type(call))
     if fn is None:
         raise converter.error(call, f"aggregate function {call.sql(dialect='spark').split('(')[0]} is not supported "
-                                    "(COUNT, SUM, MIN, MAX, AVG)", UnsupportedSqlError)
+                                    "(COUNT, SUM, MIN, MAX, AVG, STDDEV_POP, STDDEV_SAMP, VAR_POP, VAR_SAMP)",
+                              UnsupportedSqlError)
     arg = call.this
     distinct = isinstance(arg, exp.Distinct)
     if distinct:

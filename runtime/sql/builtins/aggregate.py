@@ -7,6 +7,7 @@ from runtime.sql.functions import SAME, Function as F, category
 
 PLANNED = "planned by the aggregation"
 NOT_YET = "not among the aggregations the planner runs yet"
+REDUCED = "in group and window aggregations, reduced to SUM and COUNT as Flink's planner does (not DISTINCT)"
 GROUPED = "with GROUPING SETS, ROLLUP or CUBE, in group and window aggregations"
 
 FUNCTIONS = category("aggregate", [
@@ -15,6 +16,11 @@ FUNCTIONS = category("aggregate", [
     F("SUM", "SUM([ALL] expression)", "SUM(i)", SAME, "-", PLANNED),
     F("MAX", "MAX([ALL] expression)", "MAX(i)", SAME, "arg0", PLANNED),
     F("MIN", "MIN([ALL] expression)", "MIN(i)", SAME, "arg0", PLANNED),
+    *[F(name, syntax, example, SAME, "arg0", REDUCED) for name, syntax, example in [
+        ("STDDEV_POP", "STDDEV_POP([ALL] expression)", "STDDEV_POP(d)"),
+        ("STDDEV_SAMP", "STDDEV_SAMP([ALL] expression) | STDDEV(...)", "STDDEV_SAMP(d)"),
+        ("VAR_POP", "VAR_POP([ALL] expression)", "VAR_POP(d)"),
+        ("VAR_SAMP", "VAR_SAMP([ALL] expression) | VARIANCE(...)", "VAR_SAMP(d)")]],
     F("ROW_NUMBER", "ROW_NUMBER()", "ROW_NUMBER()", SAME, "BIGINT", "in Top-N and deduplication"),
     F("RANK", "RANK()", "RANK()", SAME, "BIGINT", "in Top-N"),
     F("DENSE_RANK", "DENSE_RANK()", "DENSE_RANK()", SAME, "BIGINT", "in Top-N"),
@@ -23,10 +29,6 @@ FUNCTIONS = category("aggregate", [
     F("LAST_VALUE", "LAST_VALUE(expression)", "LAST_VALUE(d)", SAME, "arg0", "in OVER"),
     F("LEAD", "LEAD(expression [, offset] [, default])", "LEAD(d)", None, "-", "Flink refuses it in streaming mode"),
     *[F(name, syntax, example, None, "-", NOT_YET) for name, syntax, example in [
-        ("STDDEV_POP", "STDDEV_POP([ALL | DISTINCT] expression)", "STDDEV_POP(d)"),
-        ("STDDEV_SAMP", "STDDEV_SAMP([ALL | DISTINCT] expression)", "STDDEV_SAMP(d)"),
-        ("VAR_POP", "VAR_POP([ALL | DISTINCT] expression)", "VAR_POP(d)"),
-        ("VAR_SAMP", "VAR_SAMP([ALL | DISTINCT] expression) | VARIANCE(...)", "VAR_SAMP(d)"),
         ("COLLECT", "COLLECT([ALL | DISTINCT] expression)", "COLLECT(d)"),
         ("LISTAGG", "LISTAGG(expression [, separator])", "LISTAGG(s, ',')"),
         ("ARRAY_AGG", "ARRAY_AGG([ALL | DISTINCT] expression [RESPECT | IGNORE NULLS])", "ARRAY_AGG(d)"),

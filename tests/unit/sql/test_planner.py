@@ -53,7 +53,7 @@ def test_the_result_schema_follows_flinks_names(t_env):
     ("SELECT `user` FROM clicks ORDER BY `user`", UnsupportedSqlError, "ORDER BY"),
     ("SELECT * FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(url), INTERVAL '1' SECOND))", SqlValidationError,
      "needs a time attribute"),
-    ("SELECT STDDEV(amount) FROM clicks", UnsupportedSqlError, "aggregate function STDDEV"),
+    ("SELECT LISTAGG(url) FROM clicks", UnsupportedSqlError, "aggregate function LISTAGG"),
     ("SELECT * FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '1' SECOND, "
      "INTERVAL '1' SECOND))", SqlValidationError, "TUMBLE takes 3 to 4 arguments"),
 ])

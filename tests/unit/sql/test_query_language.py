@@ -105,3 +105,13 @@ def test_a_computed_column_divides_and_types_as_flink():
     part, ratio = (t_env.catalog.require("q").column(name) for name in ("part", "ratio"))
     assert (part.type, part.expr) == ("INT", "CAST((a DIV 4) AS INT)")
     assert ratio.type == "DECIMAL(26,6)"
+
+
+def test_statistical_aggregates_reduce_to_sums_and_counts_typed_as_avg(t_env):
+    table = t_env.sql_query("SELECT customer, STDDEV_POP(qty) AS s, VAR_SAMP(price) FILTER (WHERE qty > 0) AS v "
+                            "FROM orders GROUP BY customer")
+    assert table.get_schema() == [("customer", "INT"), ("s", "INT"), ("v", "DECIMAL(38,6)")]
+    shown = plan(t_env, "SELECT customer, VAR_POP(qty) AS v FROM orders GROUP BY customer")
+    assert "sum(" in shown and "count(" in shown and "VAR" not in shown.split("== Optimized Physical Plan ==")[1]
+    with pytest.raises(UnsupportedSqlError, match=r"STDDEV_POP\(DISTINCT ...\) is not supported"):
+        t_env.sql_query("SELECT STDDEV_POP(DISTINCT qty) FROM orders")
