@@ -14,8 +14,9 @@ from runtime.sql.errors import UnsupportedSqlError
 from runtime.sql.typing import infer_type
 
 # sqlglot's node -> (sample: divide by COUNT - 1, root: the standard deviation)
-REDUCED = {exp.VariancePop: (False, False), exp.Variance: (True, False), exp.StddevPop: (False, True),
-           exp.StddevSamp: (True, True), exp.Stddev: (True, True)}
+REDUCED: dict[type[exp.Expr], tuple[bool, bool]] = {
+    exp.VariancePop: (False, False), exp.Variance: (True, False), exp.StddevPop: (False, True),
+    exp.StddevSamp: (True, True), exp.Stddev: (True, True)}
 
 
 def reduced(converter, select: exp.Select, scope) -> exp.Select:
@@ -23,7 +24,8 @@ def reduced(converter, select: exp.Select, scope) -> exp.Select:
     if not any(True for _ in select.find_all(*REDUCED)):
         return select
     select = select.copy()
-    for call in list(select.find_all(*REDUCED)):
+    calls: list[exp.Expr] = list(select.find_all(*REDUCED))
+    for call in calls:
         if call.find_ancestor(exp.Window, exp.Subquery) is not None:
             continue  # OVER and subqueries: planned (or refused) where they are
         target = call.parent if isinstance(call.parent, exp.Filter) else call
