@@ -23,6 +23,7 @@ from sqlglot import exp
 SAME = "same"  # sqlglot's Spark rendering of the parsed call is Flink's function
 AGGREGATES = {"COUNT", "SUM", "MIN", "MAX", "AVG"}
 _COLUMNS: ContextVar[dict[str, str] | None] = ContextVar("columns", default=None)
+_WRITTEN: ContextVar[dict[int, exp.Expr] | None] = ContextVar("written", default=None)  # rendered node -> as written
 CATEGORIES = ("comparison", "logical", "arithmetic", "string", "temporal", "conditional", "type conversion",
               "collection", "JSON", "value construction", "value access", "grouping", "hash", "aggregate", "catalog")
 
@@ -157,15 +158,26 @@ def _planned_elsewhere(node: exp.Expr) -> bool:
 
 def translate(node: exp.Expr) -> exp.Expr:
     """A copy of ``node`` with each call rendered as the registry says (unknown calls left as they are),
-    arguments before the calls that take them."""
+    arguments before the calls that take them. A rewrite asking an argument's type (:func:`arg_type`) is told
+    the type of the argument as written, not of its rendering (``EXTRACT(SECOND FROM ts) / 15`` divides two
+    integers although its left side is rendered as Spark's ``second(ts)``)."""
     root = node.copy()
-    for n in list(root.walk())[::-1]:
-        new = _rendered(n)
-        if new is not n:
-            if n is root:
-                root = new
-            else:
-                n.replace(new)
+    working = list(root.walk())
+    written = {id(w): n for w, n in zip(working, node.walk())}
+    token = _WRITTEN.set(written)
+    try:
+        for n in working[::-1]:
+            parent, key, index = n.parent, n.arg_key, n.index  # before a rewrite wraps n in a node of its own
+            new = _rendered(n)
+            if new is not n:
+                working.append(new)  # kept alive, so that no later node takes its id
+                written[id(new)] = written.get(id(n), n)
+                if parent is None:
+                    root = new
+                else:
+                    parent.set(key, new, index)
+    finally:
+        _WRITTEN.reset(token)
     return root
 
 
@@ -198,7 +210,7 @@ def arg_type(node: exp.Expr) -> str | None:
         return None
     from runtime.sql.typing import type_of
 
-    return type_of(node, columns)
+    return type_of((_WRITTEN.get() or {}).get(id(node), node), columns)
 
 
 def call(name: str, *args: exp.Expr) -> exp.Expr:

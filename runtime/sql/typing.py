@@ -57,6 +57,8 @@ def type_of(expr: exp.Expr, columns: dict[str, str]) -> str | None:
             return found
     if isinstance(expr, exp.IntDiv):
         return "BIGINT"
+    if isinstance(expr, (exp.Floor, exp.Ceil)) and expr.args.get("to") is not None:  # FLOOR(ts TO unit): ts's type
+        return type_of(expr.this, columns)
     if isinstance(expr, exp.Abs) or (isinstance(expr, (exp.Floor, exp.Ceil)) and expr.args.get("to") is None):
         inner = type_of(expr.this, columns)
         decimal = arithmetic.decimal_of(inner) if inner and inner.startswith("DECIMAL") else None
