@@ -1,9 +1,11 @@
 """STDDEV_POP, STDDEV_SAMP, VAR_POP and VAR_SAMP (STDDEV, VARIANCE) as Flink computes them: reduced to SUM and
-COUNT before the aggregation is planned, as Flink's planner reduces them (Calcite's AggregateReduceFunctionsRule).
+COUNT before the aggregation is planned, as Flink's planner reduces them to an M2 (the sum of squared deviations)
+and a COUNT.
 
-``VAR_POP(x)`` is ``(SUM(x * x) - SUM(x) * SUM(x) / COUNT(x)) / COUNT(x)``; VAR_SAMP divides by ``COUNT(x) - 1``
-(NULL for one row); the STDDEVs are their ``POWER(..., 0.5)``. The result has the type of AVG over ``x`` (an INT
-for an INT, so its arithmetic is integer arithmetic, as in Flink), and a FILTER clause filters each part.
+``VAR_POP(x)`` is ``M2 / COUNT(x)`` with ``M2 = SUM(x * x) - SUM(x) * SUM(x) / COUNT(x)``; VAR_SAMP divides by
+``COUNT(x) - 1`` (NULL for one row); the STDDEVs are their ``POWER(..., 0.5)``. M2 is a DOUBLE (a DECIMAL's stays
+DECIMAL), and the result is cast to the type of AVG over ``x``: an INT for an INT, truncated as Flink's is. A
+FILTER clause filters each part.
 """
 from __future__ import annotations
 
@@ -44,8 +46,9 @@ def _formula(converter, call: exp.Expr, scope, condition: exp.Expr | None) -> ex
     def agg(cls, value: exp.Expr) -> exp.Expr:
         made = cls(this=value.copy())
         return exp.Filter(this=made, expression=condition.copy()) if condition is not None else made
-    x = exp.Paren(this=arg.copy() if source == result else _cast(arg.copy(), result))  # x in the result's type
-    total = _cast(agg(exp.Sum, x), result)
+    exact = "DOUBLE" if not result.startswith("DECIMAL") else result  # the sums' type: Flink's M2 is a DOUBLE
+    x = exp.Paren(this=arg.copy() if source == exact else _cast(arg.copy(), exact))
+    total = _cast(agg(exp.Sum, x), exact)
     count = agg(exp.Count, x)
     difference = exp.Sub(this=agg(exp.Sum, exp.Mul(this=x, expression=x.copy())),
                          expression=exp.Div(this=exp.Mul(this=total, expression=total.copy()), expression=count))
