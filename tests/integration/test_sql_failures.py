@@ -31,15 +31,20 @@ def wait_for_checkpoint(cluster, job_id, timeout=300):
                timeout, "a new completed checkpoint")
 
 
-def sql_job(cluster, out, rows, parallelism, rate=None, pace=None, savepoint=None):
-    """The clicks TUMBLE query into CSV files; its source limited to ``rate`` rows/s or, with ``pace``,
-    paced by that function in its WHERE clause (a SQL function holding each batch while the pace is on)."""
+def _checkpointed_sql(cluster, parallelism, savepoint=None) -> StreamTableEnvironment:
+    """A table environment on ``cluster`` checkpointing every second, started from ``savepoint`` when given."""
     env = cluster.environment()
     env.set_parallelism(parallelism)
     env.enable_checkpointing("1 s")
     if savepoint:
         env.from_savepoint(savepoint)
-    t_env = StreamTableEnvironment.create(env)
+    return StreamTableEnvironment.create(env)
+
+
+def sql_job(cluster, out, rows, parallelism, rate=None, pace=None, savepoint=None):
+    """The clicks TUMBLE query into CSV files; its source limited to ``rate`` rows/s or, with ``pace``,
+    paced by that function in its WHERE clause (a SQL function holding each batch while the pace is on)."""
+    t_env = _checkpointed_sql(cluster, parallelism, savepoint)
     *tables, insert = clicks.sql(rows=rows, sink="filesystem", path=str(out), rows_per_second=rate)
     for statement in tables:
         t_env.execute_sql(statement)
@@ -93,12 +98,7 @@ DIPS_SCHEMA = "user INT, start_at TIMESTAMP, end_at TIMESTAMP, depth DOUBLE, n B
 
 def dips_job(cluster, out, rows, parallelism, rate, savepoint=None):
     """MATCH_RECOGNIZE over the clicks' amounts per user (each dip and its recovery) into CSV files."""
-    env = cluster.environment()
-    env.set_parallelism(parallelism)
-    env.enable_checkpointing("1 s")
-    if savepoint:
-        env.from_savepoint(savepoint)
-    t_env = StreamTableEnvironment.create(env)
+    t_env = _checkpointed_sql(cluster, parallelism, savepoint)
     source, *_ = clicks.sql(rows=rows, rows_per_second=rate, event_rate=200)
     t_env.execute_sql(source)
     t_env.execute_sql(f"CREATE TABLE dips ({DIPS_SCHEMA.replace('user', '`user`', 1)}) WITH ('connector' = "
