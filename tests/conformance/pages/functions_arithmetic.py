@@ -8,7 +8,7 @@ CASES = [
                              "WHERE b <> 0"),
     Case("fn rounding", "SELECT id, ROUND(d, 1) AS r1, ROUND(d, 0) AS r0, CEIL(d) AS c, FLOOR(d) AS f, "
                         "SIGN(a) AS s FROM numbers"),
-    Case("fn logarithms", "SELECT id, LN(d) AS natural, LOG10(d) AS l10, LOG2(d) AS l2, LOG(2, d) AS lb, EXP(b) AS e "
+    Case("fn logarithms", "SELECT id, LN(d) AS ln_d, LOG10(d) AS l10, LOG2(d) AS l2, LOG(2, d) AS lb, EXP(b) AS e "
                           "FROM numbers"),
     Case("fn trigonometry", "SELECT id, SIN(d) AS s, COS(d) AS c, TAN(d) AS t, ATAN2(d, CAST(2 AS DOUBLE)) AS a2, "
                             "DEGREES(d) AS dg FROM numbers WHERE d BETWEEN -10 AND 10"),
