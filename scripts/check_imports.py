@@ -29,9 +29,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "runtime.codec", "runtime.config_values", "runtime.config", "runtime.states", "runtime.ddl", "runtime.fileio",
         "runtime.tls", "runtime.jobgraph", "runtime.chaining", "runtime.messages", "runtime.data_messages",
         "runtime.events", "runtime.gateways", "runtime.routing", "runtime.api_hints")),
-    ("services every role uses: checkpoints, HA, connectors, snapshots, metrics, live views", (
+    ("services every role uses: checkpoints, HA, connectors, snapshots, metrics, live views, pattern matching", (
         "runtime.checkpoint", "runtime.ha", "runtime.connectors", "runtime.snapshots", "runtime.metrics",
-        "runtime.views")),
+        "runtime.views", "runtime.cep")),
     ("the REST client and a job's handle", ("runtime.client", "runtime.job_client")),
     ("the DataStream API", ("runtime.api",)),
     ("the SQL layer (plans made into DataStreams)", ("runtime.sql",)),

@@ -14,7 +14,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from runtime.sql.functions import CATEGORIES, registry  # noqa: E402
+from runtime.sql.builtins import registry  # noqa: E402
+from runtime.sql.function_defs import CATEGORIES  # noqa: E402
 
 TARGET = ROOT / "docs" / "sql-functions.md"
 
@@ -24,8 +25,8 @@ def render() -> str:
     functions = registry().functions
     supported = sum(f.supported for f in functions)
     lines = ["# Flink SQL built-in functions in Flinkbench", "",
-             "Generated from the function registry (`runtime/sql/functions.py`, the functions by category in",
-             "`runtime/sql/builtins/`) by `scripts/gen_function_docs.py`; `make lint` checks it is current.",
+             "Generated from the function registry (`runtime/sql/builtins/`, the functions by category, each described",
+             "as `runtime/sql/function_defs.py` says) by `scripts/gen_function_docs.py`; `make lint` checks it is current.",
              "A function the table says is not supported is refused when a statement is planned, naming it.",
              "The supported ones are checked against Apache Flink 2.3 by `tests/integration/test_sql_function_registry.py`.",
              "", f"{supported} of {len(functions)} functions and operators are supported.", ""]

@@ -107,7 +107,7 @@ class SqlExecutor:
         if what == "VIEWS":
             return StatementResult("rows", ["view name"], [(n,) for n in self.catalog.view_names()])
         if what in ("FUNCTIONS", "USER FUNCTIONS"):
-            from runtime.sql.functions import builtin_names
+            from runtime.sql.builtins import builtin_names
 
             names = sorted(self.catalog.functions) + ([] if what == "USER FUNCTIONS" else builtin_names())
             return StatementResult("rows", ["function name"], [(n,) for n in names])

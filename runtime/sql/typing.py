@@ -15,6 +15,7 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
 from runtime.sql import arithmetic, casts, session_zone
+from runtime.sql.builtins import result_type
 from runtime.sql.errors import SqlError
 from runtime.sql.types import spark_type
 
@@ -157,8 +158,6 @@ def _spark(dtype: exp.DataType) -> str | None:
 def _annotated(expr: exp.Expr, columns: dict[str, str]) -> str | None:
     """The function registry's result type of a call when Flink's is a fixed one (YEAR is a BIGINT, where sqlglot
     says TINYINT), else sqlglot's type of ``expr``."""
-    from runtime.sql.functions import result_type
-
     fixed = result_type(expr)
     if fixed is not None:
         return fixed

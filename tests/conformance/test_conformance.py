@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from tests.conformance.harness import VERDICTS, flinkbench_answer, report, verdict
 from tests.conformance.pages import pages
 from tests.conformance.tables import TABLES

@@ -13,8 +13,8 @@ import math
 
 import pytest
 
-from runtime.api.table import StreamTableEnvironment
-from runtime.sql.functions import registry
+from runtime.table import StreamTableEnvironment
+from runtime.sql.builtins import registry
 
 pytestmark = pytest.mark.slow
 

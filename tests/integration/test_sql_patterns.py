@@ -10,7 +10,7 @@ import datetime
 
 import pytest
 
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from runtime.changelog import materialize
 from tests.helpers.sql_suite import normalized
 

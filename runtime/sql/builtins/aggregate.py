@@ -3,7 +3,7 @@ aggregation, OVER and Top-N planners (runtime.sql.aggregates, runtime.sql.over, 
 the rest by name; the SHA family is Spark's sha2 of the right length."""
 from sqlglot import exp
 
-from runtime.sql.functions import SAME, Function as F, category
+from runtime.sql.function_defs import SAME, Function as F, category
 
 PLANNED = "planned by the aggregation"
 NOT_YET = "not among the aggregations the planner runs yet"

@@ -3,7 +3,7 @@ type as Flink does (Spark's CEIL of a DOUBLE is a BIGINT, its SIGN a DOUBLE)."""
 from sqlglot import exp
 
 from runtime.sql.arithmetic import integer_division
-from runtime.sql.functions import SAME, Function as F, arg_type, cast, category
+from runtime.sql.function_defs import SAME, Function as F, arg_type, cast, category
 
 FLOATS = ("DOUBLE", "FLOAT")
 

@@ -4,7 +4,7 @@ Flink's JSON functions follow SQL/JSON paths and keep object key order: Spark's 
 so they are refused."""
 from sqlglot import exp
 
-from runtime.sql.functions import SAME, Function as F, call, cast, category
+from runtime.sql.function_defs import SAME, Function as F, call, cast, category
 
 
 def _element(node: exp.Expr) -> exp.Expr:

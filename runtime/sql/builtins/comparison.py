@@ -1,7 +1,7 @@
 """Comparison and logical functions: Spark's operators mean Flink's (three-valued logic, NULL semantics)."""
 from sqlglot import exp
 
-from runtime.sql.functions import SAME, Function as F, category
+from runtime.sql.function_defs import SAME, Function as F, category
 
 
 def _boolean(node: exp.Expr) -> bool:

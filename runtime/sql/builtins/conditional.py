@@ -2,7 +2,7 @@
 NULLs); IS_ALPHA and IS_DIGIT test every character as Java's Character does."""
 from sqlglot import exp
 
-from runtime.sql.functions import SAME, Function as F, category
+from runtime.sql.function_defs import SAME, Function as F, category
 
 
 def _null_if_any_null(node: exp.Expr) -> exp.Expr:

@@ -3,7 +3,7 @@ delimiter (Spark's split takes a regular expression), FROM_BASE64 gives a string
 Flink's delimiters."""
 from sqlglot import exp
 
-from runtime.sql.functions import SAME, Function as F, call, cast, category
+from runtime.sql.function_defs import SAME, Function as F, call, cast, category
 
 
 def _literal_split(text: exp.Expr, separator: exp.Expr) -> exp.Expr:

@@ -3,7 +3,7 @@ EXTRACT(SECOND ...) (whole seconds in Flink), CONVERT_TZ and TO_TIMESTAMP_LTZ ar
 the watermark are not supported."""
 from sqlglot import exp
 
-from runtime.sql.functions import SAME, Function as F, call, category
+from runtime.sql.function_defs import SAME, Function as F, call, category
 
 
 def _unit(node: exp.Expr) -> bool:

@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 
 from runtime.api.environment import StreamExecutionEnvironment
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from runtime.sql.errors import UnsupportedSqlError
-from runtime.sql.functions import CATEGORIES, registry, to_spark
+from runtime.sql.builtins import registry
+from runtime.sql.function_defs import CATEGORIES
+from runtime.sql.functions import to_spark
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -3,7 +3,7 @@ Flink's reason (each refusal below is what Apache Flink 2.3 answers for the same
 import pytest
 
 from runtime.api.environment import StreamExecutionEnvironment
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 
 TICKER = """CREATE TABLE ticker (symbol STRING, rowtime TIMESTAMP(3), price BIGINT, tax BIGINT,

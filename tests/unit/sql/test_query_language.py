@@ -4,7 +4,7 @@ import pytest
 import sqlglot
 
 from runtime.api.environment import StreamExecutionEnvironment
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from runtime.sql.dialect import Flink
 from runtime.sql.errors import UnsupportedSqlError
 from runtime.sql.functions import to_spark

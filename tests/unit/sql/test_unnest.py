@@ -3,7 +3,7 @@ WITH ORDINALITY, LEFT JOIN ... ON TRUE, and the forms refused by name."""
 import pytest
 
 from runtime.api.environment import StreamExecutionEnvironment
-from runtime.api.table import StreamTableEnvironment
+from runtime.table import StreamTableEnvironment
 from runtime.sql.errors import UnsupportedSqlError
 
 
