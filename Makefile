@@ -6,7 +6,7 @@ STAMPS := .stamps
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(abspath $(PY))
 
-.PHONY: setup system-deps java spark-archive extension demo test test-fast bench chaos dist lint clean screenshots notebooks
+.PHONY: setup system-deps java spark-archive extension demo test test-fast sql-conformance bench chaos dist lint clean screenshots notebooks
 
 setup: $(STAMPS)/venv
 
@@ -55,10 +55,17 @@ TEST_WORKERS ?= 2
 test: export JAVA_TOOL_OPTIONS ?= -XX:TieredStopAtLevel=1
 
 test: system-deps java setup extension spark-archive
-	@$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial" --durations=40 \
+	@$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial and not conformance" --durations=40 \
 	  $(if $(JUNIT),--junitxml=$(JUNIT)-parallel.xml) $(PYTEST_ARGS); parallel=$$?; \
 	$(PY) -m pytest -m serial --durations=40 $(if $(JUNIT),--junitxml=$(JUNIT)-serial.xml) $(PYTEST_ARGS); serial=$$?; \
 	for part in $$parallel $$serial; do case $$part in 0|5) ;; *) exit $$part ;; esac; done  # 5: no test in that part
+
+# The SQL conformance suite (tests/conformance): the queries of Flink's SQL reference pages, each answered by
+# Apache Flink 2.3 (PyFlink, installed once into its own venv) and by Flinkbench on one local cluster, the final
+# tables compared exactly, types included; the report per page goes to test-output/sql-conformance.txt.
+sql-conformance: export JAVA_TOOL_OPTIONS ?= -XX:TieredStopAtLevel=1
+sql-conformance: java setup spark-archive
+	$(PY) -m pytest tests/conformance -m conformance -p no:cacheprovider -q -rA $(PYTEST_ARGS)
 
 test-fast: setup
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
@@ -81,6 +88,7 @@ lint: setup
 	$(PY) scripts/check_sizes.py
 	$(PY) scripts/check_imports.py
 	$(PY) scripts/gen_event_types.py --check
+	$(PY) scripts/gen_function_docs.py --check
 	bash scripts/build-extension.sh --lint
 
 # The README's screenshots (extension/screenshots/): the README's first %%flink cell run in a real JupyterLab

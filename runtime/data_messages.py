@@ -10,18 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runtime.codec import wire
-from runtime.ids import ExecutionAttemptId
+from runtime.ids import ExecutionAttemptId, JobVertexId
 
 
 @wire
 @dataclass
 class PartitionRequest:
-    """First frame a consumer sends: which producer attempt and subpartition it reads, and its token."""
+    """First frame a consumer sends: which producer attempt and subpartition it reads, and its token; the consumer's
+    vertex tells apart the outputs of a producer that feeds several vertices (a source read once for many)."""
     token: str
     producer: ExecutionAttemptId
     subpartition: int
     consumer: ExecutionAttemptId
     initial_credit: int
+    consumer_vertex: JobVertexId | None = None
 
 
 @wire

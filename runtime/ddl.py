@@ -157,3 +157,8 @@ def _tokenize(ddl: str) -> list[tuple[str, str]]:
             tokens.append(("punct", punct))
         pos = match.end()
     return tokens
+
+
+def ddl_type(text: str) -> pa.DataType:
+    """The Arrow type of one DDL type (``INT``, ``DECIMAL(38,6)``); DDLError if it does not parse."""
+    return arrow_schema(f"`value` {text}").field(0).type

@@ -30,9 +30,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "runtime.tls", "runtime.python_dependencies", "runtime.jobgraph", "runtime.chaining", "runtime.messages", "runtime.data_messages",
         "runtime.events", "runtime.gateways", "runtime.routing", "runtime.api_hints", "runtime.spark_stages",
         "runtime.process_logs", "runtime.stop_signal")),
-    ("services every role uses: checkpoints, HA, connectors, snapshots, metrics, live views", (
+    ("services every role uses: checkpoints, HA, connectors, snapshots, metrics, live views, pattern matching", (
         "runtime.checkpoint", "runtime.ha", "runtime.connectors", "runtime.snapshots", "runtime.metrics",
-        "runtime.views")),
+        "runtime.views", "runtime.cep")),
     ("the REST client and a job's handle", ("runtime.client", "runtime.job_client")),
     ("the DataStream API, and Python functions as PyFlink writes them", ("runtime.api", "runtime.udf")),
     ("the SQL layer (plans made into DataStreams)", ("runtime.sql",)),

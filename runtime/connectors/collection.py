@@ -43,7 +43,7 @@ class CollectionReader(SourceReader):
         super().__init__(ctx)
         table = table_from_b64(ctx.params["arrow_b64"])
         p, i = ctx.parallelism, ctx.subtask_index
-        self.rows = table.take(list(range(i, table.num_rows, p)))
+        self.rows = table.take(pa.array(range(i, table.num_rows, p), pa.int64()))  # typed: it may be empty
         self.bundle_rows = int(ctx.params.get("bundle_rows") or 0)
         self.schema = ctx.params.get("schema")
         self.position = 0

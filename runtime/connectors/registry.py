@@ -11,7 +11,7 @@ from runtime import errors
 from runtime.connectors import collect, collection, datagen, files, jdbc, postgres_cdc, push, simple_sinks
 from runtime.connectors.base import (PYTHON_CONNECTOR, Connector, ConnectorContext, ConnectorError, LookupFunction,
                                      SinkWriter, SourceReader)
-from runtime.connectors.result_times import with_result_times
+from runtime.connectors.result_types import with_result_types
 from runtime.connectors.table_options import TableFactory, TableSpec, TableOptionError, UnsupportedTableOption
 
 CONNECTORS: tuple[Connector, ...] = (datagen.CONNECTOR, collection.CONNECTOR, files.CONNECTOR, push.CONNECTOR,
@@ -57,9 +57,9 @@ def source_reader(ctx: ConnectorContext) -> SourceReader:
 
 
 def sink_writer(ctx: ConnectorContext) -> SinkWriter:
-    """The SinkWriter an operator names (registered here, or shipped with the job); a SQL sink's result time columns
-    are conformed to their types first (runtime.connectors.result_times)."""
-    return with_result_times(_connector_class(ctx, "sink")(ctx))
+    """The SinkWriter an operator names (registered here, or shipped with the job); a SQL sink's bundles are
+    conformed to the result's types first (runtime.connectors.result_types)."""
+    return with_result_types(_connector_class(ctx, "sink")(ctx))
 
 
 def lookup_function(params: dict, keys: list[str]) -> LookupFunction:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from runtime.sql import aggregates, joins, ranking, user_functions, windows
+from runtime.sql import (aggregates, functions, joins, match_recognize, over, ranking, session_zone, set_operations,
+                         subqueries, temporal, unnest, user_functions, windows)
 from runtime.sql.catalog import StreamTable, TableDef, ViewDef
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 from runtime.sql.logical import Calc, Field, GroupAggregate, Node, Scan, Union, Values, WindowTVF
@@ -19,8 +20,9 @@ from runtime.sql.typing import infer_type
 
 class Converter:
     """Plans queries of one statement against the catalog, in streaming or batch mode."""
-    def __init__(self, catalog, runtime_mode: str = "streaming", position=None):
+    def __init__(self, catalog, runtime_mode: str = "streaming", position=None, time_zone: str = "UTC"):
         self.catalog = catalog
+        self.time_zone = time_zone  # the session's: TIMESTAMP_LTZ fields are read in it (runtime.sql.session_zone)
         self.batch = runtime_mode == "batch"
         self.position = position
         self.ctes: dict[str, exp.Expr] = {}
@@ -37,12 +39,18 @@ class Converter:
     def query(self, query: exp.Expr) -> Node:
         """The plan of a SELECT, UNION ALL or VALUES; its fields are the query's columns."""
         query = user_functions.resolve(query, self.catalog, self.error)
+        functions.check(query, user_functions.called_names(self.catalog),
+                        lambda node, message: self.error(node, message, UnsupportedSqlError))
+        with session_zone.planning_in(self.time_zone):
+            return self._query(query)
+
+    def _query(self, query: exp.Expr) -> Node:
         for cte in (query.args.get("with_") or exp.With()).expressions:
             self.ctes[cte.alias] = cte.this
         if isinstance(query, exp.Union):
             return self.union(query)
         if isinstance(query, (exp.Intersect, exp.Except)):
-            raise self.error(query, f"{type(query).__name__.upper()} is not supported", UnsupportedSqlError)
+            return ranking.order_limit(self, query, set_operations.plan(self, query))
         if isinstance(query, exp.Subquery):
             return self.query(query.this)
         if isinstance(query, exp.Values):
@@ -90,13 +98,15 @@ class Converter:
         else:
             scope, where = self.from_clause(select), select.args.get("where")
         if where is not None:
-            scope = self.filter(scope, where.this)
+            scope = self.where(scope, where.this)
         if aggregates.has_aggregation(select):
             scope, projections = aggregates.plan(self, select, scope)
-        elif ranking.has_over(select):
-            scope, projections = ranking.plan_over(self, select, scope)
+        elif over.has_over(select):
+            scope, projections = over.plan(self, select, scope)
         else:
             scope, projections = self._rows_of(scope, select), select.expressions
+            if any(subqueries.has_subquery(p) for p in projections):
+                scope, projections = subqueries.plan_scalars(self, scope, [p.copy() for p in projections])
         node = self.project(scope, projections).node
         if select.args.get("distinct"):
             node = GroupAggregate(list(node.fields), node, node.names, [], emit_final=self.batch)
@@ -120,15 +130,18 @@ class Converter:
             return Scope.of(values, None, self.position)
         scope = self.relation(source.this)
         for join in select.args.get("joins") or []:
-            scope = joins.plan(self, scope, join)
+            planner = unnest.plan if unnest.applies(join) else temporal.plan if temporal.applies(scope, join) else joins.plan
+            scope = planner(self, scope, join)
+        if select.args.get("match") is not None:
+            scope = match_recognize.plan(self, scope, select.args["match"])
         return scope
 
     def relation(self, node: exp.Expr) -> Scope:
         """The scope of one item of FROM: a table, view, CTE, subquery or table function."""
         alias = node.alias or None
         if isinstance(node, exp.Table) and node.args.get("version") is not None:
-            raise self.error(node, "FOR SYSTEM_TIME AS OF is supported in a lookup join only (JOIN t FOR SYSTEM_TIME "
-                                   "AS OF s.proc_time with a jdbc table t); event-time temporal joins are not",
+            raise self.error(node, "FOR SYSTEM_TIME AS OF belongs to the right side of a join: a temporal join (AS OF the "
+                                   "left table's time attribute) or a lookup join (AS OF s.proc_time, a jdbc table)",
                              UnsupportedSqlError)
         if isinstance(node, exp.Subquery):
             return Scope.of(self.query(node.this), alias, self.position)
@@ -168,6 +181,13 @@ class Converter:
         return Scan([Field(c.name, c.type) for c in item.columns], item, rowtime, changelog)
 
     # -- WHERE and SELECT -------------------------------------------------------------------------
+    def where(self, scope: Scope, condition: exp.Expr) -> Scope:
+        """WHERE: its subqueries as joins (runtime.sql.subqueries), the rest as a filter."""
+        if subqueries.has_subquery(condition):
+            scope, rest = subqueries.plan_where(self, scope, condition)
+            return scope if rest is None else self.filter(scope, rest)
+        return self.filter(scope, condition)
+
     def filter(self, scope: Scope, condition: exp.Expr) -> Scope:
         """WHERE/HAVING as a Calc; over a window TVF the rows are filtered before they are windowed."""
         node = scope.node
@@ -195,7 +215,7 @@ class Converter:
                 if field is not None and field == scope.node.rowtime and rowtime is None:
                     rowtime = name
                 exprs.append((name, sql))
-                fields.append(Field(name, types[field] if field else infer_type(scope.rewrite(expr), types)))
+                fields.append(Field(name, types[field] if field else infer_type(scope.typed(expr), types)))
                 entries.append(Entry(None, name, name))
         if [s for _, s in exprs] == [quoted(n) for n in scope.node.names] and \
                 [n for n, _ in exprs] == scope.node.names:

@@ -107,7 +107,7 @@ class SqlExecutor:
         if what == "VIEWS":
             return StatementResult("rows", ["view name"], [(n,) for n in self.catalog.view_names()])
         if what in ("FUNCTIONS", "USER FUNCTIONS"):
-            from runtime.sql.functions import builtin_names
+            from runtime.sql.builtins import builtin_names
 
             names = self.catalog.function_names() + ([] if what == "USER FUNCTIONS" else builtin_names())
             return StatementResult("rows", ["function name"], [(n,) for n in names])
@@ -115,13 +115,18 @@ class SqlExecutor:
             return StatementResult("rows", ["catalog name"], [(CATALOG,)])
         if what in ("DATABASES", "CURRENT DATABASE"):
             return StatementResult("rows", ["database name"], [(DATABASE,)])
-        if what.startswith("CREATE TABLE"):
+        if what.startswith(("CREATE TABLE", "CREATE VIEW")):
             item = self.catalog.require(stmt.args["table"].strip("`"))
             return StatementResult("rows", ["result"], [(getattr(item, "text", ""),)])
+        if what.startswith("COLUMNS"):
+            return self._describe_rows(stmt.args["columns_of"])
         raise stmt.error(UnsupportedSqlError, f"SHOW {what} is not supported")
 
     def _describe(self, stmt) -> StatementResult:
-        name = stmt.args.get("name") or stmt.ast.this.name
+        return self._describe_rows(stmt.args.get("name") or stmt.ast.this.name)
+
+    def _describe_rows(self, name: str) -> StatementResult:
+        """DESCRIBE's (and SHOW COLUMNS') rows: Flink's columns name, type, null, key, extras, watermark."""
         rows = describe_rows(self.catalog.require(name.strip("`")))
         columns = ["name", "type", "null", "key", "extras", "watermark"]
         return StatementResult("rows", columns, [tuple(r[c] for c in columns) for r in rows])
@@ -174,7 +179,7 @@ class SqlExecutor:
         """A Converter for ``stmt`` (its positions) in the current runtime mode."""
         from runtime.sql.converter import Converter
 
-        return Converter(self.catalog, self.runtime_mode, stmt.position)
+        return Converter(self.catalog, self.runtime_mode, stmt.position, self.local_time_zone)
 
     def plan(self, stmt) -> Node:
         """The logical plan of a query or INSERT, ending in its sink."""
@@ -204,7 +209,7 @@ class SqlExecutor:
             raise inner.error(UnsupportedSqlError, "EXPLAIN takes a query, an INSERT or a statement set")
         sinks = [self.plan(s) for s in (inner.inner if inner.kind == "statement_set" else [inner])]
         env = self.job_environment(sinks)
-        return StatementResult("explain", ["plan"], text=explain.explain(sinks, env, inner.text))
+        return StatementResult("explain", ["plan"], text=explain.explain(sinks, env, inner, stmt.args.get("details")))
 
     def job_environment(self, sinks: list[Node]):
         """A fresh environment with the session's settings holding the operators of ``sinks``."""

@@ -1,99 +1,116 @@
-"""Flink's built-in scalar functions, translated where Spark's name or meaning differs.
+"""Calls of a statement checked against the function registry (runtime.sql.builtins) and rendered through it.
 
-Expressions are parsed by sqlglot with the Flink dialect and printed as Spark SQL; most of Flink's
-built-ins exist in Spark under the same name with the same meaning (UPPER, SUBSTRING, DATE_FORMAT,
-TIMESTAMPDIFF, REGEXP_EXTRACT, ...). The rest are rewritten here, one function per entry of
-:data:`REWRITES`; functions with no Spark counterpart are refused by name.
+The planner asks the registry about every function call of a statement before planning it (:func:`check`), so
+a function it cannot run with Flink's meaning is refused by name, and :func:`to_spark` renders an expression
+through it, telling rewrites their arguments' types (runtime.sql.typing) as the expression was written.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterable
+from contextvars import ContextVar
 
+import sqlglot
 from sqlglot import exp
 
-from runtime.sql.errors import UnsupportedSqlError
+from runtime.sql.builtins import key_of, name_of, registry
+from runtime.sql.function_defs import ARG_TYPES, SAME
+from runtime.sql.typing import type_of
 
 AGGREGATES = {"COUNT", "SUM", "MIN", "MAX", "AVG"}
-UNSUPPORTED = {"CURRENT_WATERMARK", "JSON_OBJECTAGG", "JSON_ARRAYAGG", "TUMBLE_START", "TUMBLE_END", "HOP_START",
-               "HOP_END", "SESSION_START", "SESSION_END", "TUMBLE_ROWTIME", "HOP_ROWTIME", "SESSION_ROWTIME"}
+_COLUMNS: ContextVar[dict[str, str] | None] = ContextVar("columns", default=None)
+_WRITTEN: ContextVar[dict[int, exp.Expr] | None] = ContextVar("written", default=None)  # rendered node -> as written
 
 
-def _anonymous(name: str) -> Callable[[exp.Expr], exp.Expr]:
-    return lambda node: exp.Anonymous(this=name, expressions=[node.this, *node.expressions])
+def check(ast: exp.Expr, user_functions: Iterable[str], error) -> None:
+    """Refuse, by name, the first call of ``ast`` to a function the registry does not run (``error(node,
+    message)`` makes the positioned error). Python functions registered under ``user_functions`` are allowed;
+    aggregates and OVER functions are the aggregation and OVER planners' to check, window table functions in
+    FROM and MATCH_RECOGNIZE's clauses where they are planned."""
+    users = {u.lower() for u in user_functions}
+    found_in = registry()
+
+    def refuse(node: exp.Expr, message: str):
+        anchor = node  # errors point at the call, or at the nearest enclosing node naming a column
+        while anchor.parent is not None and not any(True for _ in anchor.find_all(exp.Identifier)):
+            anchor = anchor.parent
+        return error(anchor, message)
+    for node in ast.walk():
+        if not isinstance(node, exp.Func) and key_of(node) not in found_in.by_node:
+            continue
+        if _planned_elsewhere(node) or (isinstance(node, exp.Anonymous) and node.name.lower() in users):
+            continue
+        found = found_in.of(node)
+        if found is None and not isinstance(node, exp.Func):
+            continue  # syntax of the language itself
+        if found is None:
+            raise refuse(node, f"function {name_of(node)} is not supported (docs/sql-functions.md lists what is)")
+        if not found.supported:
+            raise refuse(node, f"function {found.name} is not supported" + (f": {found.note}" if found.note else ""))
 
 
-def _split_index(node: exp.Anonymous) -> exp.Expr:
-    """SPLIT_INDEX(s, sep, i): the i-th (from 0) piece of s split at the literal sep; NULL if none."""
-    text, sep, index = node.expressions
-    quoted = exp.Concat(expressions=[exp.Literal.string("\\Q"), sep, exp.Literal.string("\\E")])
-    split = exp.Anonymous(this="split", expressions=[text, quoted])
-    return exp.Anonymous(this="try_element_at", expressions=[split, exp.Add(this=index, expression=exp.Literal.number(1))])
+# what sqlglot's parser wraps arguments in (YEAR(ts) reads the date of ts): not calls the query wrote
+SQLGLOT_WRAPPERS = (exp.TsOrDsToDate, exp.TimeStrToTime, exp.TsOrDsToTimestamp)
 
 
-def _floor_ceil_to(node: exp.Expr) -> exp.Expr:
-    """FLOOR(ts TO HOUR) -> date_trunc('HOUR', ts); CEIL(ts TO unit) rounds up to the next unit."""
-    unit = node.args.get("to")
-    if unit is None:
-        return node
-    trunc = exp.Anonymous(this="date_trunc", expressions=[exp.Literal.string(unit.name.upper()), node.this])
-    if isinstance(node, exp.Floor):
-        return trunc
-    bumped = exp.Anonymous(this="timestampadd", expressions=[exp.var(unit.name.upper()), exp.Literal.number(1), trunc])
-    return exp.If(this=exp.EQ(this=trunc, expression=node.this), true=trunc, false=bumped)
-
-
-def _timestamp_add(node: exp.TimestampAdd) -> exp.Expr:
-    unit = node.args.get("unit")
-    return exp.Anonymous(this="timestampadd", expressions=[exp.var(unit.name.upper()), node.expression, node.this])
-
-
-def _current_timestamp(_node) -> exp.Expr:
-    return exp.CurrentTimestamp()
-
-
-def _hash_code(node) -> exp.Expr:
-    return exp.Anonymous(this="hash", expressions=list(node.expressions))
-
-
-REWRITES: dict[str, Callable[..., exp.Expr]] = {
-    "SPLIT_INDEX": _split_index,
-    "NOW": _current_timestamp,
-    "PROCTIME": _current_timestamp,
-    "LOCALTIMESTAMP": _current_timestamp,
-    "HASH_CODE": _hash_code,
-    "CHAR_LENGTH": _anonymous("char_length"),
-}
+def _planned_elsewhere(node: exp.Expr) -> bool:
+    if isinstance(node, (exp.AggFunc, exp.Window, *SQLGLOT_WRAPPERS)) or isinstance(node.parent, exp.Window):
+        return True
+    if isinstance(node, exp.Unnest) and isinstance(node.parent, (exp.Join, exp.From)):
+        return True  # array expansion in FROM: runtime.sql.unnest
+    return node.find_ancestor(exp.Table, exp.MatchRecognize) is not None
 
 
 def translate(node: exp.Expr) -> exp.Expr:
-    """A copy of ``node`` with Flink's functions rewritten to Spark's; UnsupportedSqlError names the rest."""
-    def rewrite(n: exp.Expr) -> exp.Expr:
-        if isinstance(n, (exp.Floor, exp.Ceil)) and n.args.get("to") is not None:
-            return _floor_ceil_to(n)
-        if isinstance(n, exp.TimestampAdd):
-            return _timestamp_add(n)
-        if isinstance(n, exp.Extract) and n.this.name.upper() == "SECOND":  # Flink: whole seconds, Spark: decimal
-            return exp.Anonymous(this="second", expressions=[n.expression])
-        if isinstance(n, exp.Anonymous):
-            name = n.name.upper()
-            if name in UNSUPPORTED:
-                raise UnsupportedSqlError(f"function {name} is not supported")
-            if name in REWRITES:
-                return REWRITES[name](n)
+    """A copy of ``node`` with each call rendered as the registry says (unknown calls left as they are),
+    arguments before the calls that take them. A rewrite asking an argument's type (:func:`arg_type`) is told
+    the type of the argument as written, not of its rendering (``EXTRACT(SECOND FROM ts) / 15`` divides two
+    integers although its left side is rendered as Spark's ``second(ts)``)."""
+    root = node.copy()
+    working = list(root.walk())
+    written = {id(w): n for w, n in zip(working, node.walk())}
+    token = _WRITTEN.set(written)
+    try:
+        for n in working[::-1]:
+            parent, key, index = n.parent, n.arg_key, n.index  # before a rewrite wraps n in a node of its own
+            new = _rendered(n)
+            if new is not n:
+                working.append(new)  # kept alive, so that no later node takes its id
+                written[id(new)] = written.get(id(n), n)
+                if parent is None:
+                    root = new
+                else:
+                    parent.set(key, new, index)
+    finally:
+        _WRITTEN.reset(token)
+    return root
+
+
+def _rendered(n: exp.Expr) -> exp.Expr:
+    found = registry().of(n) if isinstance(n, exp.Func) or key_of(n) in registry().by_node else None
+    if found is None or found.spark in (None, SAME):
         return n
-    return node.copy().transform(rewrite)
+    if isinstance(found.spark, str):
+        args = [a for a in [n.this, *n.expressions] if isinstance(a, exp.Expr)] if isinstance(n, exp.Anonymous) \
+            else [v for v in n.args.values() if isinstance(v, exp.Expr)]
+        return sqlglot.parse_one(found.spark.format(*[a.sql(dialect="spark") for a in args]), read="spark")
+    return found.spark(n)
 
 
-def to_spark(node: exp.Expr) -> str:
-    """Spark SQL text of a (resolved) Flink expression."""
-    return translate(node).sql(dialect="spark")
+def to_spark(node: exp.Expr, columns: dict[str, str] | None = None) -> str:
+    """Spark SQL text of a (resolved) Flink expression; ``columns`` (field -> Spark type) lets rewrites that
+    depend on an argument's type (CEIL of a DOUBLE stays a DOUBLE) see it."""
+    columns_token, typing_token = _COLUMNS.set(columns), ARG_TYPES.set(_arg_type)
+    try:
+        return translate(node).sql(dialect="spark")
+    finally:
+        ARG_TYPES.reset(typing_token)
+        _COLUMNS.reset(columns_token)
 
 
-def builtin_names() -> list[str]:
-    """SHOW FUNCTIONS: the aggregates and the scalar functions Flink users reach for most, as translated."""
-    scalar = ["ABS", "CAST", "CEIL", "CHAR_LENGTH", "COALESCE", "CONCAT", "CONCAT_WS", "DATE_FORMAT", "EXTRACT",
-              "FLOOR", "FROM_UNIXTIME", "HASH_CODE", "IF", "INITCAP", "LOWER", "LPAD", "LTRIM", "MD5", "MOD", "NOW",
-              "NULLIF", "POSITION", "POWER", "PROCTIME", "REGEXP_EXTRACT", "REGEXP_REPLACE", "REPLACE", "ROUND",
-              "RPAD", "RTRIM", "SPLIT_INDEX", "SQRT", "SUBSTRING", "TIMESTAMPADD", "TIMESTAMPDIFF", "TO_DATE",
-              "TO_TIMESTAMP", "TRIM", "TRY_CAST", "UNIX_TIMESTAMP", "UPPER"]
-    return sorted(AGGREGATES | set(scalar) | {"ROW_NUMBER", "TUMBLE", "HOP", "CUMULATE", "SESSION"})
+def _arg_type(node: exp.Expr) -> str | None:
+    """A rewrite's argument typed by Flink's rules (runtime.sql.typing) as it was written, when the columns it
+    reads are known."""
+    columns = _COLUMNS.get()
+    if columns is None:
+        return None
+    return type_of((_WRITTEN.get() or {}).get(id(node), node), columns)

@@ -35,7 +35,7 @@ def plan(converter, left: Scope, join: exp.Join) -> Scope:
     window_join = isinstance(left.node, WindowTVF) and isinstance(right.node, WindowTVF)
     if window_join:
         left, right = windows.plain_tvf(converter, left), windows.plain_tvf(converter, right)
-    right, renames = _renamed(left, right)
+    right, renames = renamed(left, right)
     merged_fields = list(left.node.fields) + list(right.node.fields)
     scope = left.merged(right, None, {})
     conjuncts: list[exp.Expr]
@@ -45,7 +45,7 @@ def plan(converter, left: Scope, join: exp.Join) -> Scope:
     else:
         parts = condition.flatten() if isinstance(condition, exp.And) else [condition]
         conjuncts = [c for c in parts if c is not None]
-    keys, times, rest = _classify(converter, scope, left, right, conjuncts)
+    keys, times, rest = classify(converter, scope, left, right, conjuncts)
     window = _window_keys(keys) if window_join else None
     interval = _interval(converter, join, left, right, times) if times else None
     if not [k for k in keys if k not in (window or {}).get("pairs", [])]and window is None:
@@ -56,7 +56,7 @@ def plan(converter, left: Scope, join: exp.Join) -> Scope:
     if rest and kind != "inner":
         raise converter.error(join, "an outer join's ON condition may only have equalities between columns",
                               UnsupportedSqlError)
-    left_node, right_node, lkeys, rkeys = _aligned_keys(left.node, right.node, keys, window)
+    left_node, right_node, lkeys, rkeys = aligned_keys(left.node, right.node, keys, window)
     node = Join(merged_fields, left_node, right_node, kind, lkeys, rkeys, interval=interval,
                 window=None if window is None else {"left": window["left"], "right": window["right"]},
                 emit_final=converter.batch)
@@ -66,7 +66,8 @@ def plan(converter, left: Scope, join: exp.Join) -> Scope:
     return out
 
 
-def _renamed(left: Scope, right: Scope) -> tuple[Scope, dict[str, str]]:
+def renamed(left: Scope, right: Scope) -> tuple[Scope, dict[str, str]]:
+    """The right side with the columns the left side also has renamed as Flink does (``id`` -> ``id0``)."""
     taken = set(left.node.names)
     renames = {}
     for name in right.node.names:
@@ -96,7 +97,8 @@ def _side_of(scope: Scope, side: Scope, expr: exp.Expr) -> bool:
     return bool(columns) and all(scope.resolve(c) in fields for c in columns)
 
 
-def _classify(converter, scope, left, right, conjuncts):
+def classify(converter, scope, left, right, conjuncts):
+    """ON's conjuncts as (equality key pairs (left, right), bounds between the two rowtimes, the rest)."""
     keys, times, rest = [], [], []
     for c in conjuncts:
         if isinstance(c, exp.EQ) and isinstance(c.this, exp.Column) and isinstance(c.expression, exp.Column):
@@ -168,7 +170,7 @@ def _window_keys(keys: list[tuple[str, str]]) -> dict:
             "pairs": [(k, found[k]) for k in left]}
 
 
-def _aligned_keys(left: Node, right: Node, keys, window):
+def aligned_keys(left: Node, right: Node, keys, window):
     """Join keys (window bounds apart) with the right side's cast to the left side's types, so both hash alike."""
     pairs = [k for k in keys if k not in (window or {}).get("pairs", [])]
     casts = {b: left.type_of(a) for a, b in pairs if left.type_of(a) != right.type_of(b)}

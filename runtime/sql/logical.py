@@ -121,13 +121,14 @@ class Aggregate:
     column: str | None  # input field (None: COUNT(*))
     type: str  # result type (Spark DDL)
     integral: bool = False  # AVG of an integer type is an integer in Flink
-    args: list[str] = field(default_factory=list)  # a Python aggregate function's input fields
+    args: tuple = ()  # constant arguments after the column (LAG's offset and default)
+    inputs: list[str] = field(default_factory=list)  # a Python aggregate function's input fields
     function: str | None = None  # a Python aggregate function's Spark name (runtime.sql.user_functions)
 
     def call(self) -> str:
         """How EXPLAIN shows the call."""
         if self.fn == "udaf":
-            return f"{(self.function or '').split('__py')[0]}({', '.join(self.args)})"
+            return f"{(self.function or '').split('__py')[0]}({', '.join(self.inputs)})"
         return f"{self.fn}({self.column or '*'})"
 
 
@@ -146,6 +147,11 @@ class WindowAggregate(Node):
     def updating(self) -> bool:
         """A window fires once, when the watermark passes its end: inserts only."""
         return False
+
+    @property
+    def rowtime(self):
+        """window_time, when the aggregate gives it (grouped by it): a time attribute for windows after this one."""
+        return "window_time" if "window_time" in self.names else None
 
     def describe(self) -> str:
         aggs = ", ".join(f"{a.call()} AS {a.name}" for a in self.aggregates)
@@ -178,9 +184,11 @@ class Rank(Node):
     input: Node
     partition: list[str]
     order: list[tuple[str, bool, bool]]  # (field, ascending, nulls first)
-    limit: int
+    limit: int  # the last rank kept
     number_field: str | None  # the row number column when the query keeps it
     emit_final: bool = False
+    start: int = 1  # the first rank kept
+    function: str = "row_number"  # or rank, dense_rank
 
 
     @property
@@ -192,7 +200,25 @@ class Rank(Node):
         order = ", ".join(f"{c} {'ASC' if asc else 'DESC'}{'' if nf == asc else ' NULLS ' + ('FIRST' if nf else 'LAST')}"
                           for c, asc, nf in self.order)
         last = self.limit if self.limit < UNLIMITED else ""
-        return f"Rank(partitionBy=[{', '.join(self.partition)}], orderBy=[{order}], rankRange=[1..{last}])"
+        return f"Rank(rankType=[{self.function.upper()}], partitionBy=[{', '.join(self.partition)}], " \
+               f"orderBy=[{order}], rankRange=[{self.start}..{last}])"
+
+
+@dataclass
+class Sort(Node):
+    """ORDER BY the time attribute (then other columns) of a streaming query: rows leave sorted as the watermark
+    passes them; append-only."""
+    input: Node
+    order: list[tuple[str, bool, bool]]  # (field, ascending, nulls first), the time attribute first
+
+    @property
+    def rowtime(self):
+        """The rows keep their time attribute."""
+        return self.input.rowtime
+
+    def describe(self) -> str:
+        order = ", ".join(f"{c} {'ASC' if asc else 'DESC'}" for c, asc, _ in self.order)
+        return f"TemporalSort(orderBy=[{order}])"
 
 
 @dataclass
@@ -212,15 +238,17 @@ class Over(Node):
 
     def describe(self) -> str:
         aggs = ", ".join(f"{a.call()} AS {a.name}" for a in self.aggregates)
-        frame = f"ROWS {self.frame['rows']} PRECEDING" if "rows" in self.frame else \
-            f"RANGE {self.frame['range_us'] // 1000} ms PRECEDING"
+        rows, range_us = self.frame.get("rows"), self.frame.get("range_us")
+        frame = (f"ROWS {'UNBOUNDED' if rows is None else rows} PRECEDING" if "rows" in self.frame else
+                 f"RANGE {'UNBOUNDED' if range_us is None else f'{range_us // 1000} ms'} PRECEDING")
         return f"OverAggregate(partitionBy=[{', '.join(self.partition)}], orderBy=[{self.time_column}], " \
                f"{frame}, select=[{aggs}])"
 
 
 @dataclass
 class Join(Node):
-    """Regular, interval and window joins on equality keys; ``kind`` inner/left/right/full."""
+    """Regular, interval and window joins on equality keys; ``kind`` inner/left/right/full, or semi/anti (the left
+    rows with or without partners: IN and EXISTS, their negations; ``null_aware`` the columns NOT IN compares)."""
     left: Node
     right: Node
     kind: str
@@ -230,6 +258,7 @@ class Join(Node):
     interval: dict | None = None  # interval join: {"left_time", "right_time", "lower_us", "upper_us"}
     window: dict | None = None  # window join: {"left": (start, end), "right": (start, end)} field names
     emit_final: bool = False
+    null_aware: list[str] | None = None
 
 
     @property
@@ -238,7 +267,7 @@ class Join(Node):
         regular join retracts its NULL-padded rows when a match arrives."""
         if self.interval is not None or self.window or self.emit_final:
             return False
-        return self.kind != "inner" or super().updating
+        return self.kind not in ("inner", "semi") or super().updating
 
     @property
     def rowtime(self):
@@ -256,6 +285,8 @@ class Join(Node):
         extra = f", between=[{self.interval['lower_us'] // 1000} ms, {self.interval['upper_us'] // 1000} ms]" \
             if self.interval else ""
         residual = f", where=[{self.condition}]" if self.condition else ""
+        if self.null_aware:  # NOT IN: equal, or NULL on either side
+            residual += f", nullAware=[{self.null_aware[0]} = {self.null_aware[1]}]"
         return f"{kind}(joinType=[{self.kind.upper()}], on=[{on}]{extra}{residual})"
 
 
@@ -328,14 +359,6 @@ class Sink(Node):
 
     def describe(self) -> str:
         return f"Sink(table=[{self.target}], fields=[{', '.join(self.input.names)}])"
-
-
-def explain_tree(node: Node, depth: int = 0) -> list[str]:
-    """The plan under ``node`` as indented lines, Flink's EXPLAIN style."""
-    lines = [("   " * depth) + ("+- " if depth else "") + node.describe()]
-    for child in node.inputs:
-        lines += explain_tree(child, depth + 1)
-    return lines
 
 
 def _window(window: dict) -> str:

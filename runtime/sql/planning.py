@@ -4,7 +4,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from runtime.connectors.collect import collect_params
-from runtime.connectors.result_times import RESULT_TIMES
+from runtime.connectors.result_types import RESULT_SCHEMA, RESULT_TIMES
 from runtime.sql import connectors
 from runtime.sql.catalog import TableDef
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
@@ -20,7 +20,7 @@ def plan_statement(executor, stmt) -> Sink:
         plan = converter.query(stmt.ast.copy())
         _check_bounded(executor, stmt, plan)
         visible = _visible(plan)
-        return Sink(list(plan.fields), visible, "collect", _with_times(executor, visible, collect_params()))
+        return Sink(list(plan.fields), visible, "collect", _with_types(executor, visible, collect_params()))
     if stmt.kind != "insert":
         raise stmt.error(UnsupportedSqlError, f"{stmt.kind} is not a query or INSERT")
     target_node = stmt.ast.this
@@ -41,16 +41,17 @@ def plan_statement(executor, stmt) -> Sink:
                                               f"support consuming the update and delete changes produced by "
                                               f"{_updating_node(plan).describe()}")
     cast = _cast_to(stmt, plan, target)
-    return Sink(list(plan.fields), cast, name, _with_times(executor, cast, params),
+    return Sink(list(plan.fields), cast, name, _with_types(executor, cast, params),
                 list(target.primary_key) if changelog == connectors.UPSERT else [])
 
 
-def _with_times(executor, plan: Node, params: dict) -> dict:
-    """A sink's params plus its time columns' zones: TIMESTAMP leaves plain, TIMESTAMP_LTZ in the session's zone
-    (runtime.connectors.result_times)."""
+def _with_types(executor, plan: Node, params: dict) -> dict:
+    """A sink's params plus the result's types and its time columns' zones: TIMESTAMP leaves plain, TIMESTAMP_LTZ
+    in the session's zone (runtime.connectors.result_types)."""
     zone = executor.local_time_zone
     times = {f.name: zone if f.type == "TIMESTAMP_LTZ" else None for f in plan.fields if f.type in TIME_TYPES}
-    return {**params, RESULT_TIMES: times} if times else params
+    schema = ", ".join(f"{quoted(f.name)} {f.type}" for f in plan.fields if not f.name.startswith("__"))
+    return {**params, RESULT_SCHEMA: schema, RESULT_TIMES: times}
 
 
 def check_reachable(catalog, sinks: list[Sink]) -> None:

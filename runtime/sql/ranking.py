@@ -1,20 +1,18 @@
-"""ROW_NUMBER() for Top-N and deduplication, and OVER aggregates ordered by a time attribute.
+"""ROW_NUMBER() for Top-N and deduplication, and ORDER BY ... LIMIT (OVER aggregates: runtime.sql.over).
 
 Top-N is Flink's pattern: ``SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY k ORDER BY c
-DESC) AS rn FROM t) WHERE rn <= N`` (``rn = 1`` with ORDER BY a time column is deduplication). OVER
-aggregates: ``agg(x) OVER (PARTITION BY k ORDER BY rowtime ROWS|RANGE BETWEEN ... PRECEDING AND CURRENT
-ROW)``, append-only, emitted once the watermark passes each row's time.
+DESC) AS rn FROM t) WHERE rn <= N`` (``rn = 1`` with ORDER BY a time column is deduplication).
 """
 from __future__ import annotations
 
 from sqlglot import exp
 
-from runtime.sql.aggregates import FUNCTIONS
 from runtime.sql.errors import UnsupportedSqlError
-from runtime.sql.logical import UNLIMITED, Aggregate, Calc, Field, Over, Rank
-from runtime.sql.scope import Entry, Scope, quoted
-from runtime.sql.tables import interval_micros
-from runtime.sql.typing import is_integral
+from runtime.sql.logical import UNLIMITED, Field, Rank, Sort
+from runtime.sql.scope import Entry, Scope
+
+
+RANK_FUNCTIONS = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank"}
 
 
 def top_n(converter, select: exp.Select):
@@ -27,19 +25,20 @@ def top_n(converter, select: exp.Select):
     if not isinstance(inner, exp.Select):
         return None
     numbered = [p for p in inner.expressions if isinstance(p, exp.Alias) and isinstance(p.this, exp.Window)
-                and isinstance(p.this.this, exp.RowNumber)]
+                and type(p.this.this) in RANK_FUNCTIONS]
     if not numbered:
         return None
     number = numbered[0]
-    limit, rest = _limit(converter, where.this, number.alias)
+    function = RANK_FUNCTIONS[type(number.this.this)]
+    (start, limit), rest = _limit(converter, where.this, number.alias)
     if limit is None:
-        raise converter.error(number, "ROW_NUMBER() is supported for Top-N only: filter it with "
-                                      f"WHERE {number.alias} <= N (or = 1)", UnsupportedSqlError)
+        raise converter.error(number, f"{function.upper()}() is supported for Top-N only: filter it with "
+                                      f"WHERE {number.alias} <= N (or = 1, or BETWEEN a AND b)", UnsupportedSqlError)
     base = inner.copy()
-    base.set("expressions", [p for p in inner.expressions if p is not number])
+    window = number.this.copy()
+    base.set("expressions", [p for p in inner.expressions if p is not number] + _hidden_columns(inner, window))
     node = converter.select(base)
     scope = Scope.of(node, None, converter.position)
-    window = number.this
     partition = [scope.resolve(c) for c in window.args.get("partition_by") or []]
     order = sort_keys(scope, window.args.get("order"))
     if not order:
@@ -47,9 +46,25 @@ def top_n(converter, select: exp.Select):
     keep_number = _mentions(select, number.alias)
     fields = list(node.fields) + ([Field(number.alias, "BIGINT")] if keep_number else [])
     rank = Rank(fields, node, partition, order, limit, number.alias if keep_number else None,
-                emit_final=converter.batch)
+                emit_final=converter.batch, start=start, function=function)
     alias = source.this.alias or None
     return Scope(rank, [Entry(alias, f.name, f.name) for f in fields], converter.position), rest
+
+
+def _hidden_columns(inner: exp.Select, window: exp.Window) -> list[exp.Expr]:
+    """Columns the ranking's PARTITION BY and ORDER BY read that the inner SELECT list does not give: selected
+    under hidden names (``__rank<i>``, never shown), and ``window`` changed to read those."""
+    if any(isinstance(p, exp.Star) or (isinstance(p, exp.Column) and isinstance(p.this, exp.Star))
+           for p in inner.expressions):
+        return []
+    given = {p.alias_or_name for p in inner.expressions}
+    hidden: list[exp.Expr] = []
+    for column in list(window.find_all(exp.Column)):
+        if column.name not in given:
+            name = f"__rank{len(hidden)}"
+            hidden.append(exp.alias_(column.copy(), name, quoted=True))
+            column.replace(exp.column(name, quoted=True))
+    return hidden
 
 
 def sort_keys(scope: Scope, order: exp.Order | None) -> list[tuple[str, bool, bool]]:
@@ -63,21 +78,26 @@ def sort_keys(scope: Scope, order: exp.Order | None) -> list[tuple[str, bool, bo
 
 
 def order_limit(converter, select: exp.Select, node):
-    """``ORDER BY ... LIMIT n`` (and ``LIMIT n`` alone) as a Top-N over the whole result; ORDER BY without LIMIT
-    in batch mode as a sort of it. A streaming result without LIMIT has no order to keep: refused by name."""
+    """``ORDER BY ... LIMIT n [OFFSET m]`` (and ``LIMIT n`` alone) as a Top-N over the whole result, ranks m + 1 to
+    m + n; ORDER BY without LIMIT in batch mode as a sort of it. A streaming result without LIMIT has no order to
+    keep: refused by name."""
     order, limit, offset = (select.args.get(c) for c in ("order", "limit", "offset"))
-    if offset is not None:
-        raise converter.error(offset, "OFFSET is not supported", UnsupportedSqlError)
-    if order is None and limit is None:
+    if order is None and limit is None and offset is None:
         return node
     count = limit.expression if isinstance(limit, exp.Limit) else limit.args.get("count") if limit else None
-    if limit is not None and not (isinstance(count, exp.Literal) and count.is_int and int(count.this) > 0):
+    if limit is not None and not (_whole(count) and int(count.this) > 0):
         raise converter.error(limit, "LIMIT takes a positive whole number here", UnsupportedSqlError)
-    if limit is None and not converter.batch:
-        raise converter.error(order, "ORDER BY without LIMIT is not supported in streaming mode (an unbounded result "
-                                     "has no end to sort at): add LIMIT N for a Top-N, or run in batch mode",
-                              UnsupportedSqlError)
+    skip = offset.expression if offset is not None else None
+    if offset is not None and not _whole(skip):
+        raise converter.error(offset, "OFFSET takes a whole number here", UnsupportedSqlError)
     scope = Scope.of(node, None, converter.position)
+    if limit is None and offset is None and not converter.batch and _by_time(scope, order):
+        return Sort(list(node.fields), node, sort_keys(scope, order))
+    if limit is None and not converter.batch:
+        raise converter.error(order or offset, "ORDER BY or OFFSET without LIMIT is not supported in streaming mode "
+                                               "unless ordered by the time attribute first, ascending (an unbounded "
+                                               "result has no end to sort at): add LIMIT N for a Top-N, or run in "
+                                               "batch mode", UnsupportedSqlError)
     for o in (order or exp.Order()).expressions:
         if not isinstance(o.this, exp.Column):
             raise converter.error(o, "ORDER BY takes columns of the SELECT list here, not expressions",
@@ -86,33 +106,53 @@ def order_limit(converter, select: exp.Select, node):
             raise converter.error(o, f"ORDER BY {o.this.sql(dialect='spark')}: order by a column of the SELECT list "
                                      f"({', '.join(n for n in node.names if not n.startswith('__'))})",
                                   UnsupportedSqlError)
-    n = int(count.this) if limit is not None else UNLIMITED
-    return Rank(list(node.fields), node, [], sort_keys(scope, order), n, None, emit_final=converter.batch)
+    first = int(skip.this) + 1 if skip is not None else 1
+    last = first - 1 + int(count.this) if limit is not None else UNLIMITED
+    return Rank(list(node.fields), node, [], sort_keys(scope, order), last, None, emit_final=converter.batch,
+                start=first)
 
 
-def _limit(converter, condition: exp.Expr, name: str) -> tuple[int | None, exp.Expr | None]:
-    """The N of ``name <= N`` (or < N, = 1) among the AND-ed conditions, and the other conditions."""
+def _by_time(scope: Scope, order: exp.Order | None) -> bool:
+    """Whether ORDER BY starts with the time attribute, ascending (Flink's temporal sort)."""
+    first = (order or exp.Order()).expressions[:1]
+    return bool(first) and scope.node.rowtime is not None and isinstance(first[0].this, exp.Column) \
+        and not first[0].args.get("desc") and scope.field_of(first[0].this) == scope.node.rowtime
+
+
+def _limit(converter, condition: exp.Expr, name: str) -> tuple[tuple[int, int | None], exp.Expr | None]:
+    """The ranks (first, last) ``name`` is filtered to among the AND-ed conditions (``<= N``, ``< N``, ``= k``,
+    ``BETWEEN a AND b``, ``>= a``), and the other conditions."""
     conjuncts = list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
-    limit, rest = None, []
+    start, limit, rest = 1, None, []
     for c in conjuncts:
-        bound = _bound(c, name)
-        if bound is not None and limit is None:
-            limit = bound
-        else:
+        bounds = _bounds(c, name)
+        if bounds is None:
             rest.append(c)
+            continue
+        low, high = bounds
+        start = max(start, low)
+        limit = high if limit is None or high is None else min(limit, high) if high else limit
     remaining = exp.and_(*rest) if rest else None
-    return limit, remaining
+    return (start, limit), remaining
 
 
-def _bound(c: exp.Expr, name: str) -> int | None:
-    if not isinstance(c, (exp.LTE, exp.LT, exp.EQ)) or not isinstance(c.expression, exp.Literal):
-        return None
-    if not (isinstance(c.this, exp.Column) and c.this.name == name):
+def _bounds(c: exp.Expr, name: str) -> tuple[int, int | None] | None:
+    """(first, last or None) ranks of one condition on the rank column, or None if it is not one."""
+    if isinstance(c, exp.Between) and _is(c.this, name) and _whole(c.args["low"]) and _whole(c.args["high"]):
+        return int(c.args["low"].this), int(c.args["high"].this)
+    if not isinstance(c, (exp.LTE, exp.LT, exp.EQ, exp.GTE, exp.GT)) or not _is(c.this, name) \
+            or not _whole(c.expression):
         return None
     n = int(c.expression.this)
-    if isinstance(c, exp.EQ):
-        return 1 if n == 1 else None
-    return n - 1 if isinstance(c, exp.LT) else n
+    return {exp.LTE: (1, n), exp.LT: (1, n - 1), exp.EQ: (n, n), exp.GTE: (n, None), exp.GT: (n + 1, None)}[type(c)]
+
+
+def _is(node: exp.Expr, name: str) -> bool:
+    return isinstance(node, exp.Column) and node.name == name
+
+
+def _whole(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Literal) and node.is_int
 
 
 def _mentions(select: exp.Select, name: str) -> bool:
@@ -120,76 +160,3 @@ def _mentions(select: exp.Select, name: str) -> bool:
     if any(isinstance(p, exp.Star) for p in projected):
         return True
     return any(c.name == name for p in projected for c in p.find_all(exp.Column))
-
-
-# ---------------------------------------------------------------------------------------------
-# OVER aggregates
-# ---------------------------------------------------------------------------------------------
-def has_over(select: exp.Select) -> bool:
-    """Whether the SELECT list has an aggregate OVER a window."""
-    return any(isinstance(w, exp.Window) for p in select.expressions for w in p.find_all(exp.Window))
-
-
-def plan_over(converter, select: exp.Select, scope: Scope):
-    """The OVER aggregates of ``select`` as one Over node, and the SELECT list with their result columns."""
-    windows = [w for p in select.expressions for w in p.find_all(exp.Window)]
-    first = windows[0]
-    partition = [scope.resolve(c) for c in first.args.get("partition_by") or []]
-    frame = _frame(converter, first)
-    order = (first.args.get("order") or exp.Order()).expressions
-    time = scope.resolve(order[0].this) if len(order) == 1 and not order[0].args.get("desc") else None
-    if time is None or time != scope.node.rowtime:
-        raise converter.error(first, "OVER windows must be ORDER BY the time attribute, ascending", UnsupportedSqlError)
-    types = {f.name: f.type for f in scope.node.fields}
-    pre_exprs = [(n, quoted(n)) for n in scope.node.names]
-    specs, replacements = [], []
-    for i, window in enumerate(windows):
-        if window.args.get("partition_by") != first.args.get("partition_by") or _frame(converter, window) != frame:
-            raise converter.error(window, "all OVER windows of a query must be the same", UnsupportedSqlError)
-        call = window.this
-        fn = FUNCTIONS.get(type(call))
-        if fn is None:
-            raise converter.error(window, f"{call.sql(dialect='spark')} OVER is not supported (COUNT, SUM, MIN, MAX, "
-                                          "AVG)", UnsupportedSqlError)
-        column = None
-        if not isinstance(call.this, exp.Star) and call.this is not None:
-            column = scope.field_of(call.this) or f"__o{i}"
-            if column == f"__o{i}":
-                pre_exprs.append((column, scope.sql(call.this)))
-        type_ = types.get(column, "DOUBLE") if column else "BIGINT"
-        result = "BIGINT" if fn == "count" else ("BIGINT" if fn == "sum" and is_integral(type_) else type_)
-        specs.append(Aggregate(f"__over{i}", fn, column, result, integral=is_integral(type_)))
-        replacements.append((window, exp.column(f"__over{i}", quoted=True)))
-    pre_fields = list(scope.node.fields) + [Field(n, "DOUBLE") for n, _ in pre_exprs[len(scope.node.fields):]]
-    pre = Calc(pre_fields, scope.node, pre_exprs, keeps_rowtime=time) if len(pre_exprs) > len(scope.node.fields) else scope.node
-    over = Over(list(scope.node.fields) + [Field(a.name, a.type) for a in specs], pre, partition, time, frame, specs)
-    entries = scope.entries + [Entry(None, a.name, a.name) for a in specs]
-    projections = [_swap(p, replacements) for p in select.expressions]
-    return Scope(over, entries, converter.position), projections
-
-
-def _frame(converter, window: exp.Window) -> dict:
-    spec = window.args.get("spec")
-    if spec is None:
-        return {"range_us": None}
-    kind = (spec.args.get("kind") or "RANGE").upper()
-    start, end = spec.args.get("start"), spec.args.get("end")
-    if str(end).upper() != "CURRENT ROW":
-        raise converter.error(window, "OVER frames must end at CURRENT ROW", UnsupportedSqlError)
-    if str(start).upper() == "UNBOUNDED":
-        return {"rows": None} if kind == "ROWS" else {"range_us": None}
-    if kind == "ROWS":
-        return {"rows": int(start.this if isinstance(start, exp.Literal) else start)}
-    return {"range_us": interval_micros(start)}
-
-
-def _swap(expr: exp.Expr, pairs) -> exp.Expr:
-    def swap(node):
-        for original, replacement in pairs:
-            if type(node) is type(original) and node == original:
-                return replacement.copy()
-        return node
-    out = expr.copy().transform(swap)
-    if not isinstance(expr, (exp.Alias, exp.Column)) and isinstance(out, exp.Column):
-        return exp.alias_(out, "EXPR$0", quoted=True)
-    return out

@@ -58,7 +58,7 @@ class Scope:
         if qualifier is not None and qualifier not in self.qualifiers():
             raise self.error(column, f"table or alias {qualifier!r} is not in the FROM clause "
                                      f"(known: {', '.join(sorted(self.qualifiers())) or 'none'})")
-        if not fields and self.ungrouped is not None and _resolves(self.ungrouped, column):
+        if not fields and self.ungrouped is not None and resolves(self.ungrouped, column):
             raise self.error(column, f"column {shown!r} must be in GROUP BY or inside an aggregate function")
         if not fields:
             available = ", ".join(dict.fromkeys(e.name for e in self.entries))
@@ -83,16 +83,28 @@ class Scope:
             return node
         return expr.copy().transform(replace)
 
+    def typed(self, expr: exp.Expr) -> exp.Expr:
+        """``expr`` resolved in this scope, computing what Flink computes (runtime.sql.typing.flink_expression)."""
+        from runtime.sql.typing import flink_expression
+
+        return flink_expression(self.rewrite(expr), self.types)
+
+    @property
+    def types(self) -> dict[str, str]:
+        """The type of each field of the node this scope reads."""
+        return {f.name: f.type for f in self.node.fields}
+
     def sql(self, expr: exp.Expr) -> str:
         """Spark SQL of a scalar expression in this scope."""
-        return to_spark(self.rewrite(expr))
+        return to_spark(self.typed(expr), self.types)
 
     def field_of(self, expr: exp.Expr) -> str | None:
         """The field ``expr`` is, when it is a plain column reference."""
         return self.resolve(expr) if isinstance(expr, exp.Column) and not isinstance(expr.this, exp.Star) else None
 
 
-def _resolves(scope: Scope, column: exp.Column) -> bool:
+def resolves(scope: Scope, column: exp.Column) -> bool:
+    """Whether ``column`` names a field of ``scope``."""
     try:
         scope.resolve(column)
         return True

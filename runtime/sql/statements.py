@@ -19,21 +19,20 @@ from sqlglot.tokens import TokenType
 from runtime.sql.dialect import Flink
 from runtime.sql.errors import SqlParseError, UnsupportedSqlError
 
-UNSUPPORTED_WORDS = {
-    "MATCH_RECOGNIZE": "MATCH_RECOGNIZE is not supported",
-    "UNNEST": "UNNEST is not supported",
-}
+UNSUPPORTED_WORDS: dict[str, str] = {}  # a word of Flink SQL refused before parsing -> why (none now)
 _SET = re.compile(r"^SET(?:\s+(?P<key>'[^']*'|[\w.\-]+)\s*=\s*(?P<value>'(?:[^']|'')*'|[^\s;]+))?\s*$", re.I | re.S)
 _RESET = re.compile(r"^RESET(?:\s+(?P<key>'[^']*'|[\w.\-]+))?\s*$", re.I | re.S)
 _SHOW = re.compile(r"^SHOW\s+(?P<what>TABLES|VIEWS|FUNCTIONS|USER\s+FUNCTIONS|CATALOGS|DATABASES|JOBS|"
-                   r"CURRENT\s+CATALOG|CURRENT\s+DATABASE|CREATE\s+TABLE\s+(?P<table>[\w`.]+))\s*$", re.I | re.S)
+                   r"CURRENT\s+CATALOG|CURRENT\s+DATABASE|CREATE\s+(?:TABLE|VIEW)\s+(?P<table>[\w`.]+)|"
+                   r"COLUMNS\s+(?:FROM|IN)\s+(?P<columns_of>[\w`.]+))\s*$", re.I | re.S)
 _CREATE_FUNCTION = re.compile(r"^CREATE\s+(?P<temporary>TEMPORARY\s+)?(?P<system>SYSTEM\s+)?FUNCTION\s+"
                               r"(?P<exists>IF\s+NOT\s+EXISTS\s+)?(?P<name>[\w`.]+)\s+AS\s+(?P<path>'[^']*')"
                               r"(?:\s+LANGUAGE\s+(?P<language>\w+))?\s*$", re.I | re.S)
 _DROP_FUNCTION = re.compile(r"^DROP\s+(?P<temporary>TEMPORARY\s+)?(?P<system>SYSTEM\s+)?FUNCTION\s+"
                             r"(?P<exists>IF\s+EXISTS\s+)?(?P<name>[\w`.]+)\s*$", re.I | re.S)
 _DESCRIBE = re.compile(r"^(?:DESCRIBE|DESC)\s+(?P<name>[\w`.]+)\s*$", re.I | re.S)
-_EXPLAIN = re.compile(r"^EXPLAIN(?:\s+PLAN\s+FOR)?\s+", re.I)
+_EXPLAIN = re.compile(r"^EXPLAIN(?:\s+PLAN\s+FOR|(?P<details>(?:\s*,?\s*(?:ESTIMATED_COST|CHANGELOG_MODE|PLAN_ADVICE|"
+                      r"JSON_EXECUTION_PLAN))+))?\s+", re.I)
 _USE = re.compile(r"^USE\s+", re.I)
 
 
@@ -113,6 +112,7 @@ def classify(stmt: Statement) -> Statement:
     if explain:
         inner = classify(Statement(text[explain.end():], stmt.start + explain.end(), stmt.script))
         stmt.kind, stmt.inner = "explain", [inner]
+        stmt.args = {"details": re.findall(r"[A-Z_]+", (explain.group("details") or "").upper())}
         return stmt
     if _USE.match(text):
         raise stmt.error(UnsupportedSqlError, "USE is not supported: there is one catalog ('default_catalog') "

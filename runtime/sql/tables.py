@@ -8,6 +8,7 @@ from runtime.sql.catalog import Column, TableDef, ViewDef, Watermark
 from runtime.sql.errors import SqlValidationError, UnsupportedSqlError
 from runtime.sql.functions import to_spark
 from runtime.sql.types import TIME_TYPES, spark_type
+from runtime.sql.typing import flink_expression, infer_type
 
 UNIT_MICROS = {"MICROSECOND": 1, "MILLISECOND": 1_000, "SECOND": 1_000_000, "MINUTE": 60_000_000,
                "HOUR": 3_600_000_000, "DAY": 86_400_000_000}
@@ -53,19 +54,14 @@ def _column(item: exp.ColumnDef, earlier: list[Column]) -> Column:
         missing = [c.name for c in expr.find_all(exp.Column) if c.name not in {e.name for e in earlier}]
         if missing:
             raise SqlValidationError(f"computed column {item.name!r} refers to unknown column {missing[0]!r}")
-        return Column(item.name, _computed_type(expr, earlier), True, to_spark(expr), expr.sql(dialect="spark"))
+        types = {c.name: c.type for c in earlier}
+        flink = flink_expression(expr, types)
+        return Column(item.name, infer_type(flink, types), True, to_spark(flink, types), expr.sql(dialect="spark"))
     if kind is None:
         raise SqlValidationError(f"column {item.name!r} needs a type or an expression (name AS expr)")
     if kind.this == exp.DataType.Type.TIME:
         raise UnsupportedSqlError(f"column {item.name!r}: type TIME is not supported")
     return Column(item.name, spark_type(kind), not not_null)
-
-
-def _computed_type(expr: exp.Expr, earlier: list[Column]) -> str:
-    """The type of a computed column, from sqlglot's type inference over the columns before it."""
-    from runtime.sql.typing import infer_type
-
-    return infer_type(expr, {c.name: c.type for c in earlier})
 
 
 def watermark(table: TableDef, node: exp.WatermarkColumnConstraint) -> Watermark:

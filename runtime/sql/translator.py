@@ -18,7 +18,9 @@ from runtime.jobgraph import pack_udf
 from runtime.sql import connectors, user_functions
 from runtime.sql.catalog import StreamTable
 from runtime.sql.logical import (Aggregate, Calc, Correlate, GroupAggregate, Join, LookupJoin, Node, Over, Rank, Scan,
-                                 Sink, Union, Values, WindowAggregate, WindowTVF)
+                                 Sink, Sort, Union, Values, WindowAggregate, WindowTVF)
+from runtime.sql.match_recognize import Match
+from runtime.sql.temporal import TemporalJoin
 from runtime.sql.scope import quoted
 
 
@@ -31,6 +33,7 @@ class Translator:
         self.functions = user_functions.by_spark_name(catalog) if catalog is not None else {}
         self.digests: dict[int, str] = {}
         self.named: set[int] = set()  # operators already given a uid (by the node that made them)
+        self.scans: dict[str, DataStream] = {}  # one source per table read, shared by every plan that reads it
 
     def translate(self, node: Node) -> DataStream:
         """The DataStream of ``node``'s output, its operators added to the environment."""
@@ -57,6 +60,14 @@ class Translator:
 
     # -- sources ----------------------------------------------------------------------------------
     def _scan(self, node: Scan) -> DataStream:
+        """A table's source (with its computed columns and watermark); a table read again, by the same query or
+        another INSERT of a statement set, reuses it, so the job reads each table once, as Flink reuses sources."""
+        known = self.scans.get(node.describe())
+        if known is None:
+            known = self.scans[node.describe()] = self._source(node)
+        return known
+
+    def _source(self, node: Scan) -> DataStream:
         table = node.table
         if isinstance(table, StreamTable):
             from runtime.sql.streams import copy_into
@@ -98,10 +109,10 @@ class Translator:
     def _aggregate_spec(self, a: Aggregate) -> dict:
         """An aggregate as the runtime's operators take it; a Python one with its arguments and whether its rows
         travel raw (pandas functions and those whose accumulators do not merge) or as partial accumulators."""
-        spec: dict = {"name": a.name, "fn": a.fn, "column": a.column, "integral": a.integral}
+        spec: dict = {"name": a.name, "fn": a.fn, "column": a.column, "integral": a.integral, "type": a.type}
         if a.fn == "udaf":
             function = self.functions[a.function or ""].function
-            spec.update(args=a.args, type=a.type, raw=function.func_type == "pandas" or not function.mergeable)
+            spec.update(args=a.inputs, raw=function.func_type == "pandas" or not function.mergeable)
         return spec
 
     def _calc(self, node: Calc) -> DataStream:
@@ -153,23 +164,23 @@ class Translator:
             stream = stream._then("with_columns", "Calc(count)", {"columns": {
                 counted[a.name]: f"CASE WHEN {quoted(a.column)} IS NULL THEN 0 ELSE 1 END"
                 for a in node.aggregates if a.name in counted}})
-        specs = [{"name": a.name, "fn": "sum", "column": counted[a.name]} if a.name in counted
+        specs = [{"name": a.name, "fn": "sum", "column": counted[a.name], "type": a.type} if a.name in counted
                  else self._aggregate_spec(a) for a in node.aggregates]
         params = {"keys": node.keys, "window": node.window, "aggregates": specs, "ts_column": node.time_column,
-                  "allowed_lateness_us": 0}
+                  "allowed_lateness_us": 0, "window_time": node.rowtime is not None}
         udafs = self._aggregate_functions(node.aggregates)
         combine = stream.forward()._then("window_combine", "LocalWindowAggregate", {**params, "follows_input": True},
                                          udafs)
         out = combine._then("window_aggregate", "WindowAggregate", params, udafs, partitioning="hash",
                             keys=node.keys)
-        out.timestamp_column = None
+        out.timestamp_column = node.rowtime
         return out
 
     def _groupaggregate(self, node: GroupAggregate) -> DataStream:
         stream = self.translate(node.input)
         aggs = [self._aggregate_spec(a) for a in node.aggregates]
         udafs = self._aggregate_functions(node.aggregates)
-        local = not node.input.updating and all(a["fn"] != "count_distinct" and not a.get("raw") for a in aggs)
+        local = not node.input.updating and all(not a["fn"].endswith("_distinct") and not a.get("raw") for a in aggs)
         if local:
             stream = stream.forward()._then("local_aggregate", "LocalGroupAggregate",
                                             {"keys": node.keys, "aggregates": aggs, "follows_input": True}, udafs)
@@ -191,27 +202,42 @@ class Translator:
         stream, keys = self._keyed(self.translate(node.input), node.partition)
         params = {"partition": node.partition, "fields": node.input.names,  # not the global key added for hashing
                   "order": [list(o) for o in node.order], "limit": node.limit,
-                  "number": node.number_field, "keep_all": node.input.updating, "emit_final": node.emit_final}
+                  "number": node.number_field, "keep_all": node.input.updating, "emit_final": node.emit_final,
+                  "start": node.start, "function": node.function}
         out = stream._then("sql_rank", "Rank", params, partitioning="hash", keys=keys)
         out.timestamp_column = None
         return out
 
+    def _sort(self, node: Sort) -> DataStream:
+        stream, keys = self._keyed(self.translate(node.input), [])
+        params = {"fields": node.input.names, "time_column": node.input.rowtime, "order": [list(o) for o in node.order]}
+        out = stream._then("sql_sort", "TemporalSort", params, partitioning="hash", keys=keys)
+        out.timestamp_column = node.rowtime
+        return out
+
     def _over(self, node: Over) -> DataStream:
         stream, keys = self._keyed(self.translate(node.input), node.partition)
-        aggs = [{"name": a.name, "fn": a.fn, "column": a.column, "integral": a.integral} for a in node.aggregates]
+        aggs = [{"name": a.name, "fn": a.fn, "column": a.column, "integral": a.integral, "type": a.type,
+                 "args": list(a.args)} for a in node.aggregates]
         params = {"partition": keys, "time_column": node.time_column, "frame": node.frame, "aggregates": aggs,
                   "agg_schema": _ddl([(a.name, a.type) for a in node.aggregates])}
         out = stream._then("sql_over", "OverAggregate", params, partitioning="hash", keys=keys)
         out.timestamp_column = node.time_column
         return out
 
+    def _match(self, node: Match) -> DataStream:
+        stream, keys = self._keyed(self.translate(node.input), node.partition)
+        schema = _ddl([(p, node.type_of(p)) for p in node.partition] + [(a["name"], a["type"]) for a in node.atoms])
+        params = {"partition": node.partition, "time_column": node.time_column, "order": [list(o) for o in node.order],
+                  "pattern": node.pattern, "atoms": node.atoms, "fields": node.input.names, "schema": schema}
+        out = stream._then("sql_match", "Match", params, partitioning="hash", keys=keys)
+        out.timestamp_column = node.rowtime
+        return out
+
     def _join(self, node: Join) -> DataStream:
-        sides = []
-        for i, child in enumerate((node.left, node.right)):
-            stream = self.translate(child)._then("with_columns", "Calc(side)", {"columns": {"__side": f"CAST({i} AS TINYINT)"}})
-            sides.append(stream)
         params: dict = {"kind": node.kind, "left_fields": node.left.names, "right_fields": node.right.names,
-                        "left_keys": node.left_keys, "right_keys": node.right_keys, "emit_final": node.emit_final}
+                        "left_keys": node.left_keys, "right_keys": node.right_keys, "emit_final": node.emit_final,
+                        "null_aware": node.null_aware}
         kind, name = "sql_join", "Join"
         if node.interval is not None:
             kind, name = "sql_interval_join", "IntervalJoin"
@@ -219,8 +245,21 @@ class Translator:
         elif node.window is not None:
             kind, name = "sql_window_join", "WindowJoin"
             params.update(left_window=list(node.window["left"]), right_window=list(node.window["right"]))
+        return self._two_inputs(node, kind, name, params)
+
+    def _temporaljoin(self, node: TemporalJoin) -> DataStream:
+        params = {"kind": node.kind, "left_fields": node.left.names, "right_fields": node.right.names,
+                  "left_keys": node.left_keys, "right_keys": node.right_keys, "left_time": node.left_time,
+                  "right_time": node.right_time, "keep_last": node.keep_last}
+        return self._two_inputs(node, "sql_temporal_join", "TemporalJoin", params)
+
+    def _two_inputs(self, node, kind: str, name: str, params: dict) -> DataStream:
+        """A join operator fed by both sides, each tagged with ``__side`` and hashed by its keys (one key for all
+        rows when there are none: a window join on the window alone)."""
+        sides = [self.translate(child)._then("with_columns", "Calc(side)", {"columns": {"__side": f"CAST({i} AS TINYINT)"}})
+                 for i, child in enumerate((node.left, node.right))]
         keys = (node.left_keys, node.right_keys)
-        if not node.left_keys:  # a window join on the window alone
+        if not node.left_keys:
             sides = [s._then("with_columns", "Calc(global key)", {"columns": {"__global": "0"}}) for s in sides]
             keys = (["__global"], ["__global"])
             params.update(left_keys=["__global"], right_keys=["__global"])

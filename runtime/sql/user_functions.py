@@ -236,6 +236,12 @@ def typed_arguments(fdef: FunctionDef, args: list[exp.Expr], node: exp.Expr, err
             for a, t in zip(args, declared)]
 
 
+def called_names(catalog: Catalog) -> set[str]:
+    """The names a resolved query calls Python functions by, for the built-ins' check to let pass: table
+    functions by their own names (runtime.sql.lateral resolves them), the others by their Spark names."""
+    return {name for f in catalog.all_functions() for name in (f.name, f.spark_name, f.spark_name + NULLARY)}
+
+
 def by_spark_name(catalog: Catalog) -> dict[str, FunctionDef]:
     """Every registered function under its Spark name."""
     return {f.spark_name: f for f in catalog.all_functions()}

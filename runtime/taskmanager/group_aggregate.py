@@ -22,10 +22,12 @@ from runtime.ddl import arrow_schema
 from runtime.keygroups import KEY_GROUP_COLUMN
 from runtime.taskmanager import changelog
 from runtime.taskmanager.keyed_state import KeyedStateOperator
+from runtime.taskmanager.sql_values import finish_average, finish_sum
 from runtime.taskmanager.udf_aggregates import python_aggregates
 from runtime.taskmanager.window_operator import END_OF_TIME
 
 RECORDS = "__records"
+VALUE_FUNCTIONS = ("lag", "first_value", "last_value")  # OVER only: values of rows in the frame, not a fold
 
 
 def partial_names(index: int, fn: str) -> list[str]:
@@ -34,14 +36,23 @@ def partial_names(index: int, fn: str) -> list[str]:
 
 
 class Accumulator:
-    """One aggregate of one key: count, sum, min, max, avg or count distinct, retractable."""
+    """One aggregate of one key: count, sum, min, max, avg or count distinct, retractable; its result in the
+    SQL result type ``type_`` when given (runtime.taskmanager.sql_values). In an OVER frame also LAG (``args``:
+    offset, default), FIRST_VALUE and LAST_VALUE, which only add."""
 
-    def __init__(self, fn: str, integral: bool):
-        self.fn, self.integral = fn, integral
+    type: str | None = None  # accumulators restored from snapshots taken before results were typed
+
+    def __init__(self, fn: str, integral: bool, type_: str | None = None, args: tuple = ()):
+        self.fn, self.integral, self.type, self.args = fn, integral, type_, tuple(args)
+        self.recent: list = []
+        self.first_or_last: Any = None
         self.total, self.count = 0, 0
-        self.values: Counter | None = Counter() if fn in ("min", "max", "count_distinct") else None
+        self.values: Counter | None = Counter() if fn in ("min", "max") or fn.endswith("_distinct") else None
 
     def add(self, value: Any, sign: int) -> None:
+        if self.fn in VALUE_FUNCTIONS:
+            self._add_value(value)
+            return
         if value is None:
             return
         self.count += sign
@@ -64,18 +75,43 @@ class Accumulator:
         elif partial[0] is not None:
             self.add(partial[0], 1)
 
+    def _add_value(self, value: Any) -> None:
+        """OVER's value functions (append-only): FIRST_VALUE and LAST_VALUE skip NULLs, LAG keeps the last n + 1."""
+        if self.fn == "lag":
+            self.recent = (self.recent + [value])[-(self.args[0] + 1):]
+        elif value is not None and (self.fn == "last_value" or self.count == 0):
+            self.first_or_last, self.count = value, 1
+
     def result(self) -> Any:
+        if self.fn == "lag":
+            offset, default = self.args
+            return self.recent[0] if len(self.recent) == offset + 1 else default
+        if self.fn in ("first_value", "last_value"):
+            return self.first_or_last if self.count else None
         if self.fn == "count":
             return self.count
         if self.fn == "count_distinct":
             return len(self.values)
+        if self.fn in ("sum_distinct", "avg_distinct"):
+            if not self.values:
+                return None
+            total = sum(self.values)
+            return finish_sum(total, self.type) if self.fn == "sum_distinct" else \
+                finish_average(total, len(self.values), self.type)
         if self.fn in ("min", "max"):
             return (min if self.fn == "min" else max)(self.values) if self.values else None
         if self.count <= 0:
             return None
         if self.fn == "sum":
-            return self.total
-        return int(self.total / self.count) if self.integral else self.total / self.count
+            return finish_sum(self.total, self.type)
+        if self.type is None and self.integral:
+            return int(self.total / self.count)
+        return finish_average(self.total, self.count, self.type)
+
+    @classmethod
+    def of(cls, spec: dict) -> Accumulator:
+        """The accumulator an aggregate spec ({fn, integral, type}) asks for."""
+        return cls(spec["fn"], spec.get("integral", False), spec.get("type"), spec.get("args", ()))
 
 
 class GroupAggregateOperator(KeyedStateOperator):
@@ -94,8 +130,7 @@ class GroupAggregateOperator(KeyedStateOperator):
         self.dirty: dict[tuple[int, Any], None] = {}
 
     def _new_state(self) -> dict:
-        accs = [self.python[a["name"]].create() if a["fn"] == "udaf" else Accumulator(a["fn"], a.get("integral", False))
-                for a in self.aggs]
+        accs = [self.python[a["name"]].create() if a["fn"] == "udaf" else Accumulator.of(a) for a in self.aggs]
         return {"records": 0, "accs": accs, "prev": None}
 
     def process(self, table: pa.Table) -> pa.Table | None:

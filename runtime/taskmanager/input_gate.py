@@ -18,8 +18,8 @@ import pyarrow as pa
 
 from runtime.arrow_ipc import table_from_ipc
 from runtime.codec import WireError
-from runtime.ids import ExecutionAttemptId
 from runtime.data_messages import AddCredit, DataBuffer, EndOfPartition, PartitionRequest, PartitionRequestRejected
+from runtime.ids import ExecutionAttemptId, JobVertexId
 from runtime.messages import ProducerLocation
 from runtime.taskmanager.network import CONNECT_DEADLINE_S, read_frame, write_frame
 
@@ -38,8 +38,10 @@ class InputGate:
     """All input channels of one consumer subtask, read as one ordered-per-channel stream."""
 
     def __init__(self, producers: list[ProducerLocation], subpartition: int, consumer: ExecutionAttemptId,
-                 token: str, credits: int = 4, ssl_context: ssl.SSLContext | None = None):
+                 token: str, credits: int = 4, ssl_context: ssl.SSLContext | None = None,
+                 vertex: JobVertexId | None = None):
         self.channels = [_Channel(i, p) for i, p in enumerate(producers)]
+        self.vertex = vertex  # this consumer's vertex: which output of a producer with several it reads
         self.subpartition, self.consumer, self.token, self.credits = subpartition, consumer, token, credits
         self.ssl = ssl_context  # internal TLS: verifies each producer's certificate for the host it advertised
         self._items: asyncio.Queue = asyncio.Queue()
@@ -69,8 +71,8 @@ class InputGate:
         while True:
             try:
                 reader, writer = await asyncio.open_connection(ch.producer.host, ch.producer.data_port, ssl=self.ssl)
-                await write_frame(writer, PartitionRequest(self.token, ch.producer.attempt_id,
-                                                           self.subpartition, self.consumer, self.credits))
+                await write_frame(writer, PartitionRequest(self.token, ch.producer.attempt_id, self.subpartition,
+                                                           self.consumer, self.credits, self.vertex))
                 return reader, writer
             except OSError as err:
                 if time.monotonic() > deadline or isinstance(err, ssl.SSLError):  # a bad certificate stays bad

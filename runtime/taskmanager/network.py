@@ -28,9 +28,9 @@ import pyarrow as pa
 
 from runtime.arrow_ipc import table_to_ipc
 from runtime.codec import WireError, decode, encode
-from runtime.ids import ExecutionAttemptId
 from runtime.data_messages import (AddCredit, CheckpointBarrier, DataBuffer, EndOfPartition, PartitionRequest,
                                    PartitionRequestRejected, Watermark)
+from runtime.ids import ExecutionAttemptId, JobVertexId
 from runtime.security import tokens_match
 
 log = logging.getLogger(__name__)
@@ -98,8 +98,10 @@ class _Subpartition:
 class ResultPartition:
     """The output of one producer subtask, split into one subpartition per consumer subtask."""
 
-    def __init__(self, attempt_id: ExecutionAttemptId, num_subpartitions: int, max_buffered: int = 4):
+    def __init__(self, attempt_id: ExecutionAttemptId, num_subpartitions: int, max_buffered: int = 4,
+                 downstream: JobVertexId | None = None):
         self.attempt_id = attempt_id
+        self.downstream = downstream  # the consuming vertex: a producer with several outputs has one partition each
         self.subpartitions = [_Subpartition(max_buffered) for _ in range(num_subpartitions)]
         self._blocked_spans: collections.deque[tuple[float, float]] = collections.deque()
         self.created = time.monotonic()
@@ -222,7 +224,7 @@ class DataServer:
 
     def __init__(self, host: str, port: int, token: str, ssl_context: ssl.SSLContext | None = None):
         self.host, self.requested_port, self.token, self.ssl = host, port, token, ssl_context
-        self.partitions: dict[ExecutionAttemptId, ResultPartition] = {}
+        self.partitions: dict[tuple[ExecutionAttemptId, JobVertexId | None], ResultPartition] = {}
         self._registered = asyncio.Condition()
         self._server: asyncio.base_events.Server | None = None
         self.port = 0
@@ -237,25 +239,32 @@ class DataServer:
             await self._server.wait_closed()
 
     def register(self, partition: ResultPartition) -> None:
-        self.partitions[partition.attempt_id] = partition
+        self.partitions[(partition.attempt_id, partition.downstream)] = partition
         asyncio.get_running_loop().create_task(self._notify())
 
     def unregister(self, partition: ResultPartition) -> None:
-        self.partitions.pop(partition.attempt_id, None)
+        self.partitions.pop((partition.attempt_id, partition.downstream), None)
+
+    def _find(self, attempt_id: ExecutionAttemptId, downstream: JobVertexId | None) -> ResultPartition | None:
+        """The partition a request names: the producer's output to the consumer's vertex (any, if it names none)."""
+        found = self.partitions.get((attempt_id, downstream))
+        if found is None and downstream is None:
+            found = next((p for (a, _), p in self.partitions.items() if a == attempt_id), None)
+        return found
 
     async def _notify(self) -> None:
         async with self._registered:
             self._registered.notify_all()
 
-    async def _partition(self, attempt_id: ExecutionAttemptId) -> ResultPartition | None:
+    async def _partition(self, attempt_id: ExecutionAttemptId, downstream: JobVertexId | None) -> ResultPartition | None:
         async def present():
             async with self._registered:
-                await self._registered.wait_for(lambda: attempt_id in self.partitions)
+                await self._registered.wait_for(lambda: self._find(attempt_id, downstream) is not None)
         try:
             await asyncio.wait_for(present(), PRODUCER_WAIT_S)
         except asyncio.TimeoutError:
             return None
-        return self.partitions.get(attempt_id)  # it may have ended (cancelled) since it was registered
+        return self._find(attempt_id, downstream)  # it may have ended (cancelled) since it was registered
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
@@ -266,7 +275,7 @@ class DataServer:
             if not tokens_match(self.token, request.token):
                 await write_frame(writer, PartitionRequestRejected("invalid token"))
                 return
-            partition = await self._partition(request.producer)
+            partition = await self._partition(request.producer, request.consumer_vertex)
             if partition is None or not 0 <= request.subpartition < len(partition.subpartitions):
                 await write_frame(writer, PartitionRequestRejected(
                     f"no result partition of producer {request.producer} (subpartition {request.subpartition}) "

@@ -15,22 +15,18 @@ from runtime.ddl import arrow_schema
 from runtime.keygroups import KEY_GROUP_COLUMN
 from runtime.taskmanager import changelog
 from runtime.taskmanager.group_aggregate import Accumulator
-from runtime.taskmanager.keyed_state import KeyedStateOperator
-from runtime.taskmanager.window_operator import BEFORE_TIME
+from runtime.taskmanager.time_ordered import TimeOrderedOperator
 
 
-class OverOperator(KeyedStateOperator):
+class OverOperator(TimeOrderedOperator):
     def __init__(self, params: dict, _udf=None):
+        super().__init__(params["time_column"])
         self.partition: list[str] = params["partition"]
-        self.time_column: str = params["time_column"]
         self.rows_frame = params["frame"].get("rows", -1) if "rows" in params["frame"] else -1
         self.range_us = params["frame"].get("range_us") if "range_us" in params["frame"] else -1
         self.aggs: list[dict] = params["aggregates"]
         self.agg_schema = arrow_schema(params["agg_schema"])
         self.unbounded = self.rows_frame is None or self.range_us is None
-        super().__init__()
-        self.watermark = BEFORE_TIME
-        self.late_records = 0
         self.names: list[str] | None = None
         self.schema: pa.Schema | None = None
 
@@ -40,13 +36,7 @@ class OverOperator(KeyedStateOperator):
         if self.names is None:
             self.names = [n for n in table.column_names if n not in (KEY_GROUP_COLUMN, changelog.OP_COLUMN)]
             self.schema = pa.schema([table.schema.field(n) for n in self.names] + list(self.agg_schema))
-        column = table.column(self.time_column)
-        times = column.cast(pa.timestamp("us", tz=column.type.tz)).cast(pa.int64()).to_pylist()
-        rows = list(zip(*[table.column(n).to_pylist() for n in self.names]))
-        for row, ts, kg in zip(rows, times, table.column(KEY_GROUP_COLUMN).to_pylist()):
-            if ts is None or ts <= self.watermark:
-                self.late_records += 1
-                continue
+        for row, ts, kg in self.timely_rows(table, self.names):
             key = tuple(row[self.names.index(p)] for p in self.partition)
             self.backend.set_current_key(kg, key)
             state = self.backend.read("over", None) or {"pending": [], "history": [], "accs": None}
@@ -55,9 +45,8 @@ class OverOperator(KeyedStateOperator):
         return None
 
     def on_watermark(self, watermark: int) -> pa.Table | None:
-        if watermark <= self.watermark:
+        if not self.advance(watermark):
             return None
-        self.watermark = watermark
         out: list[tuple] = []
         for kg_key in list(self.backend.values):
             self.backend.set_current_key(*kg_key)
@@ -93,7 +82,7 @@ class OverOperator(KeyedStateOperator):
 
     def _accumulate(self, state: dict, row: tuple) -> None:
         if state["accs"] is None:
-            state["accs"] = [Accumulator(a["fn"], a.get("integral", False)) for a in self.aggs]
+            state["accs"] = [Accumulator.of(a) for a in self.aggs]
         for acc, spec in zip(state["accs"], self.aggs):
             acc.add(1 if spec["column"] is None else row[self.names.index(spec["column"])], 1)
 
@@ -104,7 +93,7 @@ class OverOperator(KeyedStateOperator):
             frame = [row for _, row in state["history"][-(self.rows_frame + 1):]]
         else:
             frame = [row for t, row in state["history"] if ts - self.range_us <= t <= ts]
-        accs = [Accumulator(a["fn"], a.get("integral", False)) for a in self.aggs]
+        accs = [Accumulator.of(a) for a in self.aggs]
         for row in frame:
             for acc, spec in zip(accs, self.aggs):
                 acc.add(1 if spec["column"] is None else row[self.names.index(spec["column"])], 1)

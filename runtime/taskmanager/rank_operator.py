@@ -1,7 +1,9 @@
 """SQL's Top-N (and deduplication): the N first rows per partition key by the ORDER BY, as a changelog.
 
-Each key keeps its ranked rows (the first N for an append-only input; all of them when the input
-retracts, so a row can move up). After each bundle the new top N of every key it touched is compared
+Ranks are ROW_NUMBER's (1, 2, 3, ...), RANK's (ties share a rank, the next skips: 1, 1, 3) or DENSE_RANK's
+(1, 1, 2); the rows kept are those ranked from ``start`` to ``limit`` (``rn <= N``, ``rn BETWEEN a AND b``,
+``LIMIT n OFFSET m``). Each key keeps its ranked rows (those ranked up to N for an append-only input; all of
+them when the input retracts, so a row can move up). After each bundle the new top N of every key it touched is compared
 with what was emitted: with a row number column, every position whose row changed is updated (-U/+U),
 filled (+I) or emptied (-D); without it, rows that left are deleted and rows that entered inserted.
 With ``emit_final`` (batch mode) the top N of each key is emitted once, at the end of the input.
@@ -18,6 +20,16 @@ from runtime.taskmanager.keyed_state import KeyedStateOperator
 from runtime.taskmanager.window_operator import END_OF_TIME
 
 
+def sort_rows(rows: list[tuple[int, tuple]], names: list[str], order: list[tuple[str, bool, bool]]) -> list:
+    """``(sequence, row)`` pairs sorted by ``order`` ((column, ascending, nulls first) each), ties by sequence."""
+    out = sorted(rows, key=lambda r: r[0])
+    for column, ascending, nulls_first in reversed(order):
+        i, nulls_low = names.index(column), nulls_first == ascending  # where NULLs go in the sort's own order
+        out.sort(key=lambda r: ((r[1][i] is not None) if nulls_low else (r[1][i] is None), r[1][i]),
+                 reverse=not ascending)
+    return out
+
+
 class RankOperator(KeyedStateOperator):
     late_records = 0
 
@@ -27,6 +39,8 @@ class RankOperator(KeyedStateOperator):
         self.order: list[tuple[str, bool, bool]] = [(o[0], bool(o[1]), bool(o[2]) if len(o) > 2 else bool(o[1]))
                                                     for o in params["order"]]
         self.limit = int(params["limit"])
+        self.start = int(params.get("start", 1))
+        self.function = params.get("function", "row_number")
         self.number: str | None = params.get("number")  # the row number column, when the query keeps it
         self.keep_all = bool(params.get("keep_all"))
         self.emit_final = bool(params.get("emit_final"))
@@ -59,7 +73,7 @@ class RankOperator(KeyedStateOperator):
             state["rows"].append((self.seq, row))
             state["rows"] = self._sorted(state["rows"])
             if not self.keep_all:
-                state["rows"] = state["rows"][:self.limit]
+                state["rows"] = [r for r, rank in zip(state["rows"], self._ranks(state["rows"])) if rank <= self.limit]
         else:
             found = next((i for i, (_, r) in enumerate(state["rows"]) if r == row), None)
             if found is not None:
@@ -67,12 +81,7 @@ class RankOperator(KeyedStateOperator):
         self.backend.write("rank", state)
 
     def _sorted(self, rows: list[tuple[int, tuple]]) -> list[tuple[int, tuple]]:
-        out = sorted(rows, key=lambda r: r[0])
-        for column, ascending, nulls_first in reversed(self.order):
-            i, nulls_low = self.names.index(column), nulls_first == ascending  # where NULLs go in the sort's own order
-            out.sort(key=lambda r: ((r[1][i] is not None) if nulls_low else (r[1][i] is None), r[1][i]),
-                     reverse=not ascending)
-        return out
+        return sort_rows(rows, self.names, self.order)
 
     def _emit(self, touched: list[tuple[int, Any]]) -> pa.Table | None:
         out_rows: list[tuple] = []
@@ -80,9 +89,10 @@ class RankOperator(KeyedStateOperator):
         for kg, key in touched:
             self.backend.set_current_key(kg, key)
             state = self.backend.read("rank", None)
-            top = [r for _, r in state["rows"][:self.limit]]
-            if self.number:
-                top = [r + (i + 1,) for i, r in enumerate(top)]
+            ranked = [(r, rank) for (_, r), rank in zip(state["rows"], self._ranks(state["rows"]))
+                      if self.start <= rank <= self.limit]
+            top = [r + (rank,) for r, rank in ranked] if self.number else [r for r, _ in ranked]
+            if self.number and self.function == "row_number":
                 self._diff_positions(state["emitted"], top, out_rows, ops)
             else:
                 self._diff_rows(state["emitted"], top, out_rows, ops)
@@ -92,6 +102,23 @@ class RankOperator(KeyedStateOperator):
             else:
                 self.backend.clear("rank")
         return changelog.rows_table(out_rows, ops, self.schema)
+
+    def _ranks(self, rows: list[tuple[int, tuple]]) -> list[int]:
+        """Each sorted row's rank: its position (ROW_NUMBER), or shared by rows equal in the ORDER BY columns."""
+        if self.function == "row_number":
+            return list(range(1, len(rows) + 1))
+        positions = [self.names.index(c) for c, _, _ in self.order]
+        ranks: list[int] = []
+        previous, dense = None, 0
+        for i, (_, row) in enumerate(rows):
+            values = tuple(row[p] for p in positions)
+            if values != previous:
+                dense += 1
+                ranks.append(i + 1 if self.function == "rank" else dense)
+                previous = values
+            else:
+                ranks.append(ranks[-1])
+        return ranks
 
     @staticmethod
     def _diff_positions(old: list[tuple], new: list[tuple], rows: list, ops: list) -> None:

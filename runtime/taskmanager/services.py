@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar
 
 from runtime.checkpoint.fencing import UploadFence, UploadingTaskManager, WriteFence
 from runtime.config import Configuration
-from runtime.ids import ExecutionAttemptId
+from runtime.ids import ExecutionAttemptId, JobVertexId
 from runtime.messages import ProducerLocation
 from runtime.taskmanager.input_gate import InputGate
 from runtime.taskmanager.network import DataServer, ResultPartition
@@ -95,9 +95,10 @@ class TaskServices(Protocol):
         ...
 
     async def connect_inputs(self, producers: list[ProducerLocation], subpartition: int,
-                             consumer: ExecutionAttemptId) -> InputGate:
-        """An input gate reading ``subpartition`` of every producer, connected (with the cluster token and
-        the internal TLS of data clients); ConnectionError naming a producer it cannot reach."""
+                             consumer: ExecutionAttemptId, vertex: JobVertexId | None = None) -> InputGate:
+        """An input gate reading ``subpartition`` of every producer (its output to ``vertex``, the consumer's, when
+        a producer feeds several), connected (with the cluster token and the internal TLS of data clients);
+        ConnectionError naming a producer it cannot reach."""
         ...
 
 
@@ -157,8 +158,8 @@ class TaskManagerServices:
         self.data_server.unregister(partition)
 
     async def connect_inputs(self, producers: list[ProducerLocation], subpartition: int,
-                             consumer: ExecutionAttemptId) -> InputGate:
+                             consumer: ExecutionAttemptId, vertex: JobVertexId | None = None) -> InputGate:
         gate = InputGate(producers, subpartition, consumer, self.token, self.conf.get("taskmanager.network.credits"),
-                         self.data_client_ssl)
+                         self.data_client_ssl, vertex)
         await gate.connect()
         return gate

@@ -59,6 +59,9 @@ def session_settings(conf: Configuration, slots: int) -> dict[str, str]:
     partitions = conf.get("spark.sql.shuffle.partitions") or slots
     settings = {"spark.sql.shuffle.partitions": str(partitions), "spark.sql.adaptive.enabled": "false",
                 "spark.sql.execution.arrow.pyspark.enabled": "true", "spark.sql.session.timeZone": "UTC",
+                # Flink's arithmetic is Java's: INT and BIGINT wrap around on overflow, where Spark 4's ANSI mode
+                # fails the query; the SQL planner writes what differs besides (integer division, strict CASTs)
+                "spark.sql.ansi.enabled": "false",
                 # PySpark records the Python call site of every column function for error contexts: four
                 # more round trips to the JVM per call (F.col 0.2 -> 0.9 ms), and the sites it would name
                 # are lines of this runtime, not of the user's job.

@@ -164,9 +164,9 @@ class Task:
         self.chain = OperatorChain.build(ops, self.tdd.outputs, self.tdd.max_parallelism, environment)
         self.chain.phases = self.metrics.phases
         # Partitions first: consumers may ask for them while this TaskManager's Spark is still starting.
-        for out in self.tdd.outputs:
+        for out in self.tdd.outputs:  # one partition per consuming vertex
             partition = ResultPartition(self.attempt_id, out.num_consumers,
-                                        self.services.conf.get("taskmanager.network.credits"))
+                                        self.services.conf.get("taskmanager.network.credits"), out.downstream_vertex)
             self.services.register_partition(partition)
             self.partitions.append(partition)
         await self.services.spark_ready()
@@ -178,7 +178,8 @@ class Task:
             await self._restore()
         producers = [p for gate in self.tdd.inputs for p in gate.producers]
         if producers:
-            gate = await self.services.connect_inputs(producers, self.tdd.subtask_index, self.attempt_id)
+            gate = await self.services.connect_inputs(producers, self.tdd.subtask_index, self.attempt_id,
+                                                      self.tdd.vertex_id)
             self.input_loop = InputLoop(self, gate, self.services.conf.get("taskmanager.bundle.max-rows"))
 
     def _context(self, op) -> ConnectorContext:

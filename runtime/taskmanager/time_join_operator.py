@@ -29,7 +29,8 @@ def micros(table: pa.Table, column: str) -> list:
     return col.cast(pa.timestamp("us", tz=col.type.tz)).cast(pa.int64()).to_pylist()
 
 
-class _TimeJoin(KeyedStateOperator):
+class TimeJoin(KeyedStateOperator):
+    """The state and row handling the time-bounded joins share: both sides' fields and keys, the types seen."""
     late_records = 0
 
     def __init__(self, params: dict):
@@ -53,7 +54,7 @@ class _TimeJoin(KeyedStateOperator):
         return changelog.typed_rows_table(self.fields[0] + self.fields[1], rows, None, self.types)
 
 
-class IntervalJoinOperator(_TimeJoin):
+class IntervalJoinOperator(TimeJoin):
     """Interval join: a pair joins when ``lower <= left time - right time <= upper``. An outer side's row that
     matched nothing is emitted padded with NULLs once the watermark says no partner can come (append-only,
     as in Flink); a row with a NULL key matches nothing and is padded at once."""
@@ -117,7 +118,7 @@ class IntervalJoinOperator(_TimeJoin):
         return self._table(out)
 
 
-class WindowJoinOperator(_TimeJoin):
+class WindowJoinOperator(TimeJoin):
     """Rows of the same (key, window) from both sides, joined when the watermark closes the window."""
 
     def __init__(self, params: dict, _udf=None):

@@ -25,8 +25,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from runtime.ddl import ddl_type
 from runtime.keygroups import KEY_GROUP_COLUMN
 from runtime.taskmanager.arrow_groups import concat, group_by, regroup, semi_join
+from runtime.taskmanager.sql_values import finish_average
 from runtime.taskmanager.udf_aggregates import python_aggregates
 
 WINDOW_START = "__window_start"
@@ -42,6 +44,7 @@ RAW_AGGREGATES = ("udf", "count_distinct")  # aggregates that need a window's ro
 # how a window's rows are aggregated when it fires (Arrow's hash functions; count_distinct counts non-null values)
 _RAW_FUNCTIONS = {"count": "count_all", "sum": "sum", "min": "min", "max": "max", "avg": "mean", "udf": "list",
                   "count_distinct": "count_distinct"}
+_INTEGER_TYPES = {"TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INT": pa.int32(), "BIGINT": pa.int64()}
 COMPACT_FRACTION = 8  # unmerged partials are folded into the merged state once they are an eighth of it
 
 
@@ -120,6 +123,7 @@ class WindowOperator:
         self.keys: list[str] = params["keys"]
         self.window: dict = params["window"]
         self.aggregates: list[dict] = params["aggregates"]
+        self.window_time = bool(params.get("window_time"))
         self.lateness = int(params.get("allowed_lateness_us", 0))
         self.udfs = udfs or {}
         self.python = python_aggregates(self.aggregates, udfs)  # SQL's Python aggregates by name
@@ -228,13 +232,12 @@ class WindowOperator:
         for spec in self.aggregates:
             name = spec["name"]
             if spec["fn"] == "avg":
-                out[name] = pc.divide(pc.cast(table[f"__p_{name}_sum"], pa.float64()),
-                                      pc.cast(table[f"__p_{name}_cnt"], pa.float64()))
+                out[name] = _average(spec, table[f"__p_{name}_sum"], table[f"__p_{name}_cnt"])
             elif spec["fn"] == "udaf":
                 python = self.python[name]
                 out[name] = python.column([python.value_of_pickled(p) for p in table[f"__p_{name}"].to_pylist()])
             else:
-                out[name] = table[f"__p_{name}"]
+                out[name] = _typed_sum(spec, table[f"__p_{name}"])
         return pa.table(out)
 
     def _aggregate_raw(self, rows: pa.Table, extra_group: list[str]) -> pa.Table:
@@ -245,11 +248,15 @@ class WindowOperator:
         out = self._keys_and_bounds(result)
         for spec in self.aggregates:
             name = spec["name"]
+            column = f"__a_{name}"
             if spec["fn"] == "udaf":
                 out[name] = self._apply_python(name, result)
+            elif spec["fn"] == "udf":
+                out[name] = self._apply_udf(name, result[column])
+            elif spec["fn"] == "avg" and spec.get("type"):
+                out[name] = _average(spec, result[f"{column}_sum"], result[f"{column}_count"])
             else:
-                column = result[f"__a_{name}"]
-                out[name] = self._apply_udf(name, column) if spec["fn"] == "udf" else column
+                out[name] = _typed_sum(spec, result[column])
         return pa.table(out)
 
     def _apply_python(self, name: str, result: pa.Table) -> pa.Array:
@@ -261,8 +268,12 @@ class WindowOperator:
 
     def _keys_and_bounds(self, table: pa.Table) -> dict:
         """A result's first columns: the keys, then the window's bounds as UTC timestamps."""
-        return {**{k: table[k] for k in self.keys}, "window_start": _timestamps(_times(table[WINDOW_START])),
-                "window_end": _timestamps(self._ends(table))}
+        ends = self._ends(table)
+        out = {**{k: table[k] for k in self.keys}, "window_start": _timestamps(_times(table[WINDOW_START])),
+               "window_end": _timestamps(ends)}
+        if self.window_time:  # SQL's window_time: the window's last millisecond, a time attribute after it
+            out["window_time"] = _timestamps(ends - 1000)
+        return out
 
     def _apply_udf(self, name: str, lists: pa.ChunkedArray) -> pa.Array:
         """A user-defined aggregate over each window's values, given as the pandas Series agg.udf promises
@@ -303,7 +314,10 @@ def _raw_aggregates(spec: dict) -> list[tuple]:
     if spec["fn"] == "udaf":
         return [(arg, "list", None, f"__a_{name}_{j}") for j, arg in enumerate(spec["args"])] + \
             [([], "count_all", None, f"__a_{name}_n")]
-    return [([] if spec["fn"] == "count" else spec["column"], _RAW_FUNCTIONS[spec["fn"]], None, f"__a_{name}")]
+    wanted = [([] if spec["fn"] == "count" else spec["column"], _RAW_FUNCTIONS[spec["fn"]], None, f"__a_{name}")]
+    if spec["fn"] == "avg" and spec.get("type"):  # a typed AVG: its sum and count, divided as SQL does
+        wanted += [(spec["column"], fn, None, f"__a_{name}_{fn}") for fn in ("sum", "count")]
+    return wanted
 
 
 def split(table: pa.Table | None, firing: Callable[[pa.Table], np.ndarray],
@@ -332,6 +346,20 @@ def _records(table: pa.Table) -> int:
 def _times(column: pa.ChunkedArray) -> np.ndarray:
     """Microsecond times (window bounds, event times) as int64 numbers."""
     return column.to_numpy() if column.type == pa.int64() else pc.cast(column, pa.int64()).to_numpy()
+
+
+def _typed_sum(spec: dict, column):
+    """A SQL SUM of an integer type in that type, wrapped around as Flink's is; other results as they are."""
+    arrow_type = _INTEGER_TYPES.get(spec.get("type") or "") if spec["fn"] == "sum" else None
+    return column if arrow_type is None else column.cast(arrow_type, safe=False)
+
+
+def _average(spec: dict, sums, counts):
+    """AVG from sums and counts: in the SQL result type (runtime.taskmanager.sql_values), else a float."""
+    if not spec.get("type"):
+        return pc.divide(pc.cast(sums, pa.float64()), pc.cast(counts, pa.float64()))
+    values = [None if not n else finish_average(s, n, spec["type"]) for s, n in zip(sums.to_pylist(), counts.to_pylist())]
+    return pa.array(values, ddl_type(spec["type"]))
 
 
 def _timestamps(micros: np.ndarray) -> pa.Array:

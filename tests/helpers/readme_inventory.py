@@ -94,6 +94,8 @@ INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
     # From a clone
     "make demo": Run("tests/integration/test_demo.py"),
     "make test": NotRun("the whole suite, which this test is part of: the lead runs it when branches land"),
+    "make sql-conformance": NotRun("the SQL conformance suite against Apache Flink, a run of its own after make test "
+                                   "(.ci/run calls it): tens of minutes of two engines on every query page"),
     "make lint": NotRun("static checks, run by .ci/run before the suite rather than by a test"),
     "make dist": Elsewhere(WHEEL, "builds the same sdist and wheel with `python -m build`, as make dist does, and "
                                   "installs the wheel"),

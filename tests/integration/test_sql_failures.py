@@ -31,15 +31,20 @@ def wait_for_checkpoint(cluster, job_id, timeout=300):
                timeout, "a new completed checkpoint")
 
 
-def sql_job(cluster, out, rows, parallelism, rate=None, pace=None, savepoint=None):
-    """The clicks TUMBLE query into CSV files; its source limited to ``rate`` rows/s or, with ``pace``,
-    paced by that function in its WHERE clause (a SQL function holding each batch while the pace is on)."""
+def _checkpointed_sql(cluster, parallelism, savepoint=None) -> StreamTableEnvironment:
+    """A table environment on ``cluster`` checkpointing every second, started from ``savepoint`` when given."""
     env = cluster.environment()
     env.set_parallelism(parallelism)
     env.enable_checkpointing("1 s")
     if savepoint:
         env.from_savepoint(savepoint)
-    t_env = StreamTableEnvironment.create(env)
+    return StreamTableEnvironment.create(env)
+
+
+def sql_job(cluster, out, rows, parallelism, rate=None, pace=None, savepoint=None):
+    """The clicks TUMBLE query into CSV files; its source limited to ``rate`` rows/s or, with ``pace``,
+    paced by that function in its WHERE clause (a SQL function holding each batch while the pace is on)."""
+    t_env = _checkpointed_sql(cluster, parallelism, savepoint)
     *tables, insert = clicks.sql(rows=rows, sink="filesystem", path=str(out), rows_per_second=rate)
     for statement in tables:
         t_env.execute_sql(statement)
@@ -87,3 +92,42 @@ def test_stop_with_savepoint_and_resume_at_another_parallelism(fresh_cluster, sp
     parallelisms = {v["parallelism"] for v in second.details()["vertices"]}
     assert 3 in parallelisms
     assert written_rows(spark, out) == expected_rows(spark, rows), "the same answer as without the stop"
+
+
+DIPS = ("INSERT INTO dips SELECT `user`, start_at, end_at, depth, n FROM clicks MATCH_RECOGNIZE (PARTITION BY `user` "
+        "ORDER BY ts MEASURES A.ts AS start_at, C.ts AS end_at, A.amount - MIN(B.amount) AS depth, COUNT(B.amount) AS n "
+        "AFTER MATCH SKIP PAST LAST ROW PATTERN (A B+ C) DEFINE B AS B.amount < A.amount, C AS C.amount > A.amount)")
+DIPS_SCHEMA = "user INT, start_at TIMESTAMP, end_at TIMESTAMP, depth DOUBLE, n BIGINT"
+
+
+def dips_job(cluster, out, rows, parallelism, rate, savepoint=None):
+    """MATCH_RECOGNIZE over the clicks' amounts per user (each dip and its recovery) into CSV files."""
+    t_env = _checkpointed_sql(cluster, parallelism, savepoint)
+    source, *_ = clicks.sql(rows=rows, rows_per_second=rate, event_rate=200)
+    t_env.execute_sql(source)
+    t_env.execute_sql(f"CREATE TABLE dips ({DIPS_SCHEMA.replace('user', '`user`', 1)}) WITH ('connector' = "
+                      f"'filesystem', 'path' = '{out}', 'format' = 'csv')")
+    return t_env.execute_sql(DIPS).get_job_client()
+
+
+@pytest.mark.timeout(900)
+def test_match_recognize_resumes_its_partial_matches_from_a_savepoint_at_another_parallelism(fresh_cluster, spark,
+                                                                                            tmp_path):
+    """Buffered rows and partial matches of every user go into the savepoint and come back, split by key group
+    over three subtasks instead of two: the matches equal those of a run that never stopped."""
+    rows = 10_000
+    cluster = fresh_cluster(taskmanagers=2, slots=2)
+    first = dips_job(cluster, tmp_path / "dips", rows, parallelism=2, rate=400)
+    wait_for_checkpoint(cluster, first.job_id)
+    savepoint = first.savepoint(str(tmp_path / "savepoints"), stop=True)
+    assert first.wait(120) == "FINISHED"
+    second = dips_job(cluster, tmp_path / "dips", rows, parallelism=3, rate=20_000, savepoint=savepoint)
+    reference = dips_job(cluster, tmp_path / "reference", rows, parallelism=1, rate=20_000)
+    assert second.wait(600) == "FINISHED" and reference.wait(600) == "FINISHED"
+    assert 3 in {v["parallelism"] for v in second.details()["vertices"]}
+
+    def written(path):
+        return sorted(tuple(r) for r in spark.read.schema(DIPS_SCHEMA).csv(str(path)).collect())
+    expected = written(tmp_path / "reference")
+    assert len(expected) > 100, "the input has dips to find"
+    assert written(tmp_path / "dips") == expected, "no match lost or repeated across the stop"

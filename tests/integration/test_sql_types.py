@@ -23,12 +23,14 @@ def t_env(cluster, tmp_path_factory):
     lines = []
     for i in range(ROWS):
         ts = BASE + datetime.timedelta(milliseconds=250 * i + 5)
-        lines.append(f"{i},{ts:%Y-%m-%d %H:%M:%S}.{ts.microsecond // 1000:03d}")
+        text = f"{ts:%Y-%m-%d %H:%M:%S}.{ts.microsecond // 1000:03d}"
+        lines.append(f"{i},{text},{text}")
     (folder / "events" / "events.csv").write_text("\n".join(lines) + "\n")
     env = cluster.environment()
     env.set_parallelism(2)
     t_env = StreamTableEnvironment.create(env)
-    t_env.execute_sql(f"""CREATE TABLE events (id INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+    t_env.execute_sql(f"""CREATE TABLE events (id INT, ts TIMESTAMP(3), utc TIMESTAMP_LTZ(3),
+        WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
         WITH ('connector' = 'filesystem', 'path' = '{folder / "events"}', 'format' = 'csv')""")
     t_env.folder = folder
     return t_env
@@ -51,15 +53,25 @@ def test_timestamps_are_plain_datetimes_in_rows_windows_and_pandas(t_env):
     assert str(frame.dtypes["ts"]) == "datetime64[ns]" and len(frame) == ROWS
 
 
-def test_an_instant_shows_in_the_session_time_zone(t_env):
+def test_an_instant_is_read_and_shown_in_the_session_time_zone(t_env):
+    """As Flink: a TIMESTAMP cast to TIMESTAMP_LTZ is the instant its wall clock names in the session zone, and
+    an instant's fields and text are its wall clock there."""
+    from zoneinfo import ZoneInfo
+
     t_env.get_config().set("table.local-time-zone", "Asia/Shanghai")
     try:
-        got = rows(t_env, "SELECT id, CAST(ts AS TIMESTAMP_LTZ(3)) AS lt FROM events WHERE id = 0")
+        got = rows(t_env, "SELECT id, CAST(ts AS TIMESTAMP_LTZ(3)) AS lt, HOUR(CAST(ts AS TIMESTAMP_LTZ(3))) AS h, "
+                          "utc, HOUR(utc) AS utc_h, CAST(utc AS STRING) AS utc_text, CAST(utc AS TIMESTAMP(3)) AS "
+                          "utc_wall FROM events WHERE id = 0")
     finally:
         t_env.get_config().set("table.local-time-zone", "UTC")
     lt = got[0].lt
-    assert lt.utcoffset() == datetime.timedelta(hours=8) and lt.hour == 20
-    assert lt == (BASE + datetime.timedelta(milliseconds=5)).replace(tzinfo=datetime.timezone.utc)
+    assert lt.utcoffset() == datetime.timedelta(hours=8) and lt.hour == 12 and got[0].h == 12
+    assert lt == (BASE + datetime.timedelta(milliseconds=5)).replace(tzinfo=ZoneInfo("Asia/Shanghai"))
+    noon = BASE + datetime.timedelta(milliseconds=5)  # the file's text, read as a UTC instant into the LTZ column
+    assert got[0].utc == noon.replace(tzinfo=datetime.timezone.utc) and got[0].utc.utcoffset().seconds == 8 * 3600
+    assert got[0].utc_h == 20 and got[0].utc_text == "2024-01-01 20:00:00.005"
+    assert got[0].utc_wall == noon + datetime.timedelta(hours=8) and got[0].utc_wall.tzinfo is None
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])

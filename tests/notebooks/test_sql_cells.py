@@ -59,7 +59,7 @@ def test_sql_cells_in_each_result_mode_with_output_variable_and_explain(cluster,
     assert text["mode"] == "tableau" and "| op |" in text["text"].replace("  ", " ") or "op" in text["text"]
     assert "window_start" in text["text"] and "+I" in text["text"]
     shown = text_of(explained)
-    assert "== Optimized Logical Plan ==" in shown and "GroupAggregate" in shown and "ExecutionGraph" in shown
+    assert "== Optimized Physical Plan ==" in shown and "GroupAggregate" in shown and "ExecutionGraph" in shown
     assert len(widget_views(stream)) == 1
 
 
@@ -67,7 +67,7 @@ ERRORS = [
     ("SELEC 1", "unknown statement 'SELEC'"),
     ("SELECT nope FROM orders", "line 1, column 8: column 'nope' not found"),
     ("SELECT *\nFROM missing", "line 2, column 6: table or view 'missing' does not exist"),
-    ("SELECT * FROM orders MATCH_RECOGNIZE (PARTITION BY id)", "MATCH_RECOGNIZE is not supported"),
+    ("SELECT * FROM orders MATCH_RECOGNIZE (PARTITION BY id)", "MATCH_RECOGNIZE must be ORDER BY the time attribute"),
     ("SELECT product, amount FROM orders GROUP BY product", "'amount' must be in GROUP BY"),
     ("CREATE TABLE k (a INT) WITH ('connector' = 'kafka')", "connector 'kafka' is not available"),
     ("CREATE TABLE d (a INT) WITH ('connector' = 'datagen', 'rows-per-sec' = '1')", "unsupported option 'rows-per-sec'"),
@@ -92,3 +92,43 @@ def test_ten_sql_errors_are_one_line_with_position(cluster, tmp_path):
         assert words in text_of(cell), (text, text_of(cell))
         assert len(err.traceback) == 1, "one line, no stack"
     assert "cell magic" in text_of(cells[-1])
+
+
+EVENTS_QUERY = ("SELECT window_start, window_end, COUNT(*) AS n, MAX(ts) AS last_ts FROM TABLE(TUMBLE(TABLE events, "
+                "DESCRIPTOR(ts), INTERVAL '5' SECOND)) GROUP BY window_start, window_end")
+
+
+def test_a_sql_cells_frame_has_plain_datetime64_columns_with_flinks_values(cluster, tmp_path):
+    """Item 4 of issue 31: ``-o df`` holds TIMESTAMP columns as plain datetime64, the values Apache Flink gives."""
+    import concurrent.futures
+    import datetime
+
+    from tests.helpers.flink_sql import flink_answers
+
+    (tmp_path / "events").mkdir()
+    base = datetime.datetime(2024, 5, 1, 8, 0, 0)
+    times = [base + datetime.timedelta(milliseconds=730 * i + (i % 3) * 90) for i in range(30)]
+    (tmp_path / "events" / "events.csv").write_text("".join(f"{i},{t:%Y-%m-%d %H:%M:%S}.{t.microsecond // 1000:03d}\n"
+                                                            for i, t in enumerate(times)))
+    ddl = (f"CREATE TABLE events (id INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH "
+           f"('connector' = 'filesystem', 'path' = '{tmp_path / 'events'}', 'format' = 'csv')")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        flink = pool.submit(flink_answers, [ddl], {"windows": EVENTS_QUERY}, tmp_path / "pyflink")
+        nb = execute(code_notebook(
+            "%load_ext kernel_magics",
+            f"%flink connect {cluster.url} --token-file {cluster.token_file}",
+            f"%%flink sql\n{ddl}",
+            f"%%flink sql --wait -o windows\n{EVENTS_QUERY}",
+            "from tests.helpers.live_checks import report\n"
+            "report(dtypes={c: str(t) for c, t in windows.dtypes.items()}, "
+            "rows=[[v.isoformat() if hasattr(v, 'isoformat') else v for v in r] for r in windows.itertuples(index=False)])",
+        ), timeout=300, save_to=tmp_path / "sql-timestamps.ipynb")
+        answer = flink.result()["windows"]
+    cells = nb.cells[2:]
+    assert all(error_of(c) is None for c in cells), [text_of(c) for c in cells if error_of(c)]
+    seen = json_lines(cells[-1])
+    assert seen["dtypes"] == {"window_start": "datetime64[ns]", "window_end": "datetime64[ns]", "n": "int64",
+                              "last_ts": "datetime64[ns]"}
+    ours = sorted(tuple(r) for r in seen["rows"])
+    flinks = sorted(tuple(v.isoformat() if isinstance(v, datetime.datetime) else v for v in r) for r in answer["rows"])
+    assert "error" not in answer and len(flinks) >= 5 and ours == flinks

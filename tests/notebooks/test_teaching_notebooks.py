@@ -47,7 +47,7 @@ SHOWN = {
     ],
     "05-streaming-sql": [
         "*ROWTIME*", "tumbling: ", "hopping: ", "cumulating: ", "sessions: ", "changelog applied: ",
-        "+I", "-U", "join: 4 users, the same as pandas", "== Optimized Logical Plan ==", "GroupAggregate",
+        "+I", "-U", "join: 4 users, the same as pandas", "== Optimized Physical Plan ==", "GroupAggregate",
         "exercise: 6 rows, the two biggest clicks of each user",
     ],
     "06-slots-and-resources": [

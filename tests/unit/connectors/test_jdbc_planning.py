@@ -60,10 +60,10 @@ def test_a_lookup_join_plans_into_one_chained_operator_with_the_tables_cache(t_e
     assert "[sql_lookup_join]" in text
 
 
-def test_a_temporal_join_as_of_event_time_is_refused_by_name(t_env):
+def test_a_temporal_join_as_of_event_time_needs_a_versioned_table(t_env):
     t_env.execute_sql("CREATE TABLE clicks (customer INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
                       "WITH ('connector' = 'datagen')")
-    with pytest.raises(UnsupportedSqlError, match="supported in a lookup join only"):
+    with pytest.raises(UnsupportedSqlError, match="'customers' is not a versioned table"):
         t_env.explain_sql("SELECT * FROM clicks AS k JOIN customers FOR SYSTEM_TIME AS OF k.ts AS c "
                           "ON k.customer = c.id")
 

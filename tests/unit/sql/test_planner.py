@@ -24,7 +24,7 @@ def test_a_group_by_plans_local_and_global_aggregation_behind_a_keyed_exchange(t
     text = explain(t_env, "SELECT `user`, COUNT(*) AS n FROM clicks GROUP BY `user`")
     assert "GroupAggregate(groupBy=[user], select=[count(*) AS n])" in text
     assert "[local_aggregate]" in text and "[sql_group_aggregate]" in text and "hash(user)" in text
-    assert "== Optimized Logical Plan ==" in text and "ExecutionGraph of" in text
+    assert "== Optimized Physical Plan ==" in text and "ExecutionGraph of" in text
 
 
 def test_a_tumbling_window_query_uses_the_window_operator(t_env):
@@ -53,7 +53,7 @@ def test_the_result_schema_follows_flinks_names(t_env):
     ("SELECT `user` FROM clicks ORDER BY `user`", UnsupportedSqlError, "ORDER BY"),
     ("SELECT * FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(url), INTERVAL '1' SECOND))", SqlValidationError,
      "needs a time attribute"),
-    ("SELECT STDDEV(amount) FROM clicks", UnsupportedSqlError, "aggregate function STDDEV"),
+    ("SELECT LISTAGG(url) FROM clicks", UnsupportedSqlError, "aggregate function LISTAGG"),
     ("SELECT * FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '1' SECOND, "
      "INTERVAL '1' SECOND))", SqlValidationError, "TUMBLE takes 3 to 4 arguments"),
 ])
@@ -82,7 +82,8 @@ USERS = "CREATE TABLE users (uid BIGINT, name STRING) WITH ('connector' = 'datag
 
 @pytest.mark.parametrize("query, expected", [
     ("SELECT * FROM (SELECT `user`, amount, ROW_NUMBER() OVER (PARTITION BY `user` ORDER BY amount DESC) AS rn "
-     "FROM clicks) WHERE rn <= 3", ["Rank(partitionBy=[user], orderBy=[amount DESC], rankRange=[1..3])", "[sql_rank]"]),
+     "FROM clicks) WHERE rn <= 3",
+     ["Rank(rankType=[ROW_NUMBER], partitionBy=[user], orderBy=[amount DESC], rankRange=[1..3])", "[sql_rank]"]),
     ("SELECT `user`, SUM(amount) OVER (PARTITION BY `user` ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) "
      "FROM clicks", ["OverAggregate(partitionBy=[user], orderBy=[ts], ROWS 2 PRECEDING", "[sql_over]"]),
     ("SELECT c.url, u.name FROM clicks AS c LEFT JOIN users AS u ON c.`user` = u.uid",
@@ -127,11 +128,11 @@ def test_unsupported_joins_and_windows_are_refused_by_name(t_env, query, words):
 
 @pytest.mark.parametrize("query, expected", [
     ("SELECT url, amount FROM clicks ORDER BY amount DESC, url LIMIT 3",
-     "Rank(partitionBy=[], orderBy=[amount DESC, url ASC], rankRange=[1..3])"),
+     "Rank(rankType=[ROW_NUMBER], partitionBy=[], orderBy=[amount DESC, url ASC], rankRange=[1..3])"),
     ("SELECT url AS u FROM clicks ORDER BY u DESC NULLS FIRST FETCH FIRST 2 ROWS ONLY",
-     "Rank(partitionBy=[], orderBy=[u DESC NULLS FIRST], rankRange=[1..2])"),
+     "Rank(rankType=[ROW_NUMBER], partitionBy=[], orderBy=[u DESC NULLS FIRST], rankRange=[1..2])"),
     ("SELECT url FROM clicks UNION ALL SELECT url FROM clicks ORDER BY url LIMIT 4",
-     "Rank(partitionBy=[], orderBy=[url ASC], rankRange=[1..4])"),
+     "Rank(rankType=[ROW_NUMBER], partitionBy=[], orderBy=[url ASC], rankRange=[1..4])"),
 ])
 def test_order_by_with_limit_is_a_top_n_of_the_whole_result(t_env, query, expected):
     text = explain(t_env, query)
@@ -139,19 +140,25 @@ def test_order_by_with_limit_is_a_top_n_of_the_whole_result(t_env, query, expect
 
 
 @pytest.mark.parametrize("query, words", [
-    ("SELECT url FROM clicks ORDER BY url", "ORDER BY without LIMIT is not supported in streaming mode"),
+    ("SELECT url FROM clicks ORDER BY url", "without LIMIT is not supported in streaming mode"),
+    ("SELECT url FROM clicks ORDER BY url OFFSET 3", "without LIMIT is not supported in streaming mode"),
     ("SELECT url FROM clicks ORDER BY amount LIMIT 2", r"order by a column of the SELECT list \(url\)"),
     ("SELECT url FROM clicks ORDER BY UPPER(url) LIMIT 2", "not expressions"),
-    ("SELECT url FROM clicks ORDER BY url LIMIT 2 OFFSET 1", "OFFSET is not supported"),
 ])
 def test_order_by_and_limit_that_cannot_run_are_refused_by_name(t_env, query, words):
     with pytest.raises(UnsupportedSqlError, match=words):
         t_env.sql_query(query)
 
 
+def test_limit_with_offset_keeps_the_ranks_after_the_offset(t_env):
+    text = explain(t_env, "SELECT url FROM clicks ORDER BY url LIMIT 2 OFFSET 1")
+    assert "Rank(rankType=[ROW_NUMBER], partitionBy=[], orderBy=[url ASC], rankRange=[2..3])" in text
+
+
 def test_order_by_in_batch_mode_sorts_the_final_result(t_env):
     t_env.execute_sql("SET 'execution.runtime-mode' = 'batch'")
-    assert "Rank(partitionBy=[], orderBy=[url ASC], rankRange=[1..])" in explain(t_env, "SELECT url FROM clicks ORDER BY url")
+    text = explain(t_env, "SELECT url FROM clicks ORDER BY url")
+    assert "Rank(rankType=[ROW_NUMBER], partitionBy=[], orderBy=[url ASC], rankRange=[1..])" in text
 
 
 def test_outer_interval_joins_plan_into_the_interval_join(t_env):

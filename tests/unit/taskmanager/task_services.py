@@ -17,7 +17,7 @@ import pyarrow as pa
 from runtime.arrow_ipc import table_from_b64, table_to_ipc
 from runtime.checkpoint.fencing import UploadFence, WriteFence
 from runtime.config import Configuration
-from runtime.ids import ExecutionAttemptId
+from runtime.ids import ExecutionAttemptId, JobVertexId
 from runtime.data_messages import DataBuffer
 from runtime.messages import CollectResult, ProducerLocation, TaskStateChanged
 from runtime.states import ExecutionState
@@ -138,8 +138,8 @@ class TestingTaskServices:
         self.partitions.pop(partition.attempt_id, None)
 
     async def connect_inputs(self, producers: list[ProducerLocation], subpartition: int,
-                             consumer: ExecutionAttemptId) -> InputGate:
-        gate = InputGate(producers, subpartition, consumer, "token")
+                             consumer: ExecutionAttemptId, vertex: JobVertexId | None = None) -> InputGate:
+        gate = InputGate(producers, subpartition, consumer, "token", vertex=vertex)
         feed = InputFeed(gate)
         for channel in range(len(producers)):
             reader = asyncio.StreamReader()

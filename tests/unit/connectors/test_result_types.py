@@ -6,7 +6,8 @@ import pyarrow as pa
 import pytest
 
 from runtime.connectors.base import ConnectorContext, SinkWriter
-from runtime.connectors.result_times import RESULT_TIMES, ResultTimesWriter, conform_times, with_result_times
+from runtime.connectors.result_types import (RESULT_SCHEMA, RESULT_TIMES, ResultTypesWriter, conform_times, conform_types,
+                                             with_result_types)
 from runtime.timezones import parse_zone, resolve
 
 UTC = datetime.timezone.utc
@@ -50,13 +51,30 @@ def context(params):
 
 def test_a_sql_sink_writer_is_wrapped_only_when_its_params_name_time_columns():
     plain = Recorder(context({"connector": "collect"}))
-    assert with_result_times(plain) is plain
-    wrapped = with_result_times(Recorder(context({"connector": "collect", RESULT_TIMES: {"ts": None}})))
-    assert isinstance(wrapped, ResultTimesWriter)
+    assert with_result_types(plain) is plain
+    wrapped = with_result_types(Recorder(context({"connector": "collect", RESULT_TIMES: {"ts": None}})))
+    assert isinstance(wrapped, ResultTypesWriter)
     asyncio.run(wrapped.write(bundle()))
     wrapped.commit(3)
     assert wrapped.writer.written[0].schema.field("ts").type == pa.timestamp("us")
     assert wrapped.writer.calls == [("commit", 3)]
+
+
+def test_bundles_take_the_declared_integer_decimal_and_null_types():
+    import decimal
+
+    from runtime.ddl import arrow_schema
+
+    schema = arrow_schema("n BIGINT, d DECIMAL(38,2), s STRING, x DOUBLE")
+    table = pa.table({"n": pa.array([1], pa.int32()), "d": pa.array([decimal.Decimal("1.5")], pa.decimal128(10, 1)),
+                      "s": pa.array([None], pa.null()), "x": pa.array([2], pa.int64())})
+    out = conform_types(table, schema)
+    assert out.schema.field("n").type == pa.int64() and out.schema.field("d").type == pa.decimal128(38, 2)
+    assert out.schema.field("s").type == pa.string() and out.column("d").to_pylist() == [decimal.Decimal("1.50")]
+    assert out.schema.field("x").type == pa.int64(), "a column of another kind is not silently converted"
+    wrapped = with_result_types(Recorder(context({"connector": "collect", RESULT_SCHEMA: "n BIGINT"})))
+    asyncio.run(wrapped.write(table))
+    assert wrapped.writer.written[0].schema.field("n").type == pa.int64()
 
 
 @pytest.mark.parametrize("given, read", [("UTC", "UTC"), ("Europe/Berlin", "Europe/Berlin"), ("GMT+08:00", "+08:00"),
