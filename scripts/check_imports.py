@@ -27,9 +27,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "runtime.errors", "runtime.ids", "runtime.version", "runtime.keygroups", "runtime.arrow_ipc", "runtime.timezones",
         "runtime.process_info", "runtime.child_process", "runtime.changelog", "runtime.security", "runtime.java",
         "runtime.codec", "runtime.config_values", "runtime.config", "runtime.states", "runtime.ddl", "runtime.fileio",
-        "runtime.tls", "runtime.python_dependencies", "runtime.jobgraph", "runtime.chaining", "runtime.messages", "runtime.data_messages",
-        "runtime.events", "runtime.gateways", "runtime.routing", "runtime.api_hints", "runtime.spark_stages",
-        "runtime.process_logs", "runtime.stop_signal")),
+        "runtime.tls", "runtime.python_dependencies", "runtime.jobgraph", "runtime.chaining", "runtime.messages",
+        "runtime.data_messages", "runtime.events", "runtime.gateways", "runtime.routing", "runtime.api_hints",
+        "runtime.spark_stages", "runtime.process_logs", "runtime.stop_signal")),
     ("services every role uses: checkpoints, HA, connectors, snapshots, metrics, live views, pattern matching", (
         "runtime.checkpoint", "runtime.ha", "runtime.connectors", "runtime.snapshots", "runtime.metrics",
         "runtime.views", "runtime.cep")),
