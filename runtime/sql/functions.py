@@ -57,7 +57,17 @@ def _planned_elsewhere(node: exp.Expr) -> bool:
         return True
     if isinstance(node, exp.Unnest) and isinstance(node.parent, (exp.Join, exp.From)):
         return True  # array expansion in FROM: runtime.sql.unnest
+    if _lateral_table_call(node):
+        return True  # a table function's call: runtime.sql.lateral resolves it
     return node.find_ancestor(exp.Table, exp.MatchRecognize) is not None
+
+
+def _lateral_table_call(node: exp.Expr) -> bool:
+    """``LATERAL TABLE(f(...))``: the TABLE wrapper the dialect parses it into, or the call ``f`` inside it."""
+    if not isinstance(node, exp.Anonymous):
+        return False
+    wrapper = node if isinstance(node.parent, exp.Lateral) else node.parent
+    return isinstance(wrapper, exp.Anonymous) and wrapper.name.upper() == "TABLE" and isinstance(wrapper.parent, exp.Lateral)
 
 
 def translate(node: exp.Expr) -> exp.Expr:

@@ -19,7 +19,6 @@ from sqlglot.tokens import TokenType
 from runtime.sql.dialect import Flink
 from runtime.sql.errors import SqlParseError, UnsupportedSqlError
 
-UNSUPPORTED_WORDS: dict[str, str] = {}  # a word of Flink SQL refused before parsing -> why (none now)
 _SET = re.compile(r"^SET(?:\s+(?P<key>'[^']*'|[\w.\-]+)\s*=\s*(?P<value>'(?:[^']|'')*'|[^\s;]+))?\s*$", re.I | re.S)
 _RESET = re.compile(r"^RESET(?:\s+(?P<key>'[^']*'|[\w.\-]+))?\s*$", re.I | re.S)
 _SHOW = re.compile(r"^SHOW\s+(?P<what>TABLES|VIEWS|FUNCTIONS|USER\s+FUNCTIONS|CATALOGS|DATABASES|JOBS|"
@@ -154,7 +153,6 @@ def _parse_sql(stmt: Statement) -> Statement:
     if not first.startswith(STATEMENT_WORDS):
         raise stmt.error(SqlParseError, f"unknown statement {first!r}: expected one of "
                                         f"{', '.join(STATEMENT_WORDS[:-1])}")
-    _refuse_unsupported(stmt)
     try:
         asts = sqlglot.parse(stmt.text, read=Flink)
     except ParseError as err:
@@ -184,13 +182,6 @@ def _kind_of(stmt: Statement, ast: exp.Expr) -> str:
         return "describe"
     first = stmt.text.split(None, 1)[0].upper()
     raise stmt.error(UnsupportedSqlError, f"{first} statements are not supported")
-
-
-def _refuse_unsupported(stmt: Statement) -> None:
-    for token in Flink().tokenize(stmt.text):
-        message = UNSUPPORTED_WORDS.get(token.text.upper()) if token.token_type != TokenType.STRING else None
-        if message:
-            raise stmt.error(UnsupportedSqlError, message, token.start)
 
 
 def _describe_parse_error(description: str, found: str) -> str:

@@ -191,7 +191,7 @@ def written_names(node: exp.Func) -> set[str]:
 
 
 def _is_builtin(name: str) -> bool:
-    from runtime.sql.functions import builtin_names
+    from runtime.sql.builtins import builtin_names
 
     return name.upper() in builtin_names()
 
@@ -217,7 +217,9 @@ def _call(fdef: FunctionDef, args: list[exp.Expr], node: exp.Expr, error: Error)
         return UserAggregate(this=fdef.name, expressions=args, function=exp.Literal.string(fdef.spark_name))
     spark_name = fdef.spark_name + ("" if args else NULLARY)
     call = exp.Anonymous(this=spark_name, expressions=args or [exp.Literal.number(0)])
-    return exp.Cast(this=call, to=exp.DataType.build(fdef.result_type, dialect="spark"))
+    # the node the dialect parses CAST(...) into (sqlglot's Spark parser makes it a TryCast without ``safe``), so
+    # the function registry takes the cast for the one a query writes
+    return exp.TryCast(this=call, to=exp.DataType.build(fdef.result_type, dialect="spark"))
 
 
 def typed_arguments(fdef: FunctionDef, args: list[exp.Expr], node: exp.Expr, error: Error) -> list[exp.Expr]:

@@ -36,7 +36,6 @@ def test_a_script_splits_into_its_statements_with_positions():
     ("SELEC a FROM t", SqlParseError, (1, 1), "unknown statement 'SELEC'"),
     ("SELECT 'abc", SqlParseError, (1, 8), "not closed"),
     ("SELECT (a FROM t", SqlParseError, (1, 11), "expecting )"),
-    ("SELECT 1;\nSELECT * FROM t, LATERAL TABLE(f(a))", UnsupportedSqlError, (2, 18), "LATERAL TABLE"),
     ("ALTER TABLE t RENAME TO x", UnsupportedSqlError, (1, 1), "ALTER statements are not supported"),
     ("SET 'a' 'b'", SqlParseError, (1, 1), "SET 'key' = 'value'"),
 ])
