@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import ModuleType
 
-from kernel_magics.commands import cluster, faults, jobs, sql, views
+from kernel_magics.commands import cluster, faults, jobs, sql, users, views
 from kernel_magics.commands.subcommand import summary
 
 __all__ = ["MODULES", "SUBCOMMANDS", "summary"]
 
-MODULES: tuple[ModuleType, ...] = (cluster, faults, jobs, sql, views)
+MODULES: tuple[ModuleType, ...] = (cluster, faults, jobs, sql, users, views)
 
 
 def subcommands_of(modules: tuple[ModuleType, ...]) -> dict[str, Callable]:
@@ -32,4 +32,3 @@ def subcommands_of(modules: tuple[ModuleType, ...]) -> dict[str, Callable]:
 
 
 SUBCOMMANDS = subcommands_of(MODULES)
-

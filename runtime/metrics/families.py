@@ -20,7 +20,7 @@ NO_WATERMARK = -(2**63)  # Flink's Long.MIN_VALUE: no watermark received yet
 
 TASK_LABELS = ["host", "tm_id", "job_id", "job_name", "task_id", "task_name", "task_attempt_id", "task_attempt_num",
                "subtask_index"]
-JOB_LABELS = ["host", "job_id", "job_name"]
+JOB_LABELS = ["host", "job_id", "job_name", "user"]  # user: who submitted it (runtime.users)
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def cluster_families(host: str, overview: ClusterOverview, jobs: list[JobView]) 
          _restore_ms),
     ]
     for name, doc, read in per_job:
-        rows = [([host, j.summary.job_id, j.summary.name], float(read(j))) for j in jobs]
+        rows = [([host, j.summary.job_id, j.summary.name, j.summary.user], float(read(j))) for j in jobs]
         yield _gauge(f"flink_jobmanager_job_{name}", doc, JOB_LABELS, rows)
 
 

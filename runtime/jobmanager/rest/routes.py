@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from runtime.jobmanager.rest import cluster, data, jobs, operations
+from runtime.jobmanager.rest import cluster, data, jobs, operations, users
 from runtime.jobmanager.rest.base import Operation
 from runtime.jobmanager.rest.streams import EventsSocket
 
@@ -77,6 +77,9 @@ ROUTES: tuple[Route, ...] = (
     Route(JOB + "/sources", data.PushSourcesHandler),
     Route(JOB + "/sources/:source/rows", data.PushRowsHandler),
     Route(JOB + "/sources/:source/close", data.CloseSourceHandler),
+    Route("/users", users.UsersHandler),
+    Route("/users/overview", users.ClassOverviewHandler),
+    Route("/users/:name", users.UserHandler),
     Route("/events", EventsSocket, websocket=True),
 )
 

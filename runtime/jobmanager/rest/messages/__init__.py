@@ -10,3 +10,4 @@ from runtime.jobmanager.rest.messages.cluster import *  # noqa: F401,F403
 from runtime.jobmanager.rest.messages.common import *  # noqa: F401,F403
 from runtime.jobmanager.rest.messages.jobs import *  # noqa: F401,F403
 from runtime.jobmanager.rest.messages.results import *  # noqa: F401,F403
+from runtime.jobmanager.rest.messages.users import *  # noqa: F401,F403
