@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "runtime.process_info", "runtime.child_process", "runtime.changelog", "runtime.security", "runtime.java",
         "runtime.codec", "runtime.config_values", "runtime.config", "runtime.states", "runtime.ddl", "runtime.fileio",
         "runtime.tls", "runtime.jobgraph", "runtime.chaining", "runtime.messages", "runtime.data_messages",
-        "runtime.events", "runtime.gateways", "runtime.routing", "runtime.api_hints")),
+        "runtime.events", "runtime.gateways", "runtime.routing", "runtime.api_hints", "runtime.users")),
     ("services every role uses: checkpoints, HA, connectors, snapshots, metrics, live views", (
         "runtime.checkpoint", "runtime.ha", "runtime.connectors", "runtime.snapshots", "runtime.metrics",
         "runtime.views")),
