@@ -1,6 +1,7 @@
 """The teacher's view in headless Chromium, on the shared cluster: the admin's Users page lists two students'
 jobs with their slots, and cancels one of them after confirming; a student's dashboard lists their own job
-only and shows the Users page's refusal. Screenshots go to test-output/ui/dashboard-users-*.png."""
+only and shows the Users page's refusal; on a cluster of its own, the Users page kills a TaskManager after
+confirming. Screenshots go to test-output/ui/dashboard-users-*.png."""
 from __future__ import annotations
 
 import secrets
@@ -80,3 +81,25 @@ def check_student(page, cluster, token, jobs):
     refusal.wait_for()
     assert "403" in refusal.inner_text() and "for admins" in refusal.inner_text()
     screenshot(page, "dashboard-users-student-refused")
+
+
+def test_the_teacher_kills_a_taskmanager_from_the_users_page(fresh_cluster, tmp_path):
+    """On a cluster of its own (it loses a TaskManager): the kill is confirmed first, then the TaskManager is lost."""
+    cluster = fresh_cluster(taskmanagers=2, slots=1)
+    victim = cluster.client.get("/taskmanagers")["taskmanagers"][0]["id"]
+    with chromium_context(tmp_path / "teacher") as context:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(f"{cluster.url}/dashboard?token={cluster.token}&page=users")
+        choice = page.get_by_role("combobox").nth(1)  # the TaskManager choice, under the job's
+        wait_until(lambda: any(victim in o for o in choice.locator("option").all_inner_texts()), 30,
+                   "the TaskManager among the choices")
+        choice.select_option(next(o for o in choice.locator("option").all_inner_texts() if victim in o))
+        page.get_by_role("button", name="Kill TaskManager").click()
+        assert victim in page.locator("[data-action='kill']").inner_text()
+        assert all(tm["state"] == "REGISTERED" for tm in cluster.client.get("/taskmanagers")["taskmanagers"]), \
+            "nothing happens before the confirmation"
+        page.get_by_role("button", name="Confirm").click()
+        page.locator("[data-outcome='done']").wait_for()
+        screenshot(page, "dashboard-users-killed")
+    wait_until(lambda: cluster.client.get(f"/taskmanagers/{victim}")["state"] == "LOST", 60, "the TaskManager lost")
