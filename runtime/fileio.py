@@ -39,6 +39,18 @@ def write_json_atomically(path: str, value: Any, durable: bool = False) -> None:
     write_atomically(path, json.dumps(value), durable)
 
 
+def read_json(path: str) -> Any:
+    """The JSON document at ``path``; None when there is none, or when it does not parse (written only by
+    :func:`write_json_atomically`, so never half-written: a foreign file, treated as absent)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        return None
+    except ValueError:
+        return None
+
+
 def tidy_working_dir(path: str, savepoints: str, problems: list[str]) -> str | None:
     """Remove a stopped cluster's working directory (logs, token, HA data, default checkpoints): one per cluster
     in the temp dir would otherwise pile up forever. Kept whole when ``problems`` says a process failed (its logs

@@ -90,6 +90,7 @@ class JobSummary:
     task_counts: dict[ExecutionState, int]
     records_out_per_s: float
     batch: bool
+    user: str = "admin"  # who submitted it (runtime.users; "admin": the cluster token's holder)
 
     def duration(self, now: float) -> float:
         return (self.end_time or now) - self.start_time

@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "runtime.codec", "runtime.config_values", "runtime.config", "runtime.states", "runtime.ddl", "runtime.fileio",
         "runtime.tls", "runtime.python_dependencies", "runtime.jobgraph", "runtime.chaining", "runtime.messages",
         "runtime.data_messages", "runtime.events", "runtime.gateways", "runtime.routing", "runtime.api_hints",
-        "runtime.spark_stages", "runtime.process_logs", "runtime.stop_signal")),
+        "runtime.spark_stages", "runtime.process_logs", "runtime.stop_signal", "runtime.users")),
     ("services every role uses: checkpoints, HA, connectors, snapshots, metrics, live views, pattern matching", (
         "runtime.checkpoint", "runtime.ha", "runtime.connectors", "runtime.snapshots", "runtime.metrics",
         "runtime.views", "runtime.cep")),

@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import ModuleType
 
-from kernel_magics.commands import cluster, dependencies, drilldown, faults, jobs, recordings, savepoints, sql, views
+from kernel_magics.commands import (cluster, dependencies, drilldown, faults, jobs, recordings, savepoints, sql, users,
+                                     views)
 from kernel_magics.commands.subcommand import summary
 
 __all__ = ["MODULES", "SUBCOMMANDS", "summary"]
 
-MODULES: tuple[ModuleType, ...] = (cluster, dependencies, faults, jobs, savepoints, drilldown, sql, views, recordings)
+MODULES: tuple[ModuleType, ...] = (cluster, dependencies, faults, jobs, savepoints, drilldown, sql, users, views,
+                                   recordings)
 
 
 def subcommands_of(modules: tuple[ModuleType, ...]) -> dict[str, Callable]:

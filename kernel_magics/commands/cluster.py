@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
@@ -72,8 +73,12 @@ def local(session, line: str):
 @translating("cannot connect")
 def connect(session, line: str):
     """Connect to a running cluster and follow its leader: at a JobManager's URL, or through its ZooKeeper
-    quorum. Either way the leader is found again through the HA services when the JobManager used dies."""
+    quorum. Either way the leader is found again through the HA services when the JobManager used dies.
+    With no arguments: the cluster the environment names (FLINKBENCH_JOBMANAGER_URL with
+    FLINKBENCH_TOKEN_FILE or FLINKBENCH_TOKEN), as a JupyterHub in front of a class sets it."""
     args = parse_argstring(connect, line)
+    if not line.strip():
+        args.url, args.token, args.token_file = from_environment()
     if args.token and args.token_file:
         raise FlinkError("give --token or --token-file, not both")
     if not args.token and not args.token_file:
@@ -93,6 +98,16 @@ def connect(session, line: str):
           f"{overview.get('jobs-running', 0)} jobs running")
     if args.show_api:
         api_hints.show(session.url, args.token_file, "GET", "/overview", cli="list")
+
+
+def from_environment() -> tuple[str, str | None, str | None]:
+    """The cluster, token and token file the environment names; FlinkError saying what to set without one."""
+    url = os.environ.get("FLINKBENCH_JOBMANAGER_URL")
+    if not url:
+        raise FlinkError("no cluster named: give '%flink connect URL --token-file FILE', or set "
+                         "FLINKBENCH_JOBMANAGER_URL and FLINKBENCH_TOKEN_FILE (a class's JupyterHub sets them)")
+    token_file = os.environ.get("FLINKBENCH_TOKEN_FILE")
+    return url.split(",")[0].strip(), None if token_file else os.environ.get("FLINKBENCH_TOKEN"), token_file
 
 
 def zookeeper_settings(args) -> dict[str, str] | None:

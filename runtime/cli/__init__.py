@@ -8,6 +8,7 @@
     flinkbench list [-r] [-a] | cancel JOB | checkpoint JOB | stop [-p DIR] [--drain] JOB
     flinkbench savepoint JOB [DIR] | savepoint --dispose PATH
     flinkbench dashboard [JOB]   (a link that opens the web dashboard once, logged in)
+    flinkbench users add NAME [--slots N] [--admin] [--out F] | users list | users remove NAME
     flinkbench --version
 
 Commands that talk to a cluster find it from ``-m host:port`` (or ``--jobmanager URL``) and
@@ -108,12 +109,27 @@ def _job_parsers(sub) -> None:
     dashboard.add_argument("job_id", nargs="?", help="open this job's page (default: the overview)")
 
 
+def _user_parsers(sub) -> None:
+    users = sub.add_parser("users", help="the cluster's users: each their own token, jobs and slot quota")
+    actions = users.add_subparsers(dest="action", required=True)
+    add = _with_target(actions.add_parser("add", help="add a user (prints their token once)"))
+    add.add_argument("name", help="1-64 letters, digits or _.@-")
+    add.add_argument("--slots", type=int, metavar="N", help="slot quota: their jobs together hold at most N slots")
+    add.add_argument("--admin", action="store_true", help="sees and controls every user's jobs")
+    add.add_argument("-o", "--out", dest="out_token_file", metavar="FILE",
+                     help="write the token to FILE (owner-only) instead of printing it")
+    _with_target(actions.add_parser("list", help="list the users and their quotas"))
+    remove = _with_target(actions.add_parser("remove", help="remove a user: their token stops working"))
+    remove.add_argument("name", help="the user to remove (their running jobs run on)")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="flinkbench", description="Flinkbench: a Flink-style streaming runtime on PySpark")
     p.add_argument("--version", action="version", version=f"flinkbench {version()}")
     sub = p.add_subparsers(dest="command", required=True)
     _cluster_parsers(sub)
     _job_parsers(sub)
+    _user_parsers(sub)
     return p
 
 

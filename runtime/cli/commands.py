@@ -10,4 +10,4 @@ from __future__ import annotations
 COMMANDS = {"jobmanager": "processes.jobmanager", "taskmanager": "processes.taskmanager", "cluster": "processes.cluster",
             "historyserver": "processes.historyserver",
             "run": "jobs.run", "list": "jobs.list_jobs", "cancel": "jobs.cancel", "savepoint": "jobs.savepoint",
-            "checkpoint": "jobs.checkpoint", "stop": "jobs.stop", "dashboard": "jobs.dashboard"}
+            "checkpoint": "jobs.checkpoint", "stop": "jobs.stop", "dashboard": "jobs.dashboard", "users": "users.users"}

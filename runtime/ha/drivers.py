@@ -19,7 +19,7 @@ def ha_services(conf: Configuration, working_dir: str | None = None, clock=time.
     """The services ``high-availability.type`` names. ConfigError names a missing key."""
     kind = conf.get("high-availability.type")
     if kind == "none":
-        return NoHaServices()
+        return NoHaServices(os.path.join(working_dir, "users.json") if working_dir else None)
     cluster_id = conf.get("high-availability.cluster-id")
     if kind == "file":
         base = conf.get("high-availability.storageDir") or (os.path.join(working_dir, "ha") if working_dir else "")

@@ -8,6 +8,7 @@ Layout under ``<high-availability.storageDir>/<cluster-id>/``::
     jobgraphs/<job>.json  submissions of jobs that have not ended
     checkpoints/<job>.json pointer to each job's latest completed checkpoint and its retained ones
     counters/<job>.json   each job's checkpoint-id counter: the next id no leader has reserved
+    users.json            the cluster's users (runtime.users): names, quotas, token hashes
     jobs/<job>/           push logs and collected rows of each job (runtime.ha.services.HaServices.job_data_dir)
 
 Every file is written to a temporary name and renamed, so a reader sees it whole or not at all. The
@@ -19,11 +20,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import time
 
-from runtime.fileio import write_json_atomically
+from runtime.fileio import read_json, write_json_atomically
 from runtime.checkpoint import storage
 from runtime.ha.services import HaServices, LeaderInfo, LeadershipLost
 from runtime.ids import JobId, LeaderSessionId
@@ -34,16 +34,6 @@ MEMBER_TTL_LEASES = 3  # an announcement older than this many lease durations be
 def write_atomically(path: str, data: dict) -> None:
     """Write JSON to ``path`` durably, all or nothing (the lease and the job entries are read by others)."""
     write_json_atomically(path, data, durable=True)
-
-
-def read_json(path: str) -> dict | None:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except FileNotFoundError:
-        return None
-    except ValueError:  # never half-written (rename), so only a foreign file; treat as absent
-        return None
 
 
 def remove_quietly(path: str) -> None:
@@ -151,6 +141,13 @@ class FileHaServices(HaServices):
 
     def _pointer(self, job_id: JobId) -> dict | None:
         return read_json(self._path("checkpoints", job_id))
+
+    def put_users(self, session_id: LeaderSessionId, table: dict) -> None:
+        with self._fenced(session_id):
+            write_atomically(os.path.join(self.root, "users.json"), table)
+
+    def users(self) -> dict | None:
+        return read_json(os.path.join(self.root, "users.json"))
 
     # -- paths --------------------------------------------------------------------------------
     def _path(self, kind: str, name: str) -> str:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from runtime.checkpoint.fencing import fenced_by
 from runtime.errors import ClusterError
 from runtime.checkpoint import storage
+from runtime.fileio import read_json, write_json_atomically
 from runtime.ha.fence import LeaderFence, LeaseHolder
 from runtime.ha.leadership import ConnectionSuspended, Reconnected, SessionLost
 from runtime.ids import JobId, LeaderSessionId
@@ -110,6 +111,15 @@ class HaServices(ABC):
     def job_graphs(self) -> dict[JobId, dict]:
         """Every stored submission by job id: the jobs a new leader resumes."""
 
+    # -- the cluster's users (runtime.users; writes are fenced) -------------------------------
+    @abstractmethod
+    def put_users(self, session_id: LeaderSessionId, table: dict) -> None:
+        """Keep the user table (its plain form) for every later leader. LeadershipLost if fenced off."""
+
+    @abstractmethod
+    def users(self) -> dict | None:
+        """The stored user table's plain form, None before any user was added. OSError if unreachable."""
+
     def checkpoint_pointer(self, job_id: JobId) -> str | None:
         """Directory of the job's latest completed checkpoint, if it completed one."""
         pointer = self._pointer(job_id)
@@ -188,8 +198,9 @@ class JobEntries:
 class NoHaServices(HaServices):
     """``high-availability.type: none``: the one JobManager always leads and nothing is stored."""
 
-    def __init__(self) -> None:
+    def __init__(self, users_file: str | None = None) -> None:
         self.session_id = LeaderSessionId.new()
+        self.users_file = users_file  # the one JobManager's users outlive it in its working directory
         self._me: LeaderInfo | None = None
         self._pid = os.getpid()
         self._next_ids: dict[JobId, int] = {}
@@ -232,6 +243,13 @@ class NoHaServices(HaServices):
 
     def job_graphs(self) -> dict[JobId, dict]:
         return {}
+
+    def put_users(self, session_id, table: dict) -> None:
+        if self.users_file:
+            write_json_atomically(self.users_file, table, durable=True)
+
+    def users(self) -> dict | None:
+        return read_json(self.users_file) if self.users_file else None
 
     def _pointer(self, job_id) -> dict | None:
         return None

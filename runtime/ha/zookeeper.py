@@ -8,6 +8,7 @@ Under ``<high-availability.zookeeper.path.root>/<cluster-id>``::
     jobgraphs/<job>   submissions of jobs that have not ended
     checkpoints/<job> pointer to each job's latest completed checkpoint and its retained ones
     checkpoint-counters/<job>  the job's checkpoint-id counter: the next id no leader has reserved
+    users             the cluster's users (runtime.users): names, quotas, token hashes
 
 Fenced writes run in a transaction that also checks the leader znode's version, after reading that it
 holds the writer's session id: a deposed leader's write fails as a whole. The checkpoint-id counter is
@@ -221,6 +222,12 @@ class ZooKeeperHaServices(HaServices):
 
     def _pointer(self, job_id: JobId) -> dict | None:
         return self._read(f"{self.root}/checkpoints/{job_id}")[0]
+
+    def put_users(self, session_id: LeaderSessionId, table: dict) -> None:
+        self._fenced_put(session_id, f"{self.root}/users", table)
+
+    def users(self) -> dict | None:
+        return self._read(f"{self.root}/users")[0]
 
 
 def _json(data: dict) -> bytes:

@@ -35,6 +35,7 @@ from runtime.snapshots import (CheckpointConfigSnapshot, CheckpointDetailsSnapsh
                                ClusterOverview, FailureRecord, JobSnapshot, JobSummary, OperationStatus,
                                PushAccepted, PushSourceSnapshot, ResultsPage, TaskManagerSnapshot)
 from runtime.states import JobStatus
+from runtime.users import CLUSTER_ADMIN
 
 log = logging.getLogger(__name__)
 
@@ -64,13 +65,15 @@ class Dispatcher:
         submission of the same graph returns the job already running instead of starting a second."""
         job_id = _job_id_of(payload)
         if job_id in self.jobs:
-            if self._digests.get(job_id) != _digest(payload):
+            if self._digests.get(job_id) != _digest(payload) or self.jobs[job_id].user != _user_of(payload):
                 raise SubmissionError(f"job id {job_id} is already in use by another job graph")
             return job_id  # a retry (after a timeout or a leader change): the same job
         master = self._job_master(job_id, payload)
+        self.rm.admit(job_id, master.user, master.name, master.eg.max_parallelism)  # QuotaExceeded: refused here
         try:
             self.ha.put_job_graph(self.leader_session_id, job_id, {**payload, "job_id": job_id})
         except LeadershipLost as err:
+            self.rm.end_reservation(job_id)
             raise SubmissionError(f"not accepted: {err}") from None
         self._digests[job_id] = _digest(payload)
         self._start(master, "submitted")
@@ -98,8 +101,9 @@ class Dispatcher:
                 continue
             try:
                 master = self._job_master(job_id, payload)
-                self._digests[job_id] = _digest(payload)
                 retained = self._retained(job_id)
+                self.rm.admit(job_id, master.user, master.name, master.eg.max_parallelism, check=False)
+                self._digests[job_id] = _digest(payload)
             except (SubmissionError, CheckpointError, OSError) as err:  # it stays in the store for a later try
                 log.error("cannot recover job %s: %s", job_id, err)
                 continue
@@ -158,7 +162,7 @@ class Dispatcher:
                 raise SubmissionError("; ".join(fit.problems))
         try:
             return JobMaster(job_id, graph, job_conf, self.rm, self.bus, self.working_dir, restore,
-                             self.ha.entries(self.leader_session_id, job_id, self.lease))
+                             self.ha.entries(self.leader_session_id, job_id, self.lease), _user_of(payload))
         except ConnectorError as err:  # a push source's schema that does not parse
             raise SubmissionError(f"invalid job graph: {err}") from None
 
@@ -232,6 +236,9 @@ class Dispatcher:
     def request_job(self, job_id: str) -> JobSnapshot:
         master = self._here(job_id)
         return master.snapshot() if master else self.archived.request_job(job_id)
+
+    def job_owner(self, job_id: str) -> str:
+        return self.job(job_id).user
 
     def job_status(self, job_id: str) -> JobStatus:
         master = self._here(job_id)
@@ -347,6 +354,12 @@ def _job_id_of(payload) -> JobId:
     if not isinstance(named, str) or len(named) != 32 or any(c not in "0123456789abcdef" for c in named):
         raise SubmissionError(f"job_id must be 32 lowercase hex digits (Flink's JobID), got {named!r}")
     return JobId(named)
+
+
+def _user_of(payload: dict) -> str:
+    """Who submitted the job: the REST layer stamps the caller's name on every submission (runtime.users)."""
+    user = payload.get("user") if isinstance(payload, dict) else None
+    return user if isinstance(user, str) and user else CLUSTER_ADMIN
 
 
 def _digest(payload: dict) -> str:

@@ -57,7 +57,7 @@ class EventBus:
                 self._subscribers.discard(sub)
                 sub.queue = asyncio.Queue(1)
                 sub.queue.put_nowait(None)
-        for listener in self._listeners:
+        for listener in list(self._listeners):
             listener(record)
         return record
 
@@ -72,6 +72,10 @@ class EventBus:
 
     def add_listener(self, fn: Callable[[dict], Any]) -> None:
         self._listeners.append(fn)
+
+    def remove_listener(self, fn: Callable[[dict], Any]) -> None:
+        if fn in self._listeners:
+            self._listeners.remove(fn)
 
     def close(self) -> None:
         for sub in list(self._subscribers):

@@ -37,6 +37,7 @@ from runtime.snapshots import (FailureRecord, JobSnapshot, JobSummary, Operation
 from runtime.messages import (AcknowledgeCheckpoint, CollectResult, DeclineCheckpoint, FetchPushedRows, PushedRows,
                               TaskMetrics, TaskStateChanged)
 from runtime.states import ExecutionState, JobStatus
+from runtime.users import CLUSTER_ADMIN
 
 log = logging.getLogger(__name__)
 MAX_EXCEPTIONS = 100
@@ -49,9 +50,11 @@ class JobMaster:
     out, follows their states and restarts or fails the job. Lives on the JobManager's loop."""
 
     def __init__(self, job_id: JobId, graph: JobGraph, conf: Configuration, rm: ResourceManagerGateway, bus,
-                 working_dir: str, restore: CompletedCheckpoint | None = None, ha: JobEntries | None = None):
+                 working_dir: str, restore: CompletedCheckpoint | None = None, ha: JobEntries | None = None,
+                 user: str = CLUSTER_ADMIN):
         self.job_id = job_id
         self.graph = graph  # what it was submitted with
+        self.user = user  # who submitted it: what the REST layer shows them and counts against their quota
         self.ha = ha  # this job's entries in the HA store (graph, latest checkpoint pointer)
         self.conf = conf
         self.resource_manager = rm
@@ -354,6 +357,7 @@ class JobMaster:
         self.end_time = time.time()
         self.results.finish()
         self.resource_manager.free_slots(self.job_id)
+        self.resource_manager.end_reservation(self.job_id)
         self._clean_ha_entries()
         if not self._terminal.done():
             self._terminal.set_result(status)
@@ -378,7 +382,8 @@ class JobMaster:
     def summary(self) -> JobSummary:
         return JobSummary(self.job_id, self.name, self.status, self.start_time, self.end_time,
                           max(self.status_times.values()), self.eg.max_parallelism, self.restarts,
-                          self.eg.state_counts(), self.eg.output_rate(), self.conf.get("execution.runtime-mode") == "batch")
+                          self.eg.state_counts(), self.eg.output_rate(), self.conf.get("execution.runtime-mode") == "batch",
+                          self.user)
 
     def snapshot(self) -> JobSnapshot:
         return JobSnapshot(self.summary(), {JobStatus(k): t for k, t in self.status_times.items()},

@@ -45,6 +45,9 @@ from runtime.jobmanager.logins import LoginCodes
 from runtime.jobmanager.resource_manager import ResourceManager
 from runtime.jobmanager.resource_provider import resource_provider
 from runtime.jobmanager.savepoint_browser import SavepointBrowser
+from runtime.jobmanager.rest.scope import ScopedGateway
+from runtime.jobmanager.user_registry import UserRegistry
+from runtime.users import UserTable
 from runtime.metrics.endpoint import PrometheusEndpoint, start_endpoint
 from runtime.metrics.catalog import JobView
 from runtime.metrics.families import cluster_families
@@ -84,6 +87,9 @@ class JobManager:
         self.election = LeaderElection(self.ha, self.contender_id, self)
         self.rm.leading = lambda: self.is_leader  # a JobManager that does not serve declares no TaskManager lost
         self.dispatcher = Dispatcher(conf, self.rm, self.bus, working_dir(conf), self.ha, self.election)
+        self.users = UserRegistry(self.ha, self.token, lambda: self.dispatcher.leader_session_id)
+        self.users.on_change(self._quotas_changed)
+        self._users_refresh: asyncio.Task | None = None
         self.provider = resource_provider(conf, self.rm, self.bus, working_dir(conf), lambda: self.is_leader)
         self.started_at = time.time()
         self.server: tornado.httpserver.HTTPServer | None = None
@@ -105,20 +111,22 @@ class JobManager:
         self.dashboard = Dashboard(self, self.port, rest.NotFoundHandler, logins)
         limit = self.conf.get("rest.server.max-content-length")
         context = rest.RestContext(self.dispatcher, self, self.conf, self.provider.describe, logins,
-                                   SavepointBrowser(self.conf, working_dir(self.conf), self.dispatcher))
+                                   savepoints=SavepointBrowser(self.conf, working_dir(self.conf), self.dispatcher),
+                                   users=self.users)
         app = tornado.web.Application(rest.rules(context) + [
             (r"/control$", ControlSocket, {"gateways": self._control_gateways()}),
             (r"/$", tornado.web.RedirectHandler, {"url": DASHBOARD_PATH})],
             websocket_max_message_size=limit)
-        front = rest.gate(app, self.token, limit, ("/control",), pages=self.dashboard)
+        front = rest.gate(app, self.users, limit, ("/control",), pages=self.dashboard)
         self.server = tls.HttpServer(front, max_body_size=UNLIMITED_BODY,  # the gate limits bodies
                                                     ssl_options=self.ssl_context)
         self.server.add_sockets(sockets)
         self.rm.start()
+        self._users_refresh = asyncio.get_running_loop().create_task(self.users.keep_fresh())
         self.provider.start(self.url, self.token_file)
         log.info("JobManager listening at %s", self.url)
-        self.metrics = start_endpoint(self.conf, lambda: jobmanager_families(address, self.dispatcher, time.time()),
-                                      self.token, address)
+        self.metrics = start_endpoint(self.conf, lambda caller: jobmanager_families(
+            address, ScopedGateway(self.dispatcher, caller), time.time()), self.users.identify, address)
         self.election.start(self.url)
 
     def _control_gateways(self) -> ControlGateways:
@@ -127,6 +135,8 @@ class JobManager:
 
     async def stop(self) -> None:
         self.provider.stop_provisioning()  # TaskManagers leaving now, and jobs they leave, start none
+        if self._users_refresh:
+            self._users_refresh.cancel()
         if self.ha.lease_duration is not None:
             self.election.stop()  # jobs stay in the HA store: a standby resumes them without waiting
         else:
@@ -141,6 +151,10 @@ class JobManager:
             self.dashboard.stop()
         if self.metrics:
             self.metrics.stop()
+
+    def _quotas_changed(self, table: UserTable) -> None:
+        """Users came, went or were given other quotas: the ResourceManager counts slots against the new ones."""
+        self.rm.quotas.quotas = table.quotas()
 
     # -- leadership (runtime.jobmanager.leader_election drives it) ----------------------------
     @property

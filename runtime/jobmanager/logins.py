@@ -1,9 +1,10 @@
 """One-time login codes for the web dashboard: how a browser gets in without anyone copying the token.
 
-Whoever holds the cluster token (the JupyterLab server extension, a kernel, the ``flinkbench`` command)
-asks for a code with ``POST /login-links``; the browser opens ``/dashboard/login?code=<code>``, which
-redeems the code, sets the token cookie (HTTP-only, so the page's scripts never read it) and goes on to
-the dashboard, as Jupyter's own ``?token=`` login does. A code opens once and only for a while, so a
+Whoever holds a token (the cluster's, or a user's: runtime.users) asks for a code with ``POST
+/login-links`` (the JupyterLab server extension, a kernel, the ``flinkbench`` command); the browser opens
+``/dashboard/login?code=<code>``, which redeems the code, sets the cookie to the token the code was issued
+for (HTTP-only, so the page's scripts never read it) and goes on to the dashboard, as Jupyter's own
+``?token=`` login does: a user's link opens the dashboard as that user. A code opens once and only for a while, so a
 link left in a notebook's output or a shell history grants nothing later.
 
 Codes live in the JobManager's memory only: a JobManager that restarts (or a standby that takes over)
@@ -29,28 +30,29 @@ class LoginCodes:
     def __init__(self, clock: Callable[[], float] = time.monotonic, ttl_s: float = CODE_TTL_S,
                  limit: int = MAX_OUTSTANDING):
         self._clock, self.ttl_s, self._limit = clock, ttl_s, limit
-        self._expiry: OrderedDict[str, float] = OrderedDict()
+        self._expiry: OrderedDict[str, tuple[float, str]] = OrderedDict()  # code -> (expiry, token it logs in with)
 
-    def issue(self) -> str:
-        """A fresh code, good for one login within ``ttl_s``."""
+    def issue(self, token: str) -> str:
+        """A fresh code, good for one login with ``token`` within ``ttl_s``."""
         self._forget_expired()
         code = secrets.token_urlsafe(24)
-        self._expiry[code] = self._clock() + self.ttl_s
+        self._expiry[code] = (self._clock() + self.ttl_s, token)
         while len(self._expiry) > self._limit:
             self._expiry.popitem(last=False)
         return code
 
-    def redeem(self, code: str | None) -> bool:
-        """True once for a code issued here and not expired; the code is used up either way."""
+    def redeem(self, code: str | None) -> str | None:
+        """The token once for a code issued here and not expired, else None; the code is used up either way."""
         self._forget_expired()
         if not code:
-            return False
+            return None
         # The lookup is by value, but the value is secret and random: timing tells nothing useful.
-        return self._expiry.pop(code, None) is not None
+        found = self._expiry.pop(code, None)
+        return found[1] if found is not None else None
 
     def _forget_expired(self) -> None:
         now = self._clock()
-        for code in [c for c, expiry in self._expiry.items() if expiry <= now]:
+        for code in [c for c, (expiry, _) in self._expiry.items() if expiry <= now]:
             del self._expiry[code]
 
 

@@ -13,11 +13,16 @@ Only TaskManagers whose Spark session is up (``ready``) are given slots: one sti
 leader recovers, that long while started TaskManagers have room. Its slots still count for the
 timeout: a request they would serve waits for them instead of failing.
 
+Slots are also where users are kept to their share (runtime.users): each user's slot quota is checked
+when a job is admitted (runtime.jobmanager.quotas), and when jobs of several users wait, free slots go
+to the user holding fewest first (runtime.jobmanager.fair_share).
+
 Runs on the JobManager's loop; all state is touched from there only.
 """
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 from dataclasses import dataclass
@@ -26,11 +31,14 @@ from collections.abc import Callable
 from runtime import events
 from runtime.errors import ClusterError
 from runtime.ids import AllocationId, JobId, TaskManagerId
+from runtime.jobmanager import fair_share
 from runtime.jobmanager.gateways import AllocatedSlot, ControlConnection
-from runtime.jobmanager.slot_table import Slot, TaskManagerRecord, choose_slots
+from runtime.jobmanager.quotas import SlotQuotas
+from runtime.jobmanager.slot_table import Slot, TaskManagerRecord, choose_slots, held_by_user, loss_reason
 from runtime.jobmanager.task_executor import TaskExecutor
 from runtime.snapshots import TaskManagerSnapshot
 from runtime.messages import FreeSlot, RegisterTaskManager, RequestSlot, SlotOffer, SlotStatus, TaskManagerStatus
+from runtime.users import CLUSTER_ADMIN
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +57,8 @@ class _PendingRequest:
     count: int
     future: asyncio.Future
     timeout: float
+    user: str = CLUSTER_ADMIN
+    seq: int = 0
     overdue: bool = False  # past its timeout, waiting for TaskManagers that are still starting
 
 
@@ -63,6 +73,9 @@ class ResourceManager:
         self.task_managers: dict[TaskManagerId, TaskManagerRecord] = {}
         self.lost: dict[TaskManagerId, TaskManagerSnapshot] = {}
         self._pending: list[_PendingRequest] = []
+        self._fair = fair_share.FairShare()
+        self._seq = itertools.count(1)
+        self.quotas = SlotQuotas()
         self._offers: dict[AllocationId, asyncio.Future] = {}
         self._loss_listeners: list[Callable[[TaskManagerId, str], None]] = []
         self._change_listeners: list[Callable[[], None]] = []
@@ -169,22 +182,10 @@ class ResourceManager:
                     record.last_heartbeat = min(now, record.last_heartbeat + now - before)
                 continue
             for tm_id, record in list(self.task_managers.items()):
-                reason = self._loss_reason(tm_id, record, time.monotonic())
+                reason = loss_reason(record, time.monotonic(), self.heartbeat_timeout, self.heartbeat_interval,
+                                     self.rpc_failure_threshold)
                 if reason:
                     self._drop(tm_id, reason, notify=True)
-
-    def _loss_reason(self, tm_id: TaskManagerId, record: TaskManagerRecord, now: float) -> str | None:
-        """Why ``record`` counts as lost now, or None: heartbeats too long silent, or unreachable."""
-        silence = now - record.last_heartbeat
-        if silence > self.heartbeat_timeout:
-            return (f"TaskManager {tm_id} lost: no heartbeat for {silence:.1f} s "
-                    f"(heartbeat.timeout {self.heartbeat_timeout:g} s)")
-        grace = self.rpc_failure_threshold * self.heartbeat_interval
-        if self.rpc_failure_threshold and record.disconnected_at is not None and now - record.disconnected_at > grace:
-            return (f"TaskManager {tm_id} lost: unreachable, its control connection closed "
-                    f"{now - record.disconnected_at:.1f} s ago (heartbeat.rpc-failure-threshold "
-                    f"{self.rpc_failure_threshold} x heartbeat.interval {self.heartbeat_interval:g} s)")
-        return None
 
     def _drop(self, tm_id: TaskManagerId, reason: str, notify: bool, lost: bool = True) -> None:
         record = self.task_managers.pop(tm_id, None)
@@ -215,6 +216,8 @@ class ResourceManager:
             if not req.future.done():
                 req.future.set_exception(NoResourceAvailable(reason))
         self._pending.clear()
+        self._fair = fair_share.FairShare()
+        self.quotas.reservations.clear()  # the next leader admits the jobs again
 
     def release_task_manager(self, tm_id: TaskManagerId, reason: str, lost: bool = True) -> None:
         """Forget a TaskManager at once: it is known to be gone (killed, its process exited), or with
@@ -257,8 +260,10 @@ class ResourceManager:
         of what they need.
         """
         loop = asyncio.get_running_loop()
-        request = _PendingRequest(job_id, job_name, count, loop.create_future(), timeout)
+        request = _PendingRequest(job_id, job_name, count, loop.create_future(), timeout,
+                                  self.quotas.user_of(job_id) or CLUSTER_ADMIN, next(self._seq))
         self._pending.append(request)
+        self._fair.handle(fair_share.Requested(request.seq, request.user, count))
         self._fulfil_pending()
         self._changed()
         try:
@@ -274,6 +279,7 @@ class ResourceManager:
         finally:
             if request in self._pending:
                 self._pending.remove(request)
+            self._fair.handle(fair_share.Withdrawn(request.seq))
             if not request.future.done():
                 request.future.cancel()
             self._changed()
@@ -293,17 +299,31 @@ class ResourceManager:
             f"({len(self.task_managers)} TaskManagers) after waiting {req.timeout:g} s "
             f"(slot.request.timeout){'; ' + note if note else ''}")
 
+    def held_by_user(self) -> dict[str, int]:
+        """How many allocated slots each user's jobs hold."""
+        return held_by_user(self.task_managers.values(), lambda job: self.quotas.user_of(job) or CLUSTER_ADMIN)
+
+    def admit(self, job_id: JobId, user: str, job_name: str, slots: int, check: bool = True) -> None:
+        """Reserve a job's slots against its user's quota (QuotaExceeded names quota, holdings and need)."""
+        self.quotas.admit(job_id, user, job_name, slots, check)
+
+    def end_reservation(self, job_id: JobId) -> None:
+        self.quotas.release(job_id)
+
     def cancel_requests(self, job_id: JobId) -> None:
         for req in list(self._pending):
             if req.job_id == job_id and not req.future.done():
                 req.future.set_exception(NoResourceAvailable("the job was cancelled while waiting for slots"))
 
     def _fulfil_pending(self) -> None:
-        for req in list(self._pending):
-            if req.future.done():
+        """Serve the waiting requests the ready free slots allow, in fair-share order (runtime.jobmanager.fair_share)."""
+        waiting = {req.seq: req for req in self._pending if not req.future.done()}
+        for done in (req for req in self._pending if req.future.done()):
+            self._fair.handle(fair_share.Withdrawn(done.seq))
+        for grant in self._fair.handle(fair_share.Capacity(self.ready_free_slot_count, self.held_by_user())):
+            if grant.request not in waiting:
                 continue
-            if self.ready_free_slot_count < req.count:
-                break
+            req = waiting[grant.request]
             chosen = choose_slots(self.task_managers, req.count)
             for _record, slot in chosen:
                 slot.allocation_id = AllocationId.new()

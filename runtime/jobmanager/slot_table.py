@@ -4,6 +4,7 @@ The ResourceManager (runtime.jobmanager.resource_manager) decides with it."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from runtime.ids import AllocationId, JobId, TaskManagerId
@@ -73,3 +74,28 @@ def choose_slots(records: dict[TaskManagerId, TaskManagerRecord], count: int) ->
         tm_id = max(free, key=lambda t: (len(free[t]), t))
         chosen.append((records[tm_id], free[tm_id].pop(0)))
     return chosen
+
+
+def loss_reason(record: TaskManagerRecord, now: float, heartbeat_timeout: float, heartbeat_interval: float,
+                rpc_failure_threshold: int) -> str | None:
+    """Why ``record`` counts as lost at ``now`` (monotonic), or None: heartbeats too long silent, or unreachable."""
+    silence = now - record.last_heartbeat
+    if silence > heartbeat_timeout:
+        return (f"TaskManager {record.tm_id} lost: no heartbeat for {silence:.1f} s "
+                f"(heartbeat.timeout {heartbeat_timeout:g} s)")
+    grace = rpc_failure_threshold * heartbeat_interval
+    if rpc_failure_threshold and record.disconnected_at is not None and now - record.disconnected_at > grace:
+        return (f"TaskManager {record.tm_id} lost: unreachable, its control connection closed "
+                f"{now - record.disconnected_at:.1f} s ago (heartbeat.rpc-failure-threshold "
+                f"{rpc_failure_threshold} x heartbeat.interval {heartbeat_interval:g} s)")
+    return None
+
+
+def held_by_user(records: Iterable[TaskManagerRecord], user_of: Callable[[JobId], str]) -> dict[str, int]:
+    """How many allocated slots the jobs of each user hold."""
+    held: dict[str, int] = {}
+    for record in records:
+        for slot in record.slots:
+            if slot.job_id is not None:
+                held[user_of(slot.job_id)] = held.get(user_of(slot.job_id), 0) + 1
+    return held

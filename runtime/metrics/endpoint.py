@@ -10,7 +10,9 @@ cluster it asks for the cluster token (``Authorization: Bearer``; in Prometheus'
 never crosses in the clear (scrape config: ``scheme: https``, ``tls_config: {ca_file: ...}``).
 
 Metric families come from a function the process hands in (runtime.metrics.families), called on the
-process's loop at each scrape, so it reads the roles' state without locks.
+process's loop at each scrape with the caller the token names, so it reads the roles' state without locks
+and shows what that caller may see: a JobManager's endpoint also takes users' tokens (runtime.users), and
+a user's scrape holds their own jobs only; a TaskManager's takes the cluster token alone.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from runtime import tls
 from runtime.config import Configuration
 from runtime.errors import ClusterError
 from runtime.security import bearer, tokens_match
+from runtime.users import CLUSTER_ADMIN, Caller
 
 log = logging.getLogger(__name__)
 
@@ -40,38 +43,49 @@ def port_range(spec: str) -> range:
     return range(int(first), int(last or first) + 1)
 
 
-class _Families:
-    """A prometheus_client collector over the process's function of metric families."""
+Families = Callable[[Caller], Iterable[Metric]]
+Identify = Callable[[str | None], Caller | None]
 
-    def __init__(self, families: Callable[[], Iterable[Metric]]):
-        self.families = families
+
+def cluster_token_only(token: str) -> Identify:
+    """Who a token names where only the cluster token counts (a TaskManager knows no users): the admin."""
+    return lambda presented: Caller(CLUSTER_ADMIN, True) if tokens_match(token, presented) else None
+
+
+class _Families:
+    """A prometheus_client collector over the process's metric families as one caller sees them."""
+
+    def __init__(self, families: Families, caller: Caller):
+        self.families, self.caller = families, caller
 
     def collect(self) -> Iterable[Metric]:
-        return self.families()
+        return self.families(self.caller)
 
 
 class _MetricsHandler(tornado.web.RequestHandler):
-    def initialize(self, registry: CollectorRegistry, token: str) -> None:
-        self.registry, self.token = registry, token
+    def initialize(self, families: Families, identify: Identify) -> None:
+        self.families, self.identify = families, identify
 
     def get(self) -> None:
-        if not tokens_match(self.token, bearer(self.request.headers.get("Authorization"))):
+        caller = self.identify(bearer(self.request.headers.get("Authorization")))
+        if caller is None:
             self.set_status(401)
             self.finish("missing or invalid cluster token: send 'Authorization: Bearer <token>'\n")
             return
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(_Families(self.families, caller))
         self.set_header("Content-Type", CONTENT_TYPE_LATEST)
-        self.finish(generate_latest(self.registry))
+        self.finish(generate_latest(registry))
 
 
 class PrometheusEndpoint:
     """``/metrics`` on the first free port of ``ports``; runs on the caller's asyncio loop."""
 
-    def __init__(self, families: Callable[[], Iterable[Metric]], token: str, address: str, ports: range,
+    def __init__(self, families: Families, identify: Identify, address: str, ports: range,
                  ssl_context: ssl.SSLContext | None = None):
         self.address, self.ports, self.port, self.ssl_context = address, ports, None, ssl_context
-        registry = CollectorRegistry(auto_describe=False)
-        registry.register(_Families(families))
-        self._app = tornado.web.Application([(r"/metrics", _MetricsHandler, {"registry": registry, "token": token})])
+        self._app = tornado.web.Application([(r"/metrics", _MetricsHandler,
+                                              {"families": families, "identify": identify})])
         self._server: tornado.httpserver.HTTPServer | None = None
 
     @property
@@ -97,13 +111,13 @@ class PrometheusEndpoint:
             self._server.stop()
 
 
-def start_endpoint(conf: Configuration, families: Callable[[], Iterable[Metric]], token: str,
+def start_endpoint(conf: Configuration, families: Families, identify: Identify,
                    address: str) -> PrometheusEndpoint | None:
     """The process's endpoint when ``metrics.reporter.prom.port`` is set, started; else None."""
     spec = conf.get(PORT_KEY)
     if not spec:
         return None
     tls.warn_if_plain(conf, address, "the Prometheus endpoint")
-    endpoint = PrometheusEndpoint(families, token, address, port_range(spec), tls.server_context(conf))
+    endpoint = PrometheusEndpoint(families, identify, address, port_range(spec), tls.server_context(conf))
     endpoint.start()
     return endpoint

@@ -18,7 +18,7 @@ from runtime.messages import TaskDeploymentDescriptor, TaskMetrics
 
 TASK_LABELS = ["host", "tm_id", "job_id", "job_name", "task_id", "task_name", "task_attempt_id", "task_attempt_num",
                "subtask_index"]
-JOB_LABELS = ["host", "job_id", "job_name"]
+JOB_LABELS = ["host", "job_id", "job_name", "user"]  # user: who submitted it (runtime.users)
 
 
 def _gauge(name: str, doc: str, labels: list[str], rows: Iterable[tuple[list[str], float]]) -> GaugeMetricFamily:
@@ -34,7 +34,7 @@ def cluster_families(host: str, overview: ClusterOverview, jobs: list[JobView]) 
     for d in CLUSTER_METRICS:
         yield _gauge(f"flink_jobmanager_{d.name}", d.doc, ["host"], [([host], float(d.read(overview)))])
     for d in JOB_METRICS:
-        rows = [([host, j.summary.job_id, j.summary.name], float(d.read(j))) for j in jobs]
+        rows = [([host, j.summary.job_id, j.summary.name, j.summary.user], float(d.read(j))) for j in jobs]
         yield _gauge(f"flink_jobmanager_job_{d.name}", d.doc, JOB_LABELS, rows)
 
 

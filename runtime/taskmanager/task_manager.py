@@ -30,7 +30,7 @@ from runtime.ids import ExecutionAttemptId, TaskManagerId
 from runtime.messages import (CancelTask, DeployTask, FreeSlot, Heartbeat, NotifyCheckpointAborted,
                               NotifyCheckpointComplete, RegisterTaskManager, RequestSlot, SlotOffer, TaskManagerStatus,
                               TaskStateChanged, TriggerCheckpoint)
-from runtime.metrics.endpoint import PrometheusEndpoint, start_endpoint
+from runtime.metrics.endpoint import PrometheusEndpoint, cluster_token_only, start_endpoint
 from runtime.metrics.families import taskmanager_families
 from runtime.process_info import LogTail
 from runtime.states import ExecutionState
@@ -84,8 +84,8 @@ class TaskManager:
     async def run(self) -> None:
         logging.getLogger().addHandler(self.log_tail)
         await self.data_server.start()
-        self.metrics_endpoint = start_endpoint(self.conf, self._metric_families, self.token,
-                                               self.conf.get("taskmanager.host"))
+        self.metrics_endpoint = start_endpoint(self.conf, lambda _admin: self._metric_families(),
+                                               cluster_token_only(self.token), self.conf.get("taskmanager.host"))
         self._start_spark()
         await self.control.run()
 

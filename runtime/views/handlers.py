@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from runtime import events
+from runtime.users import HIDDEN_JOB
 from runtime.views.records import CheckpointInfo, JobInfo, RestartInfo, SlotInfo, SubtaskInfo, TaskManagerInfo
 
 
@@ -87,7 +88,8 @@ def _tm_status(m: ClusterModel, e: dict) -> None:
 def _slot_allocated(m: ClusterModel, e: dict) -> None:
     slot = m.slots.setdefault((e["tm_id"], e["slot_index"]), SlotInfo(e["tm_id"], e["slot_index"]))
     slot.job_id, slot.job_name, slot.allocation_id, slot.tasks = e["job_id"], e.get("job_name", ""), e.get("allocation_id"), []
-    m.job_info(e["job_id"], e.get("job_name"))
+    if e["job_id"] != HIDDEN_JOB:  # another user's slot: taken, and no job of this reader's
+        m.job_info(e["job_id"], e.get("job_name"))
 
 
 def _slot_freed(m: ClusterModel, e: dict) -> None:

@@ -32,6 +32,7 @@ class NotRun:
 NOTEBOOK = "tests/notebooks/test_readme_notebook.py"
 NEWCOMER = "tests/ui/test_newcomer.py"  # the "In a notebook" section's cells, pasted into JupyterLab in Chromium
 CLI = "tests/integration/test_cli.py"
+USERS = "tests/integration/test_users.py"
 WHEEL = "tests/install/test_wheel_install.py"
 SAVED_VIEWS = "tests/notebooks/test_saved_views.py"
 CERTIFICATES = "tests/helpers/certificates.py"  # every TLS test makes its certificates with them
@@ -194,6 +195,9 @@ INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
     "flinkbench stop [--drain] [-p DIR] JOB": Run(CLI),
     "flinkbench cancel JOB": Run(CLI),
     "flinkbench dashboard [JOB]": Run(CLI),
+    "flinkbench users add NAME [--slots N] [--admin] [-o FILE]": Run(USERS),
+    "flinkbench users list": Run(USERS),
+    "flinkbench users remove NAME": Run(USERS),
     "flinkbench --version": Run(CLI),
     # Flink's own CLI
     "export FLINK_HOME=.../site-packages/pyflink": Elsewhere(

@@ -71,3 +71,20 @@ def test_flink_cli_without_the_token_is_refused(flink, cluster):
     done = flink.run_cli(["list"], cluster.url, token=None)
     assert done.returncode != 0
     assert "token" in (done.stdout + done.stderr), done.stdout + done.stderr
+
+
+def test_flinks_cli_with_a_users_token_lists_and_cancels_that_users_jobs_only(flink, cluster):
+    """Flink's client sends a user's token as it sends the cluster's: another user's job is one it cannot find."""
+    suffix = os.urandom(3).hex()
+    token = cluster.client.post("/users", {"name": f"heidi-{suffix}"})["token"]
+    theirs = endless_job(cluster, f"not heidi's {suffix}")
+    try:
+        listing = flink.run_cli(["list"], cluster.url, token)
+        assert listing.returncode == 0 and theirs.job_id not in listing.stdout, listing.stdout
+        refused = flink.run_cli(["cancel", theirs.job_id], cluster.url, token)
+        assert refused.returncode != 0 and f"Job {theirs.job_id} not found" in refused.stdout + refused.stderr
+        assert theirs.status() == "RUNNING"
+    finally:
+        theirs.cancel()
+        cluster.client.request("DELETE", f"/users/heidi-{suffix}")
+    assert theirs.wait(120) == "CANCELED"

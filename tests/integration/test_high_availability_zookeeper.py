@@ -15,6 +15,7 @@ from runtime.api.environment import StreamExecutionEnvironment
 from runtime.client import RestClient
 from runtime.cluster import LocalCluster
 from runtime.codec import to_plain
+from runtime.errors import ClusterError
 from runtime.examples import clicks
 from tests.helpers.spark_reference import assert_clicks_exact
 from runtime.ha.services import LeadershipLost
@@ -268,3 +269,41 @@ def test_a_standby_takes_over_from_a_killed_leader_and_taskmanagers_follow(zk_cl
     assert roles == {leader: "leader"}
     wait_until(lambda: [tm["state"] for tm in zk_cluster.client.get("/taskmanagers")["taskmanagers"]] == ["REGISTERED"],
                60, "the TaskManager to register with the new leader")
+
+
+@pytest.mark.timeout(600)
+def test_users_their_quotas_and_their_jobs_isolation_hold_on_the_new_leader(zk_cluster):
+    """The user table is in ZooKeeper, written under the leader's fence: the leader elected after a kill knows
+    every user and quota, and each job's owner comes back with the job."""
+    with_standby(zk_cluster)
+    admin = zk_cluster.client
+    dana = RestClient(zk_cluster.urls, token=admin.post("/users", {"name": "dana", "slots": 1})["token"])
+    eve = RestClient(zk_cluster.urls, token=admin.post("/users", {"name": "eve", "slots": 2})["token"])
+    env = StreamExecutionEnvironment(dana)
+    env.set_parallelism(1)
+    seq_source(env, rows=None, rows_per_second=50).blackhole()
+    job = env.execute_async("dana's job")
+    wait_until(lambda: job.status() == "RUNNING", 120, "dana's job running")
+    old = zk_cluster.leader_url()
+    zk_cluster.kill_jobmanager()
+    leader = new_leader(zk_cluster, old)
+    try:
+        users = wait_until(lambda: raw_call(leader, zk_cluster.token, "GET", "/users")[1].get("users"), 30, "users")
+        assert {(u["name"], u["slots"]) for u in users} >= {("dana", 1), ("eve", 2)}
+        wait_until(lambda: job.status() == "RUNNING", 120, "dana's job running under the new leader")
+        assert raw_call(leader, eve.token, "GET", f"/jobs/{job.job_id}")[0] == 404
+        assert raw_call(leader, eve.token, "PATCH", f"/jobs/{job.job_id}?mode=cancel")[0] == 404
+        assert [j["jid"] for j in eve.jobs()] == [] and [j["jid"] for j in dana.jobs()] == [job.job_id]
+        again = StreamExecutionEnvironment(dana)
+        again.set_parallelism(1)
+        seq_source(again, rows=None, rows_per_second=50).blackhole()
+        with pytest.raises(ClusterError, match="user 'dana' may hold 1 slot and holds 1 \\('dana's job' 1\\)"):
+            again.execute_async("dana's second job")
+        job.cancel()
+        assert job.wait(60) == "CANCELED"
+    finally:
+        admin.job(job.job_id).cancel()
+        for name in ("dana", "eve"):
+            admin.request("DELETE", f"/users/{name}")
+        dana.close()
+        eve.close()

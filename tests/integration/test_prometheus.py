@@ -1,6 +1,6 @@
 """The Prometheus endpoints (metrics.reporter.prom.port) of a live cluster: scraped during a job, with the
 cluster token, the TaskManager's show the job's record counts rising and the JobManager's its checkpoints,
-all under Flink's metric names."""
+all under Flink's metric names, each job labelled with its user; a user's scrape shows their own jobs only."""
 from __future__ import annotations
 
 import urllib.error
@@ -65,6 +65,17 @@ def test_scraping_during_a_job_shows_its_record_counts_rising(fresh_cluster):
     assert total(jobmanager, "flink_jobmanager_job_lastCheckpointDuration", job.job_id) > 0
     assert total(jobmanager, "flink_jobmanager_job_numRestarts", job.job_id) == 0
     assert total(jobmanager, "flink_jobmanager_job_uptime", job.job_id) > 0
+    assert [labels for (n, labels) in jobmanager if n == "flink_jobmanager_job_uptime" and ("user", "admin") in labels]
+
+    # A user's scrape of the JobManager holds their own jobs only; a TaskManager's endpoint takes the cluster token.
+    grace = cluster.client.post("/users", {"name": "grace"})["token"]
+    theirs = scrape(jm_port, grace)
+    assert total(theirs, "flink_jobmanager_job_uptime", job.job_id) == 0 and not [
+        n for (n, labels) in theirs if ("job_id", job.job_id) in labels]
+    assert theirs[("flink_jobmanager_numRunningJobs", frozenset({("host", "127.0.0.1")}))] == 0
+    with pytest.raises(urllib.error.HTTPError) as user_at_taskmanager:
+        scrape(port, grace)
+    assert user_at_taskmanager.value.code == 401
 
     with pytest.raises(urllib.error.HTTPError) as refused:
         scrape(port, None)

@@ -68,6 +68,13 @@ SHOWN = {
         "revenue: 4 countries, the same as PostgreSQL's own GROUP BY after inserts, updates and deletes",
         "notebook_orders",
     ],
+    "09-a-class-on-one-cluster": [
+        "{'ada': 2, 'bo': 1}", "ada sees [\"ada's clicks\"] | bo sees [\"bo's orders\"]", "slots held",
+        "bo cancelling ada's job: HTTP 404: Job ", "not found", "bo's view of the slots:", "(another user)",
+        "slot quota exceeded: user 'bo' may hold 1 slot and holds 1 ('bo's orders' 1); job 'bo's second job' needs 1",
+        "ada's and bo's jobs are still RUNNING", "exercise: ada may start a job of parallelism 1, and no wider one",
+        "students removed: True",
+    ],
 }
 
 

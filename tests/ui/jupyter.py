@@ -6,7 +6,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -15,6 +14,7 @@ import urllib.request
 
 from tests.helpers.clusters import wait_until
 from tests.helpers.ports import free_port
+from tests.helpers.servers import log_tail, stop_group
 
 START_TIMEOUT_S = 60.0
 
@@ -84,20 +84,11 @@ class JupyterLabServer:
 
     def stop(self) -> None:
         """SIGTERM so the server extension stops what it started, then SIGKILL the group if it lingers."""
-        if self.popen is not None and self.popen.poll() is None:
-            os.killpg(self.popen.pid, signal.SIGTERM)
-            try:
-                self.popen.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.popen.pid, signal.SIGKILL)
-                self.popen.wait(5)
+        stop_group(self.popen, 30)
         shutil.rmtree(self.runtime_dir, ignore_errors=True)
 
     def log_tail(self, lines: int = 40) -> str:
-        try:
-            return "".join(self.log_path.read_text(errors="replace").splitlines(True)[-lines:])
-        except OSError:
-            return ""
+        return log_tail(self.log_path, lines)
 
     def request(self, method: str, path: str, body=None, token: str | None = "default",
                 headers: dict | None = None, follow: bool = True) -> tuple[int, dict, bytes]:

@@ -14,22 +14,29 @@ JobManager's loop.
 Bokeh itself (runtime.jobmanager.dashboard.server) is imported at the first request for a dashboard
 path: a JobManager nobody looks at keeps its 22 MB. That first page waits for the import (0.3 s here).
 
-The page is behind the cluster token: ``/dashboard?token=<token>`` (which also sets the token
-cookie for the page's own requests and WebSocket), the cookie, or ``Authorization: Bearer``. A browser
-without any is sent to ``/dashboard/login`` (runtime.jobmanager.dashboard.login), which says how to get
-in and redeems the one-time links the panel and ``%flink local`` hand out.
+The page is behind the cluster token or a user's (runtime.users): ``/dashboard?token=<token>`` (which
+also sets the token cookie for the page's own requests and WebSocket), the cookie, or ``Authorization:
+Bearer``. A browser without any is sent to ``/dashboard/login`` (runtime.jobmanager.dashboard.login), which
+says how to get in and redeems the one-time links the panel and ``%flink local`` hand out. A user's tab
+reads REST with their own token and draws a model of their own, fed with the events they may see
+(runtime.jobmanager.rest.scope); an admin's tab draws the shared one.
 """
 from __future__ import annotations
 
 import logging
 import time
 
+from collections.abc import Callable
+
 import tornado.web
 
+from runtime.jobmanager import rest
 from runtime.jobmanager.dashboard.login import LoginHandler
 from runtime.jobmanager.logins import DASHBOARD_PATH as PATH
 from runtime.jobmanager.logins import LOGIN_PATH, LoginCodes, login_path
+from runtime.jobmanager.rest.scope import ScopedGateway
 from runtime.process_info import LogTail
+from runtime.users import Caller
 from runtime.views.model import ClusterModel
 
 log = logging.getLogger(__name__)
@@ -45,7 +52,7 @@ class Dashboard:
         """``not_found`` answers a dashboard path that names no page (the REST API's JSON 404); ``logins``
         are the one-time codes the REST API issues and the login page redeems."""
         self.jm, self.port, self.not_found = jm, port, not_found
-        self.login = tornado.web.Application([(LOGIN_PATH, LoginHandler, {"token": jm.token, "logins": logins})],
+        self.login = tornado.web.Application([(LOGIN_PATH, LoginHandler, {"auth": jm.users, "logins": logins})],
                                              default_handler_class=not_found)
         self.model = ClusterModel()
         self.model.reset(jm.snapshot())
@@ -87,6 +94,24 @@ class Dashboard:
             self._server = DashboardServer(self.jm, self.model, self.logs, self.port, self.not_found, PATH)
             log.info("dashboard started in %.1f s", time.monotonic() - started)
         return self._server.app.find_handler(request)
+
+    def model_for(self, caller: Caller) -> tuple[ClusterModel, Callable[[], None]]:
+        """The model a tab of ``caller`` draws, and what to call when the tab closes: an admin's is the shared
+        one; a user's starts from the cluster as they may see it and takes the events they may see."""
+        if caller.admin:
+            return self.model, lambda: None
+        scope = ScopedGateway(self.jm.dispatcher, caller)
+        model = ClusterModel()
+        model.reset({**rest.cluster_snapshot(scope, self.jm, self.jm.bus.seq),
+                     "resource-provider": self.jm.provider.describe()})
+        model.set_connection("connected", self.jm.url, f"this JobManager ({self.jm.url}) as user '{caller.name}'")
+
+        def feed(event: dict) -> None:
+            visible = scope.event(event)
+            if visible is not None:
+                model.apply_safely(visible)
+        self.jm.bus.add_listener(feed)
+        return model, lambda: self.jm.bus.remove_listener(feed)
 
     def stop(self) -> None:
         logging.getLogger().removeHandler(self.logs)

@@ -65,10 +65,11 @@ def key_values(pairs: Iterable[tuple[str, str]], name: str = "") -> str:
 
 def nav(here: str, title: str) -> str:
     """The bar on top of every page; ``here`` is the current section (overview, jobs, taskmanagers, jobmanager,
-    savepoints)."""
+    savepoints; users: an admin's view of every user's jobs)."""
     items = [("overview", "Overview", {}), ("jobs", "Jobs", {"page": "jobs"}),
              ("taskmanagers", "TaskManagers", {"page": "taskmanagers"}),
-             ("jobmanager", "JobManager", {"page": "jobmanager"}), ("savepoints", "Savepoints", {"page": "savepoints"})]
+             ("jobmanager", "JobManager", {"page": "jobmanager"}), ("savepoints", "Savepoints", {"page": "savepoints"}),
+             ("users", "Users", {"page": "users"})]
     links = "".join(f"<a class='fb-here' href='{esc(href(**q))}'>{esc(t)}</a>" if key == here
                     else f"<a href='{esc(href(**q))}'>{esc(t)}</a>" for key, t, q in items)
     return (f"{STYLE}<div class='fb-nav'><b style='margin-right:20px'>Flinkbench</b>{links}</div>"

@@ -14,11 +14,12 @@ import tornado.web
 
 from runtime.jobmanager.dashboard.html import esc
 from runtime.jobmanager.logins import LOGIN_PATH, LoginCodes, dashboard_page
-from runtime.security import COOKIE_NAME, tokens_match
+from runtime.jobmanager.rest.gate import Authenticator
+from runtime.security import COOKIE_NAME
 
 USED_OR_EXPIRED = ("This login link was used already or has expired (links open once, within a few minutes). "
                    "Ask for a new one as below.")
-WRONG_TOKEN = "That is not this cluster's token."
+WRONG_TOKEN = "That is not this cluster's token, nor a token of one of its users."
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Flinkbench dashboard · log in</title>
 <style>
@@ -36,7 +37,7 @@ label{{display:block;margin-top:18px}} input[type=password]{{width:100%;padding:
 <li>in a shell, <code>flinkbench dashboard --jobmanager URL --token-file FILE</code> prints a link that opens it once.</li>
 </ul>
 <form method="post" action="{action}">
-<label>Or paste the cluster token (what the cluster's token file holds):
+<label>Or paste the cluster token (what the cluster's token file holds), or your own user token:
 <input type="password" name="token" autocomplete="off" autofocus></label>
 <input type="hidden" name="next" value="{next}">
 <button type="submit">Log in</button>
@@ -54,30 +55,31 @@ def login_page(next_page: str, message: str = "") -> str:
 class LoginHandler(tornado.web.RequestHandler):
     """Logs a browser in: a one-time code or the pasted token becomes the token cookie."""
 
-    def initialize(self, token: str, logins: LoginCodes) -> None:
-        self.token, self.logins = token, logins
+    def initialize(self, auth: Authenticator, logins: LoginCodes) -> None:
+        self.auth, self.logins = auth, logins
 
     def get(self) -> None:
         next_page = dashboard_page(self.get_query_argument("next", None))
         code = self.get_query_argument("code", None)
         if code is None:
             self._page(200, next_page)
-        elif self.logins.redeem(code):
-            self._log_in(next_page)
+        elif (token := self.logins.redeem(code)) is not None:
+            self._log_in(next_page, token)
         else:
             self._page(401, next_page, USED_OR_EXPIRED)
 
     def post(self) -> None:
         next_page = dashboard_page(self.get_body_argument("next", None))
-        if tokens_match(self.token, self.get_body_argument("token", "").strip()):
-            self._log_in(next_page)
+        token = self.get_body_argument("token", "").strip()
+        if self.auth.identify(token) is not None:
+            self._log_in(next_page, token)
         else:
             self._page(401, next_page, WRONG_TOKEN)
 
-    def _log_in(self, next_page: str) -> None:
+    def _log_in(self, next_page: str, token: str) -> None:
         # Lax, not Strict: the login is reached by a redirect from another site (JupyterLab's server), and
         # a Strict cookie would not come with the redirect to the dashboard that follows it.
-        self.set_cookie(COOKIE_NAME, self.token, httponly=True, samesite="Lax", path="/",
+        self.set_cookie(COOKIE_NAME, token, httponly=True, samesite="Lax", path="/",
                         secure=self.request.protocol == "https")
         self.set_header("Cache-Control", "no-store")
         self.redirect(next_page)

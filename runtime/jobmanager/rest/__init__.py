@@ -10,12 +10,12 @@
 from __future__ import annotations
 
 from runtime.jobmanager.rest.base import RestContext
-from runtime.jobmanager.rest.gate import NotFoundHandler, Pages, RestGate
+from runtime.jobmanager.rest.gate import Authenticator, NotFoundHandler, Pages, RestGate
 from runtime.jobmanager.rest.openapi import all_routes, document
 from runtime.jobmanager.rest.routes import OPEN_PATHS, Route
 from runtime.jobmanager.rest.streams import cluster_snapshot
 
-__all__ = ["NotFoundHandler", "Pages", "RestContext", "RestGate",
+__all__ = ["Authenticator", "NotFoundHandler", "Pages", "RestContext", "RestGate",
            "Route", "all_routes", "cluster_snapshot", "document", "gate", "rules"]
 
 
@@ -24,8 +24,9 @@ def rules(ctx: RestContext) -> list:
     return [(route.pattern, route.handler, {"ctx": ctx}) for route in all_routes()]
 
 
-def gate(app, token: str, max_content_length: int, websocket_paths: tuple[str, ...] = (),
+def gate(app, auth: Authenticator, max_content_length: int, websocket_paths: tuple[str, ...] = (),
          pages: Pages | None = None) -> RestGate:
-    """The front door for ``app`` (the JobManager's tornado application with the rules above) and ``pages``."""
+    """The front door for ``app`` (the JobManager's tornado application with the rules above) and ``pages``;
+    the extra ``websocket_paths`` are the cluster's own (TaskManagers'), for admins' tokens only."""
     sockets = frozenset(r.path for r in all_routes() if r.websocket) | frozenset(websocket_paths)
-    return RestGate(app, token, max_content_length, OPEN_PATHS, sockets, pages)
+    return RestGate(app, auth, max_content_length, OPEN_PATHS, sockets, pages, frozenset(websocket_paths))

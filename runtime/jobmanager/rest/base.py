@@ -13,7 +13,7 @@ import inspect
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from collections.abc import Callable
 
 import tornado.web
@@ -26,11 +26,14 @@ from runtime.jobmanager.gateways import (DispatcherGateway, LeaderRetriever, Ope
                                          UnknownJob, UnknownTaskManager)
 from runtime.jobmanager.logins import LoginCodes
 from runtime.jobmanager.push import PushNotKept, SourceRefused, UnknownSource
+from runtime.ha.services import LeadershipLost
 from runtime.jobmanager.rest.fields import BodyError, decode, encode
 from runtime.jobmanager.rest.messages import ErrorResponseBody
 from runtime.jobmanager.savepoint_browser import SavepointBrowser
 from runtime.metrics.query import QueryError
 from runtime.process_logs import NoLogFile
+from runtime.jobmanager.rest.scope import Forbidden, ScopedGateway, caller_of
+from runtime.users import Caller, UnknownUser, User, UserError
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +41,8 @@ MAX_JSON_DEPTH = 64
 
 #: gateway exceptions and the status they answer with
 STATUS_OF: tuple[tuple[type[BaseException], int], ...] = (
-    (PushNotKept, 503), (UnknownJob, 404), (UnknownTaskManager, 404), (UnknownSource, 404), (UnknownCheckpoint, 404),
-    (OperationRefused, 409),
+    (PushNotKept, 503), (LeadershipLost, 503), (UnknownJob, 404), (UnknownTaskManager, 404), (UnknownSource, 404),
+    (UnknownCheckpoint, 404), (UnknownUser, 404), (Forbidden, 403), (OperationRefused, 409), (UserError, 400),
     (BodyError, 400), (SubmissionError, 400), (ConfigError, 400), (PushError, 400), (SourceRefused, 400),
     (QueryError, 400), (NoLogFile, 404), (StorageError, 404),
 )
@@ -54,6 +57,17 @@ class RestContext:
     resources: Callable[[], dict] | None = None  # the resource provider's state, for the event stream's start
     logins: LoginCodes = field(default_factory=LoginCodes)  # the dashboard's one-time codes, shared with it
     savepoints: SavepointBrowser | None = None  # the savepoint browser (a JobManager's; not the history server's)
+    users: UserGateway | None = None  # the cluster's users (routes /users)
+
+
+class UserGateway(Protocol):
+    """What the REST layer asks of the cluster's users (runtime.jobmanager.user_registry)."""
+
+    def users(self) -> list[User]: ...
+
+    async def add(self, name: str, slots: int | None, admin: bool) -> tuple[User, str]: ...
+
+    async def remove(self, name: str) -> None: ...
 
 
 class HTTPError(tornado.web.HTTPError):
@@ -148,22 +162,34 @@ class JsonErrors:
 
 
 class ApiHandler(JsonErrors, tornado.web.RequestHandler):
-    """Base of the REST handlers. The token was checked before routing (runtime.jobmanager.rest.gate);
-    a standby JobManager refuses every route but those marked ``standby_serves`` with 503."""
+    """Base of the REST handlers. The token was checked before routing (runtime.jobmanager.rest.gate), which
+    found the caller; handlers reach the Dispatcher only as that caller may (runtime.jobmanager.rest.scope).
+    A standby JobManager refuses every route but those marked ``standby_serves`` with 503."""
 
     #: whether a standby answers this route itself; the others it refuses naming the leader
     standby_serves = False
+    #: what the route does, when only admins may do it (runtime.jobmanager.rest.scope answers others 403)
+    admin_only: str | None = None
 
     def initialize(self, ctx: RestContext) -> None:
         self.ctx = ctx
 
     @property
-    def gateway(self) -> DispatcherGateway:
-        return self.ctx.gateway
+    def caller(self) -> Caller:
+        return caller_of(self.request)
+
+    @property
+    def gateway(self) -> ScopedGateway:
+        return ScopedGateway(self.ctx.gateway, self.caller)
 
     def prepare(self) -> None:
         if not self.standby_serves and not self.ctx.leader.is_leader:
             raise HTTPError(503, self.ctx.leader.not_leader_message(), leader=self.ctx.leader.leader_address())
+        if self.admin_only:
+            try:
+                self.gateway.require_admin(self.admin_only)
+            except Forbidden as err:
+                raise HTTPError(403, str(err)) from None
 
     def check_xsrf_cookie(self) -> None:
         """Cookie-authenticated writes come from the dashboard page; bearer calls need no XSRF token."""

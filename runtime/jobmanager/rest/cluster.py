@@ -11,6 +11,7 @@ import tornado.web
 from runtime.jobmanager.logins import login_path
 from runtime.jobmanager.rest import convert
 from runtime.jobmanager.rest import messages as m
+from runtime.jobmanager.rest.gate import presented_token
 from runtime.jobmanager.rest.base import ApiHandler, HTTPError, Query, operation
 from runtime.jobmanager.rest.taskmanager_view import task_manager
 
@@ -66,7 +67,10 @@ class TaskManagerHandler(ApiHandler):
 
 
 class FaultInjectionHandler(ApiHandler):
-    """Kill a TaskManager or this JobManager, for teaching failover; off unless the cluster enables it."""
+    """Kill a TaskManager or this JobManager, for teaching failover; off unless the cluster enables it, and
+    an admin's only (one user's fault would be every user's)."""
+
+    admin_only = "fault injection"
 
     def prepare(self) -> None:
         super().prepare()
@@ -135,7 +139,7 @@ class LoginLinksHandler(ApiHandler):
                "it expires after expires-in-s.", m.LoginLink, status=201, request=m.LoginLinkRequest)
     def post(self):
         wanted = self.body(m.LoginLinkRequest)
-        code = self.ctx.logins.issue()
+        code = self.ctx.logins.issue(presented_token(self.request) or "")  # a user's link logs in as that user
         # The address the caller reached this JobManager at is the one its browser is about to open.
         base = f"{self.request.protocol}://{self.request.host}"
         return m.LoginLink(url=base + login_path(wanted.next, code), expires_in_s=self.ctx.logins.ttl_s)

@@ -3,7 +3,10 @@
 Every request goes through :class:`RestGate` before any handler sees it. Without a valid token the
 answer is 401 with a JSON body, whatever the path (only ``/healthz`` and the dashboard's login page are
 open), method, headers or body, so nothing about routes or job ids can be learnt without it; a browser
-asking for a dashboard page is sent to the login page instead, which says how to get in. Then: ``/v1/...`` is served as the bare
+asking for a dashboard page is sent to the login page instead, which says how to get in. A valid token
+names the caller: the cluster token is the admin's, a user's token (runtime.users) that user's; the caller
+goes with the request to the handlers (runtime.jobmanager.rest.scope), and paths for the cluster's own
+processes (the TaskManagers' control channel) take an admin's token only. Then: ``/v1/...`` is served as the bare
 path; a body larger than ``rest.server.max-content-length`` is 413 (refused from its Content-Length
 before it is read, or once a chunked body grows past the limit); a path that matches nothing is 404,
 a WebSocket path without an upgrade 400, all with JSON bodies. Then the web dashboard's paths go to the
@@ -21,14 +24,16 @@ import tornado.routing
 import tornado.web
 
 from runtime.jobmanager.rest.base import JsonErrors
-from runtime.security import COOKIE_NAME, bearer, tokens_match
+from runtime.jobmanager.rest.scope import attach
+from runtime.security import COOKIE_NAME, bearer
+from runtime.users import Caller
 
 V1 = "/v1"
 #: pages of the web dashboard (Bokeh), which browsers open with ``?token=`` once and then carry a cookie
 BROWSER_PREFIXES = ("/dashboard", "/static/", "/events")
 SPARK_UI = re.compile(r"^/taskmanagers/[^/]+/spark-ui(/|$)")  # a TaskManager's Spark UI, also opened by browsers
 TOKEN_MISSING = ("missing or invalid cluster token: send 'Authorization: Bearer <token>' (the token is in the "
-                 "cluster's token file); a browser opens /dashboard/login")
+                 "cluster's token file, or a user's own from 'flinkbench users add'); a browser opens /dashboard/login")
 
 
 def presented_token(request: tornado.httputil.HTTPServerRequest) -> str | None:
@@ -121,6 +126,15 @@ class NotFoundHandler(JsonErrors, tornado.web.RequestHandler):
                                          "GET /v1/openapi.json lists them")
 
 
+class Authenticator(Protocol):
+    """Who a presented token names (runtime.jobmanager.user_registry); None for no known token."""
+
+    def identify(self, token: str | None) -> Caller | None: ...
+
+
+NOT_FOR_USERS = "{path} is for the cluster's own processes: it takes the cluster token, not a user's"
+
+
 class Pages(Protocol):
     """Web pages served beside the REST API (the dashboard): which paths are theirs, which of them open
     without the token (a login page), where a browser without the token goes, and their handler."""
@@ -137,10 +151,11 @@ class Pages(Protocol):
 class RestGate(tornado.routing.Router):
     """Authenticate, strip ``/v1``, limit bodies, then hand the request to ``pages`` or ``app``."""
 
-    def __init__(self, app: tornado.web.Application, token: str, max_content_length: int,
-                 open_paths: frozenset[str], websocket_paths: frozenset[str], pages: Pages | None = None):
-        self.app, self.token, self.limit, self.pages = app, token, max_content_length, pages
-        self.open_paths, self.websocket_paths = open_paths, websocket_paths
+    def __init__(self, app: tornado.web.Application, auth: Authenticator, max_content_length: int,
+                 open_paths: frozenset[str], websocket_paths: frozenset[str], pages: Pages | None = None,
+                 admin_paths: frozenset[str] = frozenset()):
+        self.app, self.auth, self.limit, self.pages = app, auth, max_content_length, pages
+        self.open_paths, self.websocket_paths, self.admin_paths = open_paths, websocket_paths, admin_paths
         app.settings["default_handler_class"] = NotFoundHandler
 
     def find_handler(self, request, **kwargs):
@@ -149,10 +164,15 @@ class RestGate(tornado.routing.Router):
             request.uri = request.uri[len(V1):] or "/"
         connection = request.connection
         chunked = "chunked" in request.headers.get("Transfer-Encoding", "").lower()
-        if not self._open(request.path) and not tokens_match(self.token, presented_token(request)):
-            login = self.pages.login_redirect(request) if self.pages is not None else None
-            return Refusal(connection, 302 if login else 401, TOKEN_MISSING,
-                           not chunked and self._length(request) <= self.limit, request.method, login)
+        if not self._open(request.path):
+            caller = self.auth.identify(presented_token(request))
+            if caller is None:
+                login = self.pages.login_redirect(request) if self.pages is not None else None
+                return Refusal(connection, 302 if login else 401, TOKEN_MISSING,
+                               not chunked and self._length(request) <= self.limit, request.method, login)
+            if request.path in self.admin_paths and not caller.admin:
+                return Refusal(connection, 403, NOT_FOR_USERS.format(path=request.path), True, request.method)
+            attach(request, caller)
         if self._length(request) > self.limit:
             return Refusal(connection, 413, too_large(self.limit), False, request.method)
         if request.path in self.websocket_paths and request.headers.get("Upgrade", "").lower() != "websocket":

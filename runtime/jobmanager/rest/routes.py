@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from runtime.jobmanager.rest import (checkpoint_details, cluster, data, jobs, logs, metrics, operations, savepoints,
-                                     spark, spark_ui, vertices)
+                                     spark, spark_ui, users, vertices)
 from runtime.jobmanager.rest.base import Operation
 from runtime.jobmanager.rest.streams import EventsSocket
 
@@ -106,6 +106,9 @@ ROUTES: tuple[Route, ...] = (
     Route(JOB + "/sources", data.PushSourcesHandler),
     Route(JOB + "/sources/:source/rows", data.PushRowsHandler),
     Route(JOB + "/sources/:source/close", data.CloseSourceHandler),
+    Route("/users", users.UsersHandler),
+    Route("/users/overview", users.ClassOverviewHandler),
+    Route("/users/:name", users.UserHandler),
     Route("/events", EventsSocket, websocket=True),
 )
 

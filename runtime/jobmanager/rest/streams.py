@@ -1,5 +1,6 @@
 """The event stream (WebSocket ``/events``): a snapshot of the cluster in the REST shapes first, then
-every event (runtime.events) as it happens. The token was checked before routing (rest.gate)."""
+every event (runtime.events) as it happens. The token was checked before routing (rest.gate); a user's
+stream shows what that user may see (rest.scope)."""
 from __future__ import annotations
 
 import asyncio
@@ -13,6 +14,7 @@ from runtime.jobmanager.rest import convert
 from runtime.jobmanager.rest.base import JsonErrors, RestContext, documented
 from runtime.jobmanager.rest.fields import encode
 from runtime.jobmanager.rest.taskmanager_view import task_manager
+from runtime.jobmanager.rest.scope import ScopedGateway, caller_of
 
 
 def cluster_snapshot(gateway: DispatcherGateway, leader: LeaderRetriever, seq: int) -> dict:
@@ -40,8 +42,9 @@ class EventsSocket(JsonErrors, tornado.websocket.WebSocketHandler):
         await super().get(*args, **kwargs)
 
     def open(self):
-        self._sub = self.ctx.gateway.subscribe_events()
-        snapshot = cluster_snapshot(self.ctx.gateway, self.ctx.leader, self._sub.seq)
+        gateway = ScopedGateway(self.ctx.gateway, caller_of(self.request))
+        self._sub = gateway.subscribe_events()
+        snapshot = cluster_snapshot(gateway, self.ctx.leader, self._sub.seq)
         if self.ctx.resources is not None:
             snapshot["resource-provider"] = self.ctx.resources()
         self.write_message(json.dumps(snapshot, default=str))

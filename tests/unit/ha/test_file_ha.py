@@ -150,3 +150,17 @@ def test_the_pointer_names_the_retained_checkpoints_and_an_old_one_is_read_as_it
     assert b.retained_checkpoints(job) == ["/chk-3", "/chk-4"] and b.checkpoint_pointer(job) == "/chk-4"
     (tmp_path / "checkpoints" / f"{job}.json").write_text('{"directory": "/chk-2"}')  # written before retained lists
     assert b.retained_checkpoints(job) == ["/chk-2"] and b.checkpoint_pointer(job) == "/chk-2"
+
+
+def test_the_user_table_is_written_under_the_leaders_fence_and_read_by_every_jobmanager(pair, clock):
+    a, b = pair
+    assert b.users() is None
+    old = a.try_lead("jm-a", "a")
+    a.put_users(old, {"version": 1, "users": []})
+    assert b.users() == {"version": 1, "users": []}
+    clock.now += LEASE + 0.01
+    new = b.try_lead("jm-b", "b")
+    with pytest.raises(LeadershipLost):
+        a.put_users(old, {"version": 2, "users": []})
+    b.put_users(new, {"version": 2, "users": []})
+    assert a.users()["version"] == 2

@@ -51,6 +51,7 @@ class TestingResourceManager:
     def __init__(self):
         self.executors = [TestingTaskExecutor("tm-a"), TestingTaskExecutor("tm-b")]
         self.requests, self.freed = 0, 0
+        self.ended: list = []  # jobs whose quota reservation ended
 
     async def request_slots(self, job_id, job_name, count, timeout):
         self.requests += 1
@@ -65,6 +66,9 @@ class TestingResourceManager:
 
     def free_slots(self, job_id):
         self.freed += 1
+
+    def end_reservation(self, job_id):
+        self.ended.append(job_id)
 
 
 def job_master(tmp_path, **conf) -> tuple[JobMaster, TestingResourceManager, EventBus]:
@@ -113,6 +117,7 @@ def test_a_job_is_deployed_through_the_slot_gateways_and_restarted_after_a_failu
             report(master, attempt, E.CANCELED)
         await settle()
         assert rm.freed == 1 and rm.requests == 2 and master.restarts == 1
+        assert rm.ended == [], "a restart keeps the job's slots reserved against its user's quota"
         assert len(sent(rm, "submit")) == 6 and master.status == J.RUNNING
         assert master.failure_history()[0].exception_name == "ValueError"
         statuses = [e["status"] for e in bus.history if e["type"] == "JobStatusChanged"]
@@ -132,7 +137,7 @@ def test_a_task_manager_gone_at_deployment_fails_the_attempt_and_cancel_ends_the
         assert "tm-b is gone" in master.failure_history()[0].stacktrace
         again, rm2, _ = await running_job(tmp_path)
         await asyncio.wait_for(asyncio.gather(again.cancel(), confirm_cancels(again, rm2)), 5)
-        assert again.status == J.CANCELED and rm2.freed == 1
+        assert again.status == J.CANCELED and rm2.freed == 1 and rm2.ended == [again.job_id]
     asyncio.run(body())
 
 

@@ -14,28 +14,31 @@ class Clock:
         return self.now
 
 
-def test_a_code_opens_once():
+TOKEN = "t" * 43
+
+
+def test_a_code_opens_once_with_the_token_it_was_issued_for():
     codes = LoginCodes(Clock())
-    code = codes.issue()
-    assert codes.redeem(code)
-    assert not codes.redeem(code), "a used code is gone"
-    assert not codes.redeem(None) and not codes.redeem("") and not codes.redeem("made-up")
+    code, users = codes.issue(TOKEN), codes.issue("u" * 43)
+    assert codes.redeem(code) == TOKEN and codes.redeem(users) == "u" * 43
+    assert codes.redeem(code) is None, "a used code is gone"
+    assert codes.redeem(None) is None and codes.redeem("") is None and codes.redeem("made-up") is None
 
 
 def test_a_code_expires():
     clock = Clock()
     codes = LoginCodes(clock, ttl_s=60)
-    early, late = codes.issue(), codes.issue()
-    assert codes.redeem(early)
+    early, late = codes.issue(TOKEN), codes.issue(TOKEN)
+    assert codes.redeem(early) == TOKEN
     clock.now += 60
-    assert not codes.redeem(late), "a code is refused once its time is up"
+    assert codes.redeem(late) is None, "a code is refused once its time is up"
 
 
 def test_codes_are_distinct_and_the_oldest_go_beyond_the_limit():
     codes = LoginCodes(Clock(), limit=3)
-    issued = [codes.issue() for _ in range(5)]
+    issued = [codes.issue(TOKEN) for _ in range(5)]
     assert len(set(issued)) == 5 and all(len(c) >= 32 for c in issued)
-    assert [codes.redeem(c) for c in issued] == [False, False, True, True, True]
+    assert [codes.redeem(c) is not None for c in issued] == [False, False, True, True, True]
 
 
 def test_next_leads_only_to_dashboard_pages():

@@ -6,6 +6,7 @@ import pytest
 from runtime.ids import JobId, TaskManagerId
 from runtime.jobmanager.event_bus import EventBus
 from runtime.gateways import TaskManagerGone
+from runtime.jobmanager.quotas import QuotaExceeded
 from runtime.jobmanager.resource_manager import NoResourceAvailable, ResourceManager
 from runtime.messages import CancelTask, FreeSlot, RegisterTaskManager, RequestSlot, SlotOffer
 
@@ -202,3 +203,39 @@ def test_a_task_manager_that_deregisters_left_on_purpose_its_jobs_are_told_and_i
         kinds = [type(e).__name__ for e in published]
         assert "TaskManagerDeregistered" in kinds and "TaskManagerLost" not in kinds
     run(body())
+
+
+def test_a_freed_slot_goes_to_the_waiting_user_who_holds_fewest_not_to_the_first_in_line():
+    async def body():
+        rm = ResourceManager(EventBus(), 0.1, 1.0)
+        register(rm, "tm-a", 2)
+        first, second, third = JobId.new(), JobId.new(), JobId.new()
+        for job, user in ((first, "alice"), (second, "alice"), (third, "bob")):
+            rm.admit(job, user, "j", 1)
+        await rm.request_slots(first, "a1", 1, 1.0)
+        await rm.request_slots(second, "a2", 1, 1.0)
+        alice_again, bob = JobId.new(), third
+        rm.admit(alice_again, "alice", "j", 1)
+        waiting_alice = asyncio.ensure_future(rm.request_slots(alice_again, "a3", 1, 5.0))
+        await asyncio.sleep(0)
+        waiting_bob = asyncio.ensure_future(rm.request_slots(bob, "b1", 1, 5.0))
+        await asyncio.sleep(0)
+        assert rm.held_by_user() == {"alice": 2}
+        rm.free_slots(first)
+        assert len(await asyncio.wait_for(waiting_bob, 2)) == 1, "bob holds none: the freed slot is his"
+        assert not waiting_alice.done()
+        rm.free_slots(second)
+        assert len(await asyncio.wait_for(waiting_alice, 2)) == 1
+        assert rm.held_by_user() == {"alice": 1, "bob": 1}
+    run(body())
+
+
+def test_a_submission_past_the_quota_is_refused_and_an_ended_job_gives_its_slots_back():
+    rm = ResourceManager(EventBus(), 0.1, 1.0)
+    rm.quotas.quotas = {"alice": 2}
+    one, two = JobId.new(), JobId.new()
+    rm.admit(one, "alice", "clicks", 2)
+    with pytest.raises(QuotaExceeded, match="user 'alice' may hold 2 slots and holds 2 \\('clicks' 2\\)"):
+        rm.admit(two, "alice", "orders", 1)
+    rm.end_reservation(one)
+    rm.admit(two, "alice", "orders", 1)

@@ -58,7 +58,7 @@ def test_a_task_without_a_watermark_shows_flinks_long_min_value():
 
 
 def summary(job_id, state=JobStatus.RUNNING, restarts=0, end=None):
-    return JobSummary(job_id, "clicks", state, 1000.0, end, 1000.0, 2, restarts, {}, 0.0, False)
+    return JobSummary(job_id, "clicks", state, 1000.0, end, 1000.0, 2, restarts, {}, 0.0, False, "alice")
 
 
 def test_jobmanager_metrics_count_checkpoints_and_restarts():
@@ -75,7 +75,7 @@ def test_jobmanager_metrics_count_checkpoints_and_restarts():
     assert value(samples, "flink_jobmanager_numRegisteredTaskManagers") == 2
     assert value(samples, "flink_jobmanager_taskSlotsAvailable") == 2
     assert value(samples, "flink_jobmanager_numRunningJobs") == 1
-    assert value(samples, "flink_jobmanager_job_numRestarts", job_id=job, job_name="clicks") == 2
+    assert value(samples, "flink_jobmanager_job_numRestarts", job_id=job, job_name="clicks", user="alice") == 2
     assert value(samples, "flink_jobmanager_job_numberOfCompletedCheckpoints", job_id=job) == 5
     assert value(samples, "flink_jobmanager_job_numberOfFailedCheckpoints", job_id=job) == 2
     assert value(samples, "flink_jobmanager_job_lastCheckpointDuration", job_id=job) == 250  # not the savepoint

@@ -25,8 +25,10 @@ from runtime.snapshots import (CheckpointConfigSnapshot, CheckpointDetailsSnapsh
 from runtime.messages import TaskManagerStatus, TaskMetrics
 from runtime.spark_stages import SparkStageRecord, SparkWork
 from runtime.states import ExecutionState, JobStatus
+from runtime.users import CLUSTER_ADMIN, Caller
 
 TOKEN = "t" * 43
+STUDENT_TOKEN = "s" * 43  # a user's: sees their own jobs only (the fake's one job is the admin's)
 JOB = JobId("a" * 32)
 VERTEX = "b" * 32
 LIMIT = 4096
@@ -110,6 +112,9 @@ class FakeDispatcher:
     def request_job(self, job_id):
         return self._job(job_id)
 
+    def job_owner(self, job_id):
+        return self._job(job_id).summary.user
+
     def job_status(self, job_id):
         return self._job(job_id).summary.state
 
@@ -191,6 +196,13 @@ class FakeDispatcher:
         return JOB
 
 
+class Tokens:
+    """The cluster token is the admin's; STUDENT_TOKEN is user 'student''s."""
+
+    def identify(self, token):
+        return {TOKEN: Caller(CLUSTER_ADMIN, True), STUDENT_TOKEN: Caller("student", False)}.get(token)
+
+
 class Leader:
     is_leader = True
 
@@ -208,6 +220,8 @@ class Leader:
 
 
 class Server:
+    admin_token = TOKEN
+
     def __init__(self):
         self.dispatcher = FakeDispatcher()
         self.url = ""
@@ -219,7 +233,7 @@ class Server:
         asyncio.set_event_loop(self._loop)
         conf = Configuration({"rest.server.max-content-length": LIMIT})
         app = tornado.web.Application(rest.rules(rest.RestContext(self.dispatcher, Leader(), conf)))
-        server = tornado.httpserver.HTTPServer(rest.gate(app, TOKEN, LIMIT), max_body_size=1 << 62)
+        server = tornado.httpserver.HTTPServer(rest.gate(app, Tokens(), LIMIT), max_body_size=1 << 62)
         sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
         server.add_sockets(sockets)
         self.url = f"http://127.0.0.1:{sockets[0].getsockname()[1]}"

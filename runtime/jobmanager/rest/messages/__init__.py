@@ -15,4 +15,5 @@ from runtime.jobmanager.rest.messages.metrics import *  # noqa: F401,F403
 from runtime.jobmanager.rest.messages.results import *  # noqa: F401,F403
 from runtime.jobmanager.rest.messages.savepoints import *  # noqa: F401,F403
 from runtime.jobmanager.rest.messages.spark import *  # noqa: F401,F403
+from runtime.jobmanager.rest.messages.users import *  # noqa: F401,F403
 from runtime.jobmanager.rest.messages.vertices import *  # noqa: F401,F403
