@@ -15,40 +15,39 @@ def log_list(files: list[process_logs.LogFile]) -> m.LogListInfo:
     return m.LogListInfo(logs=[m.LogInfo(name=f.name, size=f.size, mtime=f.mtime_ms) for f in files])
 
 
-class TextHandler(ApiHandler):
-    """Answers with plain text (a log file) instead of JSON."""
+class LogHandler(ApiHandler):
+    """A JobManager's logs: every JobManager serves its own, standby or not. They tell of every user's jobs, so
+    on a cluster with users only admins read them. Files are answered as plain text instead of JSON."""
+    standby_serves = True
+    admin_only = "the JobManager's logs (they tell of every user's jobs)"
 
     def text(self, data: bytes) -> None:
         self.set_header("Content-Type", "text/plain; charset=utf-8")
         self.finish(data)
 
 
-class JobManagerLogsHandler(ApiHandler):
-    standby_serves = True
+class JobManagerLogsHandler(LogHandler):
 
     @operation("This JobManager's log files: its log, the log's rotations, its standard output.", m.LogListInfo)
     def get(self):
         return log_list(process_logs.listing())
 
 
-class JobManagerLogFileHandler(TextHandler):
-    standby_serves = True
+class JobManagerLogFileHandler(LogHandler):
 
     @operation("One of this JobManager's log files by name (its end, when long).", str, media_type=TEXT)
     def get(self, logname):
         self.text(process_logs.read(logname, "JobManager"))
 
 
-class JobManagerLogHandler(TextHandler):
-    standby_serves = True
+class JobManagerLogHandler(LogHandler):
 
     @operation("This JobManager's log (its end, when long).", str, media_type=TEXT)
     def get(self):
         self.text(process_logs.read(None, "JobManager"))
 
 
-class JobManagerStdoutHandler(TextHandler):
-    standby_serves = True
+class JobManagerStdoutHandler(LogHandler):
 
     @operation("This JobManager's standard output (its end, when long).", str, media_type=TEXT)
     def get(self):

@@ -34,6 +34,8 @@ def compatibility(c: Compatibility) -> m.CompatibilityInfo:
 
 
 class SavepointHandler(ApiHandler):
+    admin_only = "the savepoint browser (it lists every user's savepoints)"
+
     @property
     def browser(self) -> SavepointBrowser:
         if self.ctx.savepoints is None:

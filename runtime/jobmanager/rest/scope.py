@@ -16,8 +16,9 @@ from typing import Any
 
 from runtime.errors import ClusterError
 from runtime.ids import JobId, TriggerId
+from runtime.jobgraph import JobGraph
 from runtime.jobmanager.gateways import DispatcherGateway, EventSubscription, UnknownJob
-from runtime.snapshots import (CheckpointConfigSnapshot, CheckpointStatsSnapshot, ClusterOverview,
+from runtime.snapshots import (CheckpointConfigSnapshot, CheckpointDetailsSnapshot, CheckpointStatsSnapshot, ClusterOverview,
                                           FailureRecord, JobSnapshot, JobSummary, OperationStatus, PushAccepted,
                                           PushSourceSnapshot, ResultsPage, SlotSnapshot, TaskManagerSnapshot)
 from runtime.states import JobStatus
@@ -138,6 +139,12 @@ class ScopedGateway:
 
     def checkpoint_config(self, job_id: str) -> CheckpointConfigSnapshot:
         return self.inner.checkpoint_config(self._own(job_id))
+
+    def checkpoint_details(self, job_id: str, checkpoint_id: int) -> CheckpointDetailsSnapshot:
+        return self.inner.checkpoint_details(self._own(job_id), checkpoint_id)
+
+    def job_graph(self, job_id: str) -> JobGraph | None:
+        return self.inner.job_graph(self._own(job_id))
 
     def cancel_job(self, job_id: str) -> None:
         self.inner.cancel_job(self._own(job_id))

@@ -26,6 +26,8 @@ def proxy_path(tm_id: str) -> str:
 
 
 class SparkUiProxyHandler(ApiHandler):
+    admin_only = "a TaskManager's Spark UI (it shows every user's Spark work)"
+
     @operation("A TaskManager's Spark UI (its driver's web UI, when spark.ui.enabled), page by page.", str,
                media_type="text/html")
     async def get(self, taskmanagerid, path=""):

@@ -15,7 +15,8 @@ from runtime.users import HIDDEN_JOB, HIDDEN_JOB_NAME, Caller
 from tests.unit.rest.conftest import JOB, STUDENT_TOKEN, VERTEX, FakeDispatcher
 
 JOB_PATHS = ("", "/status", "/exceptions", "/plan", "/checkpoints", "/checkpoints/config", f"/vertices/{VERTEX}",
-             f"/vertices/{VERTEX}/watermarks", "/savepoints/" + "c" * 32)
+             f"/vertices/{VERTEX}/watermarks", "/savepoints/" + "c" * 32, "/metrics", f"/vertices/{VERTEX}/metrics",
+             "/config")
 
 
 def answer(server, method, path, body=None, token=STUDENT_TOKEN):
@@ -30,6 +31,14 @@ def test_another_users_job_is_404_as_if_it_did_not_exist(server, path):
     assert theirs[0] == 404 and theirs[1]["errors"] == [f"Job {JOB} not found"], theirs
     assert missing[0] == 404
     assert answer(server, "GET", f"/v1/jobs/{JOB}{path}", token=server.admin_token)[0] != 404, "the admin sees it"
+
+
+@pytest.mark.parametrize("path", ["/checkpoints/details/1", f"/checkpoints/details/1/subtasks/{VERTEX}"])
+def test_another_users_checkpoint_details_are_those_of_a_job_that_does_not_exist(server, path):
+    theirs = answer(server, "GET", f"/v1/jobs/{JOB}{path}")
+    assert theirs[0] == 404 and theirs[1]["errors"] == [f"Job {JOB} not found"], theirs
+    admin = answer(server, "GET", f"/v1/jobs/{JOB}{path}", token=server.admin_token)
+    assert admin[1]["errors"] != [f"Job {JOB} not found"], "the admin reaches the job, whose checkpoint 1 is unknown"
 
 
 def test_a_user_can_neither_cancel_savepoint_stop_nor_push_to_another_users_job(server):
@@ -58,6 +67,9 @@ def test_a_submission_is_stamped_with_the_caller_whatever_it_claims(server):
     ("POST", "/taskmanagers/tm-1/kill", None), ("POST", "/jobmanager/kill", None),
     ("POST", "/jobmanager/hold-election?seconds=1", None), ("POST", "/savepoint-disposal", {"savepoint-path": "/x"}),
     ("POST", "/users", {"name": "mallory", "admin": True}), ("DELETE", "/users/student", None),
+    ("GET", "/jobmanager/logs", None), ("GET", "/jobmanager/log", None), ("GET", "/jobmanager/stdout", None),
+    ("GET", "/savepoints", None), ("GET", "/savepoints/details?path=/x", None),
+    ("POST", "/savepoints/resume", {"path": "/x"}), ("GET", "/taskmanagers/tm-1/spark-ui/", None),
     ("GET", "/users/overview", None)])
 def test_the_clusters_own_operations_are_403_for_users(server, method, path, body):
     status, out = answer(server, method, path, body)
