@@ -18,7 +18,7 @@ import secrets
 from dataclasses import dataclass, field, replace
 
 from runtime.errors import FlinkbenchError
-from runtime.security import new_token
+from runtime.security import new_token, tokens_match
 
 #: the owner of jobs submitted with the cluster token (a name no user can take)
 CLUSTER_ADMIN = "admin"
@@ -45,6 +45,16 @@ class Caller:
     """Who makes a request: a user's name, and whether they may see and control everything."""
     name: str
     admin: bool
+
+
+@dataclass(frozen=True)
+class ClusterTokenOnly:
+    """Who a token names in a process that has no users (the history server): the cluster token is the
+    admin's, any other token no one's."""
+    cluster_token: str
+
+    def identify(self, token: str | None) -> Caller | None:
+        return Caller(CLUSTER_ADMIN, True) if tokens_match(self.cluster_token, token) else None
 
 
 @dataclass(frozen=True)

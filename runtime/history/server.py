@@ -29,6 +29,7 @@ from runtime.jobmanager.jobmanager import UNLIMITED_BODY, resolve_token
 from runtime.jobmanager.logins import LoginCodes
 from runtime.stop_signal import until_stop_signal
 from runtime.security import check_bind
+from runtime.users import ClusterTokenOnly
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,7 @@ class HistoryServer:
         self.conf = conf.with_overrides({"rest.address": self.address})  # what the dashboard advertises
         self.ssl_context = tls.server_context(conf)
         self.token, self.token_file = resolve_token(conf)
+        self.users = ClusterTokenOnly(self.token)  # who a token names: only the cluster token is known here
         self.archives = ArchivedJobs()
         self.bus = EventBus()  # archived jobs do not change: nothing is ever published
         self.port: int | None = None
@@ -86,7 +88,7 @@ class HistoryServer:
         limit = self.conf.get("rest.server.max-content-length")
         app = tornado.web.Application(rest.rules(rest.RestContext(self.archives, self, self.conf, logins=self.logins)) + [
             (r"/$", tornado.web.RedirectHandler, {"url": "/dashboard"})])
-        self._server = tls.HttpServer(rest.gate(app, self.token, limit, pages=self.dashboard),
+        self._server = tls.HttpServer(rest.gate(app, self.users, limit, pages=self.dashboard),
                                       max_body_size=UNLIMITED_BODY, ssl_options=self.ssl_context)
         self._server.add_sockets(sockets)
         self._refresher = asyncio.get_running_loop().create_task(self._refresh_forever())
