@@ -1,54 +1,59 @@
 """Peak resident memory of a local cluster: every JobManager and TaskManager process with everything it
-started (the TaskManagers' Spark JVMs and Python workers), summed, sampled in the background.
+started (the TaskManagers' Spark JVMs and Python workers), summed, sampled in the background; or of any
+process trees (Structured Streaming's driver and its JVM), and of the client.
 
 Two sums: RSS, which counts a page shared by several processes (the JVM's and Python's libraries, the
 Spark class archive) once in each, and PSS, which splits each shared page among its sharers: the memory
 the cluster takes from the machine."""
 from __future__ import annotations
 
+import os
 import threading
+import time
+from collections.abc import Callable
 
-import psutil
+from tests.benchmarks.process_trees import tree_memory
 
 GIB = 1024 ** 3
 
 
-def tree_memory(pid: int) -> tuple[int, int]:
-    """RSS and PSS of a process and all its descendants, in bytes ((0, 0) once it is gone)."""
-    try:
-        root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return 0, 0
-    rss = pss = 0
-    for proc in procs:
-        try:
-            info = proc.memory_full_info()
-        except psutil.Error:
-            continue
-        rss, pss = rss + info.rss, pss + info.pss
-    return rss, pss
+def cluster_roots(cluster) -> Callable[[], list[int]]:
+    """The pids of a local cluster's living JobManagers and TaskManagers, asked anew at each sample."""
+    return lambda: [p.pid for p in [*cluster.jobmanager_processes, *cluster.taskmanagers] if p.alive()]
 
 
 class PeakRss:
     """``with PeakRss(cluster) as peak: ...`` then ``peak.gib`` (RSS) and ``peak.pss_gib``: the largest sums
-    seen, sampled every ``interval`` s."""
+    seen, sampled every ``interval`` s, of the cluster's process trees, or of the trees whose roots ``roots()``
+    names. ``client=True`` adds this process alone (the client that submits jobs and reads their results;
+    its children are the cluster, counted already). ``own_cpu_s`` is the CPU the sampling took, which a
+    measurement of this process's CPU leaves out."""
 
-    def __init__(self, cluster, interval: float = 0.5):
-        self.cluster, self.interval = cluster, interval
-        self.peak = self.peak_pss = 0
+    def __init__(self, cluster=None, interval: float = 0.5, roots: Callable[[], list[int]] | None = None,
+                 client: bool = False):
+        if (cluster is None) == (roots is None):
+            raise ValueError("give a cluster or the roots of the process trees to sample, not both")
+        self.roots = roots or cluster_roots(cluster)
+        self.client, self.interval = client, interval
+        self.peak = self.peak_pss = self.peak_roots = 0
+        self.own_cpu_s = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name="peak-rss")
 
     def sample(self) -> tuple[int, int]:
-        processes = [*self.cluster.jobmanager_processes, *self.cluster.taskmanagers]
-        sums = [tree_memory(p.pid) for p in processes if p.alive()]
+        """RSS and PSS summed now; the trees' RSS without the client's goes to ``peak_roots``."""
+        sums = [tree_memory(pid) for pid in self.roots()]
+        self.peak_roots = max(self.peak_roots, sum(rss for rss, _ in sums))
+        if self.client:
+            sums.append(tree_memory(os.getpid(), children=False))
         return sum(rss for rss, _ in sums), sum(pss for _, pss in sums)
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            started = time.thread_time()
             rss, pss = self.sample()
             self.peak, self.peak_pss = max(self.peak, rss), max(self.peak_pss, pss)
+            self.own_cpu_s += time.thread_time() - started
             self._stop.wait(self.interval)
 
     def __enter__(self) -> PeakRss:
@@ -62,6 +67,11 @@ class PeakRss:
     @property
     def gib(self) -> float:
         return round(self.peak / GIB, 3)
+
+    @property
+    def roots_gib(self) -> float:
+        """The trees' peak RSS without the client's."""
+        return round(self.peak_roots / GIB, 3)
 
     @property
     def pss_gib(self) -> float:

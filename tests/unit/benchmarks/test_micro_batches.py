@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.benchmarks.run_all import MicroBatchRows, batch_end, rate_after
+from tests.benchmarks.micro_batches import MicroBatchRows, batch_end, rate_after, span_after
 
 
 class RollingQuery:
@@ -52,3 +52,9 @@ def test_the_rate_runs_from_the_last_batch_end_before_the_start_to_the_last_end(
     assert rate_after(batches, 170.0) is None, "no batch ended after the start yet"
     assert rate_after(batches, 99.0) is None, "no batch end before the start to time from"
     assert rate_after([(0, 100.0), *batches[1:]], 110.0) is None, "empty batches do not count as ends"
+
+
+def test_the_span_gives_the_rows_and_both_ends_for_the_cpu_between_them():
+    batches = [(10, 100.0), (40_000_000, 120.0), (40_000_000, 140.0), (60_000_000, 170.0)]
+    span = span_after(batches, 125.0)
+    assert (span.rows, span.start, span.end) == (100_000_000, 120.0, 170.0)
