@@ -22,13 +22,19 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 from runtime.cluster import LocalCluster  # noqa: E402
 from runtime.api.windows import TumblingEventTimeWindows, agg  # noqa: E402
 from runtime.examples import clicks  # noqa: E402
-from tests.benchmarks.run_all import (MEASURE_S, WARMUP_S, percentile, report, source_rows, sustained,  # noqa: E402
-                                      wait_flowing)  # noqa: E402
+from tests.benchmarks.flinkbench_runs import MEASURE_S, WARMUP_S, source_rows, sustained, wait_flowing  # noqa: E402
+from tests.benchmarks.json_figures import report  # noqa: E402
 
 KEYS = 100_000
 # Input of the few-changing workload, the same at every state size so that only the state's size differs
 # (a rate growing with the keys made the larger states' checkpoints wait behind larger bundles).
 FEW_CHANGING_RATE = 200_000
+
+
+def percentile(values: list, q: float):
+    """The value below which a fraction ``q`` of ``values`` lies; None when there are none."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else None
 
 
 def run(cluster, checkpoint_interval: str | None, users: int = clicks.USERS, incremental: bool = False):

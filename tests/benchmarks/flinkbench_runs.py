@@ -20,6 +20,8 @@ from tests.benchmarks.memory import PeakRss, cluster_roots
 from tests.benchmarks.process_trees import tree_cpu_seconds
 from tests.benchmarks.window_latency import WindowArrivals, epoch_seconds, span_window_ends, summary
 
+WARMUP_S = 20.0  # seconds a job runs before it is measured
+MEASURE_S = 40.0  # seconds of throughput measured
 PARALLELISM = 2
 WINDOW_S = 10.0
 POLL_S = 0.2  # the job client's own pause between empty reads (JobClient.iter_results)
