@@ -6,7 +6,7 @@ STAMPS := .stamps
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(abspath $(PY))
 
-.PHONY: setup system-deps java spark-archive extension demo test test-fast sql-conformance bench chaos dist lint clean screenshots notebooks
+.PHONY: setup system-deps java spark-archive extension demo test test-fast sql-conformance bench bench-report chaos dist lint clean screenshots notebooks
 
 setup: $(STAMPS)/venv
 
@@ -70,9 +70,17 @@ sql-conformance: java setup spark-archive
 test-fast: setup
 	$(PY) -m pytest tests/unit $(PYTEST_ARGS)
 
-# About 30-35 min; BENCH_ARGS="--warmup 5 --measure 10 --latency-runs 1 --skip scaling" makes a short run.
+# Flinkbench against Structured Streaming, each at its best (tests/benchmarks/run_all.py): about an hour on two
+# idle cores. BENCH_ARGS="--sizes 2000000,20000000 --warmup 5 --measure 10 --rounds 1 --latency-measure 20
+# --first-result-runs 1" makes a short run of every part.
 bench: java setup spark-archive
 	$(PY) tests/benchmarks/run_all.py $(if $(BENCH_OUT),--out $(BENCH_OUT),) $(BENCH_ARGS)
+
+# make bench, its figures into $(BENCH_DIR)/bench.json, then report.md with its plots beside them.
+BENCH_DIR ?= bench-report
+bench-report: java setup spark-archive
+	$(PY) tests/benchmarks/run_all.py --out $(BENCH_DIR)/bench.json $(BENCH_ARGS)
+	$(PY) -m tests.benchmarks.report $(BENCH_DIR)/bench.json
 
 # The long fault run (tests/chaos): file HA, then ZooKeeper HA; prints figures, exits 1 if a check fails.
 # CHAOS_ARGS="--ha file --duration 120 --seed 7" narrows it.

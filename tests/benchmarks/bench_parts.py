@@ -13,7 +13,8 @@ from runtime.cluster import LocalCluster
 from runtime.examples import clicks
 from tests.benchmarks import flinkbench_runs, structured_streaming
 from tests.benchmarks.comparison import (FLINKBENCH, SIDES, STRUCTURED_STREAMING, SWEEP_ROWS, Setup, best,
-                                         capacity_loads, interleaved, other_jvm, ratios, spread, sweep_plan)
+                                         capacity_loads, interleaved, lowest_median, other_jvm, ratios, spread,
+                                         sweep_plan)
 from tests.benchmarks.window_latency import users_for_rate
 
 CORES = 2
@@ -105,20 +106,21 @@ def capacity(figures: dict, opts) -> float:
 
 def latency(opts, rows_per_s: float, ss_jvm: str) -> dict:
     """Window latency at each share of capacity: ours on one cluster (its first job's first windows on fresh
-    JVMs, then each load), Structured Streaming (with ``ss_jvm``, its best JVM profile) with its default trigger
-    and the best of ``opts.triggers``."""
+    JVMs, then each load), Structured Streaming (with ``ss_jvm``, its best JVM profile) with each of
+    ``opts.triggers`` at the middle load, then with its default trigger and the best of those at every load
+    (the middle load's runs reused)."""
     loads = capacity_loads(rows_per_s, opts.loads)
     ours = flinkbench_latency(opts, loads)
-    triggers = trigger_sweep(opts, loads, ss_jvm)
-    best_trigger = min(triggers, key=lambda t: (t["median_s"] is None, t["median_s"] or 0.0))["trigger"] \
-        if triggers else "default"
-    theirs = {t: [ss_latency(opts, rate, t, ss_jvm) for _, rate in loads]
-              for t in dict.fromkeys(["default", best_trigger])}
+    middle = len(loads) // 2
+    tried = {t: ss_latency(opts, loads[middle][1], t, ss_jvm) for t in opts.triggers} if len(opts.triggers) > 1 else {}
+    chosen = lowest_median(tried) or "default"
+    theirs = {t: [tried[t] if i == middle and t in tried else ss_latency(opts, rate, t, ss_jvm)
+                  for i, (_, rate) in enumerate(loads)] for t in dict.fromkeys(["default", chosen])}
     return {"capacity_rows_per_s": round(rows_per_s), "loads": [share for share, _ in loads],
             "rows_per_s": [round(rate) for _, rate in loads], "users": [users(rate) for _, rate in loads],
             "checkpoints": opts.latency_checkpoints, "structured_streaming_jvm": ss_jvm,
             "fresh_jvms": ours["fresh"], FLINKBENCH: ours["loads"],
-            "trigger_sweep": triggers, "best_trigger": best_trigger, STRUCTURED_STREAMING: theirs}
+            "trigger_sweep": list(tried.values()), "best_trigger": chosen, STRUCTURED_STREAMING: theirs}
 
 
 def users(rate: float) -> int:
@@ -146,14 +148,6 @@ def ss_latency(opts, rate: float, trigger: str, jvm: str) -> dict:
          "trigger": trigger, "warmup": opts.warmup, "measure": opts.latency_measure, "stall": opts.stall}))
     show(f"Structured Streaming, trigger {trigger}", rate, figures)
     return {**figures, "trigger": trigger}
-
-
-def trigger_sweep(opts, loads: list[tuple[float, float]], jvm: str) -> list[dict]:
-    """Structured Streaming's latency with each candidate trigger at the middle load."""
-    if len(opts.triggers) < 2:
-        return []
-    rate = loads[len(loads) // 2][1]
-    return [ss_latency(opts, rate, trigger, jvm) for trigger in opts.triggers]
 
 
 def show(title: str, rate: float, figures: dict) -> None:

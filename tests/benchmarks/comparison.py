@@ -114,3 +114,9 @@ def capacity_loads(capacity: float, shares: tuple[float, ...]) -> list[tuple[flo
     if capacity <= 0:
         raise ValueError(f"capacity must be positive, got {capacity}")
     return [(share, capacity * share) for share in shares]
+
+
+def lowest_median(latencies: dict[str, dict]) -> str | None:
+    """The key (a trigger) whose latency run has the lowest median; runs that failed or saw no window never win."""
+    measured = [(run["median_s"], key) for key, run in latencies.items() if run.get("median_s") is not None]
+    return min(measured)[1] if measured else None

@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
+from tests.benchmarks import targets  # noqa: E402
 from tests.benchmarks.comparison import FLINKBENCH, STRUCTURED_STREAMING, spread  # noqa: E402
 from tests.benchmarks.figures_read import first_batches, peaks  # noqa: E402
 
@@ -41,7 +42,7 @@ def throughput_rounds(figures: dict, folder: str) -> str | None:
             ax.annotate("failed" if ratio is None else f"{ratio:.2f}x", (i, top), ha="center", va="bottom")
         ax.set_xticks(range(count), [f"round {i + 1}" for i in range(count)])
         ax.set_ylabel("M rows/s")
-        ax.set_title(mode.replace("_", " "))
+        ax.set_title(f"{mode.replace('_', ' ')} (ratio over each round; target {targets.MIN_RATIO:g}x)")
         ax.margins(y=0.15)
         ax.legend(loc="lower right", fontsize="small")
     return _save(fig, folder, "throughput-rounds.png")
@@ -93,6 +94,8 @@ def latency(figures: dict, folder: str) -> str | None:
         medians = [run.get("median_s") for run in runs]
         ax.plot([s + shift for s in shares], medians, marker="D", color=colour, label=label)
     ax.axhline(1.0, color="grey", linestyle="--", linewidth=1, label="watermark lag (1 s)")
+    ax.axhline(targets.LATENCY_MEDIAN_S, color="green", linestyle=":", linewidth=1,
+               label=f"target median (< {targets.LATENCY_MEDIAN_S:g} s)")
     ax.set_xticks(shares, [f"{s:g} %" for s in shares])
     ax.set_xlabel("load, share of Flinkbench's capacity")
     ax.set_ylabel("s from window end to the client")
@@ -120,8 +123,11 @@ def starts_and_memory(figures: dict, folder: str) -> str | None:
             ax.scatter([i] * len(present), present, color="black", s=10, zorder=3)
         ax.set_xticks(range(len(group)), [label for label, _, _ in group], fontsize="small")
         ax.set_ylabel(unit)
-    axes[0].set_title("first result")
-    axes[1].set_title("memory, throughput rounds")
+    for limit in (targets.FIRST_RESULT_S, targets.FIRST_EVER_S):
+        axes[0].axhline(limit, color="green", linestyle=":", linewidth=1)
+    axes[1].axhline(targets.CLUSTER_PEAK_GIB, color="green", linestyle=":", linewidth=1)
+    axes[0].set_title(f"first result (targets {targets.FIRST_RESULT_S:g} s, first-ever {targets.FIRST_EVER_S:g} s)")
+    axes[1].set_title(f"memory, throughput rounds (cluster target {targets.CLUSTER_PEAK_GIB:g} GiB)")
     return _save(fig, folder, "starts-memory.png")
 
 

@@ -87,7 +87,7 @@ def load_target(share: float, ours: dict) -> Target:
     if most is not None and most >= LATENCY_MAX_S:
         shortfall.append(f"max {most - LATENCY_MAX_S:+.2f} s")
     if missing:
-        shortfall.append(f"{missing} windows missing")
+        shortfall.append(f"missing windows: {missing}")
     met = None if median is None or ours.get("error") else not shortfall
     return Target(f"latency at {share:.0%} load", f"median < {LATENCY_MEDIAN_S} s, max < {LATENCY_MAX_S} s",
                   f"median {_fmt(median, ' s')}, max {_fmt(most, ' s')}, {ours.get('windows', 0)} of "

@@ -100,8 +100,11 @@ INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
     "make lint": NotRun("static checks, run by .ci/run before the suite rather than by a test"),
     "make dist": Elsewhere(WHEEL, "builds the same sdist and wheel with `python -m build`, as make dist does, and "
                                   "installs the wheel"),
-    "make bench": NotRun("prints figures against Spark Structured Streaming over several minutes: a benchmark, not a "
+    "make bench": NotRun("prints figures against Spark Structured Streaming over about an hour: a benchmark, not a "
                          "test (figures are meaningless on a shared, loaded machine)"),
+    "make bench-report": NotRun("make bench's hour of figures, then its report step, which "
+                                "tests/unit/benchmarks/test_report.py runs (python -m tests.benchmarks.report) on "
+                                "made-up figures: plots and tables written beside the JSON"),
     "make screenshots": NotRun("rewrites the README's pictures; tests/ui takes the same screenshots into test-output"),
     # Streaming SQL
     "%%flink sql --result-mode changelog\n"
