@@ -16,6 +16,8 @@ import time
 
 import psutil
 
+from tests.benchmarks.process_trees import Sampler
+
 
 
 def machine_busy_seconds() -> float:
@@ -48,32 +50,21 @@ def others_share(machine_busy: float | None, side_cpu: float | None, seconds: fl
     return max(0.0, machine_busy - side_cpu) / (seconds * cores)
 
 
-class CpuSeries:
+class CpuSeries(Sampler):
     """Samples, every ``interval`` s on a thread of its own, the CPU of a process tree (``cpu()``) and of the
     machine, with wall-clock times; read spans with :meth:`side` and :meth:`machine`. The sampling thread runs
     inside the measured process (the client, or Structured Streaming's driver): its own CPU is left out."""
 
     def __init__(self, cpu, interval: float = 0.5):
-        self.cpu, self.interval = cpu, interval
+        super().__init__(interval, "cpu-series")
+        self.cpu = cpu
         self._samples: list[tuple[float, float, float]] = []
-        self._own = 0.0
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="cpu-series")
-
-    def _run(self) -> None:
-        while True:
-            self.sample()
-            if self._stop.wait(self.interval):
-                return
 
     def sample(self) -> None:
-        started = time.thread_time()
-        point = (time.time(), self.cpu(), machine_busy_seconds())
+        point = (time.time(), self.cpu() - self.own_cpu_s, machine_busy_seconds())
         with self._lock:
-            if threading.current_thread() is self._thread:  # the last sample, taken on stopping, is the caller's
-                self._own += time.thread_time() - started
-            self._samples.append((point[0], point[1] - self._own, point[2]))
+            self._samples.append(point)
 
     def side(self, start: float, end: float) -> float | None:
         with self._lock:
@@ -82,16 +73,6 @@ class CpuSeries:
     def machine(self, start: float, end: float) -> float | None:
         with self._lock:
             return between([(t, m) for t, _, m in self._samples], start, end)
-
-    def __enter__(self) -> CpuSeries:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.sample()
-
 
 
 def span_figures(rows: int, start: float, end: float, cpu: CpuSeries) -> dict:

@@ -8,11 +8,9 @@ the cluster takes from the machine."""
 from __future__ import annotations
 
 import os
-import threading
-import time
 from collections.abc import Callable
 
-from tests.benchmarks.process_trees import tree_memory
+from tests.benchmarks.process_trees import Sampler, tree_memory
 
 GIB = 1024 ** 3
 
@@ -22,7 +20,7 @@ def cluster_roots(cluster) -> Callable[[], list[int]]:
     return lambda: [p.pid for p in [*cluster.jobmanager_processes, *cluster.taskmanagers] if p.alive()]
 
 
-class PeakRss:
+class PeakRss(Sampler):
     """``with PeakRss(cluster) as peak: ...`` then ``peak.gib`` (RSS) and ``peak.pss_gib``: the largest sums
     seen, sampled every ``interval`` s, of the cluster's process trees, or of the trees whose roots ``roots()``
     names. ``client=True`` adds this process alone (the client that submits jobs and reads their results;
@@ -33,36 +31,19 @@ class PeakRss:
                  client: bool = False):
         if (cluster is None) == (roots is None):
             raise ValueError("give a cluster or the roots of the process trees to sample, not both")
+        super().__init__(interval, "peak-rss")
         self.roots = roots or cluster_roots(cluster)
-        self.client, self.interval = client, interval
+        self.client = client
         self.peak = self.peak_pss = self.peak_roots = 0
-        self.own_cpu_s = 0.0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="peak-rss")
 
-    def sample(self) -> tuple[int, int]:
-        """RSS and PSS summed now; the trees' RSS without the client's goes to ``peak_roots``."""
+    def sample(self) -> None:
+        """The sums now: the largest so far are kept, and the trees' RSS without the client's apart."""
         sums = [tree_memory(pid) for pid in self.roots()]
         self.peak_roots = max(self.peak_roots, sum(rss for rss, _ in sums))
         if self.client:
             sums.append(tree_memory(os.getpid(), children=False))
-        return sum(rss for rss, _ in sums), sum(pss for _, pss in sums)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            started = time.thread_time()
-            rss, pss = self.sample()
-            self.peak, self.peak_pss = max(self.peak, rss), max(self.peak_pss, pss)
-            self.own_cpu_s += time.thread_time() - started
-            self._stop.wait(self.interval)
-
-    def __enter__(self) -> PeakRss:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
+        self.peak = max(self.peak, sum(rss for rss, _ in sums))
+        self.peak_pss = max(self.peak_pss, sum(pss for _, pss in sums))
 
     @property
     def gib(self) -> float:

@@ -2,8 +2,12 @@
 
 A local cluster's JobManagers and TaskManagers, or Structured Streaming's driver, are the roots; their Spark
 JVMs and Python workers are their descendants. A process that ends while it is read is left out of the sum.
+Samplers read them in the background.
 """
 from __future__ import annotations
+
+import threading
+import time
 
 import psutil
 
@@ -40,3 +44,35 @@ def tree_cpu_seconds(pid: int, children: bool = True) -> float:
             continue
         used += times.user + times.system
     return used
+
+
+class Sampler:
+    """Calls :meth:`sample` every ``interval`` s on a thread of its own inside a ``with`` block, and once more on
+    leaving it. ``own_cpu_s`` is the CPU its thread took sampling, which a measurement of the process it runs in
+    leaves out."""
+
+    def __init__(self, interval: float, name: str):
+        self.interval = interval
+        self.own_cpu_s = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name=name)
+
+    def sample(self) -> None:
+        raise NotImplementedError
+
+    def _run(self) -> None:
+        while True:
+            started = time.thread_time()
+            self.sample()
+            self.own_cpu_s += time.thread_time() - started
+            if self._stop.wait(self.interval):
+                return
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sample()
