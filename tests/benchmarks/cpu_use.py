@@ -80,8 +80,12 @@ def span_figures(rows: int, start: float, end: float, cpu: CpuSeries) -> dict:
     cores that others kept busy meanwhile."""
     seconds = end - start
     used = cpu.side(start, end)
-    others = others_share(cpu.machine(start, end), used, seconds, os.cpu_count() or 1)
     return {"rows": rows, "seconds": round(seconds, 3), "rows_per_s": round(rows / seconds),
             "cpu_s": None if used is None else round(used, 2),
-            "rows_per_cpu_s": None if not used else round(rows / used),
-            "others_share": None if others is None else round(others, 3)}
+            "rows_per_cpu_s": None if not used else round(rows / used), "others_share": others_during(cpu, start, end)}
+
+
+def others_during(cpu: CpuSeries, start: float, end: float) -> float | None:
+    """The share of the machine's cores that others kept busy from ``start`` to ``end`` (rounded)."""
+    others = others_share(cpu.machine(start, end), cpu.side(start, end), end - start, os.cpu_count() or 1)
+    return None if others is None else round(others, 3)

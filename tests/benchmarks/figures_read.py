@@ -16,6 +16,14 @@ def every_run(figures: dict) -> list[dict]:
             *round_runs(figures, STRUCTURED_STREAMING)]
 
 
+def latency_runs(figures: dict) -> list[dict]:
+    """Every latency run of the figures: ours on fresh JVMs and at each load, Structured Streaming's."""
+    latency = figures.get("latency") or {}
+    theirs = [r for runs in (latency.get(STRUCTURED_STREAMING) or {}).values() for r in runs]
+    fresh = [latency["fresh_jvms"]] if latency.get("fresh_jvms") else []
+    return [*fresh, *latency.get(FLINKBENCH, []), *theirs, *latency.get("trigger_sweep", [])]
+
+
 def first_batches(figures: dict) -> list[float]:
     """Seconds from Structured Streaming's process start to its first micro-batch, over its rounds."""
     return [r["first_batch_s"] for r in round_runs(figures, STRUCTURED_STREAMING) if r.get("first_batch_s") is not None]

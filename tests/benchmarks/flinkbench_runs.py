@@ -15,7 +15,7 @@ from runtime.cluster import LocalCluster
 from runtime.examples import clicks
 from tests.benchmarks import phases
 from tests.benchmarks.comparison import SPARK_JVM, Setup
-from tests.benchmarks.cpu_use import CpuSeries, span_figures
+from tests.benchmarks.cpu_use import CpuSeries, others_during, span_figures
 from tests.benchmarks.memory import PeakRss, cluster_roots
 from tests.benchmarks.process_trees import tree_cpu_seconds
 from tests.benchmarks.window_latency import WindowArrivals, epoch_seconds, span_window_ends, summary
@@ -64,11 +64,11 @@ def wait_flowing(cluster, job, timeout: float = 300.0) -> None:
     raise TimeoutError(f"job {job.job_id} did not start processing in {timeout:g} s")
 
 
-def side_cpu(cluster, peak: PeakRss):
+def side_cpu(cluster, peak: PeakRss | None = None):
     """CPU seconds so far of every process of the cluster and of the client, less the memory sampler's."""
     def used() -> float:
         return (sum(tree_cpu_seconds(pid) for pid in cluster_roots(cluster)())
-                + tree_cpu_seconds(os.getpid(), children=False) - peak.own_cpu_s)
+                + tree_cpu_seconds(os.getpid(), children=False) - (peak.own_cpu_s if peak else 0.0))
     return used
 
 
@@ -112,26 +112,34 @@ def latency(cluster, rate: float, users: int, warmup: float, measure: float, sta
     if checkpoints:
         env.enable_checkpointing("5 s")
     clicks.build(env, None, sink="collect", rows_per_second=rate, realtime=True, users=users)
-    submitted = time.time()
-    job = env.execute_async(f"bench: clicks latency at {rate:,.0f} rows/s")
-    if from_start:
-        measured_from = submitted
-    else:
-        wait_flowing(cluster, job)
-        measured_from = time.time() + warmup
-    ends = span_window_ends(measured_from, measured_from + measure, WINDOW_S)
-    arrivals = WindowArrivals(users)
-    give_up = measured_from + measure + stall
+    with CpuSeries(side_cpu(cluster)) as cpu:
+        submitted = time.time()
+        job = env.execute_async(f"bench: clicks latency at {rate:,.0f} rows/s")
+        if from_start:
+            measured_from = submitted
+        else:
+            wait_flowing(cluster, job)
+            measured_from = time.time() + warmup
+        ends = span_window_ends(measured_from, measured_from + measure, WINDOW_S)
+        arrivals = WindowArrivals(users)
+        read_windows(job, arrivals, ends, give_up=measured_from + measure + stall)
+        read_until = time.time()
+    job.cancel()
+    job.wait(60)
+    return {**summary(arrivals.latencies(ends), len(ends)), "missing": arrivals.missing(ends),
+            "first_row_per_window_s": [round(v, 3) for v in arrivals.first_row_latencies(ends)],
+            "submitted_to_first_window_end_s": round(ends[0] - submitted, 2) if from_start and ends else None,
+            "others_share": others_during(cpu, measured_from, read_until) if read_until > measured_from else None}
+
+
+def read_windows(job, arrivals: WindowArrivals, ends: list[float], give_up: float) -> None:
+    """Read the job's collected rows into ``arrivals`` until the windows ``ends`` are whole, the job ended, or
+    ``give_up`` (epoch seconds) passed; a read that brought nothing waits as the job client does."""
     while not arrivals.complete(ends) and time.time() < give_up:
         table, _, finished, _ = job.fetch()
         if table.num_rows:
             arrivals.add(time.time(), epoch_seconds(table.column("window_end")), table.column("user").to_pylist())
         elif finished:
-            break
+            return
         else:
             time.sleep(POLL_S)
-    job.cancel()
-    job.wait(60)
-    return {**summary(arrivals.latencies(ends), len(ends)), "missing": arrivals.missing(ends),
-            "first_row_per_window_s": [round(v, 3) for v in arrivals.first_row_latencies(ends)],
-            "submitted_to_first_window_end_s": round(ends[0] - submitted, 2) if from_start and ends else None}

@@ -13,7 +13,7 @@ import sys
 
 from tests.benchmarks import json_figures, targets
 from tests.benchmarks.comparison import FLINKBENCH, STRUCTURED_STREAMING, Setup, spread
-from tests.benchmarks.figures_read import every_run, first_batches, peaks
+from tests.benchmarks.figures_read import every_run, first_batches, latency_runs, peaks
 
 LOADED = 0.1  # a run during which others kept more than this share of the cores busy measured a loaded machine
 NAMES = {FLINKBENCH: "Flinkbench", STRUCTURED_STREAMING: "Structured Streaming"}
@@ -36,7 +36,7 @@ def _cell(value) -> str:
 
 def machine_section(figures: dict) -> list[str]:
     m = figures.get("machine", {})
-    shares = [r["others_share"] for r in every_run(figures) if r.get("others_share") is not None]
+    shares = [r["others_share"] for r in every_run(figures) + latency_runs(figures) if r.get("others_share") is not None]
     worst = max(shares, default=None)
     lines = ["## The machine", "",
              f"{m.get('cores')} cores; Python {m.get('python')}, PySpark {m.get('pyspark')}, {m.get('java')}. Load average "
@@ -117,7 +117,8 @@ def latency_section(figures: dict, plots: dict) -> list[str]:
             f"{data.get('best_trigger')!r} (JVM options: {data.get('structured_streaming_jvm')}).", "",
             *_plot(plots, "latency"), *table(header, rows), "",
             f"First windows of a job on fresh JVMs ({fresh.get('rows_per_s', 0):,} rows/s): "
-            f"{', '.join(f'{v:g} s' for v in fresh.get('per_window_s') or []) or fresh.get('error') or '-'}.", ""]
+            f"{', '.join(f'{v:g} s' for v in fresh.get('per_window_s') or []) or fresh.get('error') or '-'} "
+            f"({fresh.get('windows', 0)} of {fresh.get('windows_expected', 0)} windows arrived).", ""]
 
 
 def _latency_cell(run: dict) -> str:

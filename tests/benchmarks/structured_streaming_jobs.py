@@ -16,7 +16,7 @@ from runtime.taskmanager import class_archive
 from runtime.taskmanager.datagen_sql import datagen_column
 from runtime.taskmanager.spark_session import cap_block_manager_pools, end_classic_jvm, session_settings
 from tests.benchmarks.comparison import OURS_JVM, SPARK_JVM
-from tests.benchmarks.cpu_use import CpuSeries, span_figures
+from tests.benchmarks.cpu_use import CpuSeries, others_during, span_figures
 from tests.benchmarks.micro_batches import MicroBatchRows
 from tests.benchmarks.process_trees import tree_cpu_seconds
 from tests.benchmarks.window_latency import WindowArrivals, epoch_seconds, span_window_ends, summary
@@ -130,21 +130,28 @@ def latency(spark, params: dict) -> dict:
     writer = windowed(stream).writeStream.foreachBatch(deliver).outputMode("append")
     if params["trigger"] != "default":
         writer = writer.trigger(processingTime=params["trigger"])
-    query = writer.start()
-    progress = MicroBatchRows(query)
-    try:
-        progress.wait_first()
-        measured_from = time.time() + params["warmup"]
-        ends = span_window_ends(measured_from, measured_from + params["measure"], WINDOW_S)
-        give_up = measured_from + params["measure"] + params["stall"]
-        while time.time() < give_up:
-            with lock:
-                if arrivals.complete(ends):
-                    break
-            time.sleep(0.05)
-    finally:
-        progress.close()
-        query.stop()
+    with CpuSeries(lambda: tree_cpu_seconds(os.getpid())) as cpu:
+        query = writer.start()
+        progress = MicroBatchRows(query)
+        try:
+            progress.wait_first()
+            measured_from = time.time() + params["warmup"]
+            ends = span_window_ends(measured_from, measured_from + params["measure"], WINDOW_S)
+            await_windows(arrivals, lock, ends, give_up=measured_from + params["measure"] + params["stall"])
+            read_until = time.time()
+        finally:
+            progress.close()
+            query.stop()
     with lock:
         return {**summary(arrivals.latencies(ends), len(ends)), "missing": arrivals.missing(ends),
-                "first_row_per_window_s": [round(v, 3) for v in arrivals.first_row_latencies(ends)]}
+                "first_row_per_window_s": [round(v, 3) for v in arrivals.first_row_latencies(ends)],
+                "others_share": others_during(cpu, measured_from, read_until)}
+
+
+def await_windows(arrivals: WindowArrivals, lock: threading.Lock, ends: list[float], give_up: float) -> None:
+    """Until the windows ``ends`` are whole (the query's batches hand them in) or ``give_up`` passed."""
+    while time.time() < give_up:
+        with lock:
+            if arrivals.complete(ends):
+                return
+        time.sleep(0.05)

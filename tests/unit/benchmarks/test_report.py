@@ -27,6 +27,9 @@ def test_the_report_holds_the_targets_rounds_latency_and_starts():
 def test_a_loaded_machine_is_said_to_be_one():
     text = report.markdown(figures(others=0.4), {})
     assert "**Measured on a loaded machine**" in text and "these figures are not results" in text
+    loaded_latency = figures()
+    loaded_latency["latency"]["flinkbench"][1]["others_share"] = 0.3
+    assert "(others above 10% of the cores in 1 of " in report.markdown(loaded_latency, {}), "a latency run counts"
 
 
 def test_the_command_writes_the_report_and_its_plots_beside_the_json(tmp_path):

@@ -36,6 +36,18 @@ def test_latency_targets_per_load_say_by_how_much_and_count_missing_windows():
     assert fresh.met is False and fresh.by == "slowest +0.40 s"
 
 
+def test_windows_that_never_arrived_are_a_miss_not_a_figure_left_out():
+    found = figures()
+    found["latency"]["fresh_jvms"] = {"windows": 0, "windows_expected": 2, "median_s": None, "max_s": None,
+                                      "per_window_s": [], "missing": [1.0, 2.0]}
+    found["latency"]["flinkbench"][0] = found["latency"]["fresh_jvms"]
+    checked = by_name(found)
+    assert checked["first windows on fresh JVMs"].met is False
+    assert checked["first windows on fresh JVMs"].by == "missing windows: 2"
+    assert checked["latency at 5% load"].met is False and checked["latency at 5% load"].by == "missing windows: 2"
+    assert checked["latency at 5% load against Structured Streaming"].met is None
+
+
 def test_first_results_and_memory():
     found = by_name(figures())
     assert found["first result, class archive built"].met is False
