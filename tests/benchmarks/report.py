@@ -112,7 +112,8 @@ def latency_section(figures: dict, plots: dict) -> list[str]:
     return ["## Window latency at the client", "",
             f"Per window fire: the time its last row reached the client less the window's end, over every window "
             f"of a {figures['settings'].get('latency_measure', 0):g} s span, read on until each arrived. Capacity "
-            f"{data['capacity_rows_per_s']:,} rows/s (our median in the rounds); our checkpoints "
+            f"{data['capacity_rows_per_s']:,} rows/s (our median in the rounds); ours in its default configuration "
+            f"(adaptive bundles, its TaskManagers' JVM options), checkpoints "
             f"{'every 5 s' if data.get('checkpoints') else 'off'}; Structured Streaming's best trigger "
             f"{data.get('best_trigger')!r} (JVM options: {data.get('structured_streaming_jvm')}).", "",
             *_plot(plots, "latency"), *table(header, rows), "",

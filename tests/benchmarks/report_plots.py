@@ -65,8 +65,9 @@ def sweep(figures: dict, folder: str) -> str | None:
         lines.setdefault((setup["side"], setup["jvm"]), []).append((setup["rows_per_batch"], rate))
     for (side, jvm), points in sorted(lines.items()):
         points.sort()
-        ax.plot([p[0] / 1e6 for p in points], [p[1] / 1e6 for p in points], marker="o", color=COLOURS[side],
-                linestyle="-" if len(points) > 1 else "none", label=f"{NAMES[side]}, {jvm}")
+        ax.plot([p[0] / 1e6 for p in points], [p[1] / 1e6 for p in points], color=COLOURS[side],
+                marker="o" if jvm == "flinkbench-jvm" else "s", fillstyle="full" if jvm == "flinkbench-jvm" else "none",
+                markersize=8, linestyle="-" if len(points) > 1 else "none", label=f"{NAMES[side]}, {jvm}")
     ax.set_xscale("log")
     ax.set_xlabel("M rows per micro-batch (all cores)")
     ax.set_ylabel("M rows/s")
