@@ -9,6 +9,16 @@ Spark's own REST API describes them (``StageData``: ``submissionTime``, ``comple
 A stage's *plan* names what it ran: the scopes of Spark's operation graph for it, in order
 (``WholeStageCodegen (1) > Exchange``), the same boxes the Spark UI draws. Bundles of one subtask run the
 same plans over and over, so the time per plan tells which part of the subtask's work dominates.
+
+Stages are not all of a subtask's busy time (:func:`busy_parts`). Before its action runs any stage, Spark's
+driver analyses, optimises and plans the query, and under Spark's defaults its optimizer computes a projection of
+a bundle's own rows itself (``ConvertToLocalRelation``: the rows came from Python, so they are a local relation):
+a downstream task's expressions then run on the driver, interpreted, outside any stage. Measured on 2 cores (load
+16 to 18) with 500-row bundles of the drill-down test's hashing projection: 31-36 s of a 31-36 s action were the
+optimizer's (99 %, nearly all of it that one rule), its stage took milliseconds; with the rule excluded the same
+action took 3-4 s, nearly all in its stage. So the drill-down adds, beside its stages, the driver's own time
+(the task's ``spark_driver`` phase, from Spark's QueryPlanningTracker) and the TaskManager's own work (its other
+phases), each measured on its own, and the hint names whichever part dominates.
 """
 from __future__ import annotations
 
@@ -20,6 +30,16 @@ from runtime.codec import wire
 DOMINANT_SHARE = 0.5  # a plan taking at least this share of a subtask's recent stage time dominates it
 EXPLAINED_OVER_S = 60.0  # how far back a subtask's stage time is held against its busy time
 PLAN_SEPARATOR = " > "
+ACTION_PHASE = "spark_action"  # the task phase that holds a bundle's Spark plan and action, stages and driver included
+DRIVER_PHASE = "spark_driver"  # the part of ACTION_PHASE Spark's driver spent analysing, optimising, planning
+NOT_BUSY_PHASES = ("input_wait",)  # a buffer waits in the gate while the task works on others: not its busy time
+#: The parts a subtask's busy time is split into, in the order shown, with what each holds.
+PARTS = {"stages": "Spark stages (from Spark's status store)",
+         "driver": "Spark's driver outside any stage: analysis, optimizer (ConvertToLocalRelation computes a bundle's "
+                   "projection there), planning (from Spark's QueryPlanningTracker)",
+         "transfer": "the rest of the Spark actions: Arrow into and out of Spark, calls to the JVM",
+         "taskmanager": "the TaskManager's own work: stateful operators, exchange, sinks, waiting for a pool "
+                        "thread (its other phases)"}
 
 
 @wire
@@ -54,6 +74,7 @@ class SparkWork:
     dominant_plan: str | None = None  # the plan with DOMINANT_SHARE or more of its recent stage time
     dominant_share: float = 0.0
     explained: float = 0.0  # its stage time over its busy time, in the last EXPLAINED_OVER_S (from its start before)
+    driver_share: float = 0.0  # its driver time outside stages (DRIVER_PHASE) over its busy time, over the same span
 
 
 def stage_record(info: Mapping, job_ids: Iterable[int], plan: str) -> SparkStageRecord | None:
@@ -105,11 +126,41 @@ def dominant(stages: Iterable[SparkStageRecord]) -> tuple[str, float] | None:
 
 def explained(history: Sequence[tuple[float, int, int]]) -> float:
     """The share of its busy time a subtask's stages took, between the first and the last of ``history``'s
-    (when, busy ms, stage ms so far): 0 before any busy time."""
+    (when, busy ms, stage ms so far): 0 before any busy time. Any later item of the tuples (driver ms so far)
+    is left alone; :func:`share_of` reads the others."""
+    return share_of(history, 2)
+
+
+def share_of(history: Sequence[tuple], index: int) -> float:
+    """The share of its busy time (item 1) that item ``index`` of ``history``'s tuples grew by, first to last."""
     if len(history) < 2 or history[-1][1] <= history[0][1]:
         return 0.0
-    return (history[-1][2] - history[0][2]) / (history[-1][1] - history[0][1])
+    return (history[-1][index] - history[0][index]) / (history[-1][1] - history[0][1])
 
 
 def slowest_first(stages: Iterable[SparkStageRecord]) -> list[SparkStageRecord]:
     return sorted(stages, key=lambda s: (-s.duration_ms, -s.stage_id))
+
+
+def busy_parts(stage_ms: int, phases: Mapping[str, float]) -> dict[str, int]:
+    """A subtask's busy time in PARTS (ms), from its stage time and its phase times (seconds, since it started).
+
+    ``stages``, ``driver`` and ``taskmanager`` are each measured on their own (Spark's status store, Spark's
+    planning tracker, the TaskManager's timers); ``transfer`` is what the Spark actions took beyond the first two."""
+    action_ms = round(phases.get(ACTION_PHASE, 0.0) * 1000)
+    driver_ms = round(phases.get(DRIVER_PHASE, 0.0) * 1000)
+    own = sum(v for k, v in phases.items() if k not in (ACTION_PHASE, DRIVER_PHASE, *NOT_BUSY_PHASES))
+    return {"stages": stage_ms, "driver": driver_ms, "transfer": max(0, action_ms - stage_ms - driver_ms),
+            "taskmanager": round(own * 1000)}
+
+
+def measured_share(parts: Mapping[str, int], busy_ms: int) -> float:
+    """How much of ``busy_ms`` the independently measured parts (all but ``transfer``) account for."""
+    return (parts["stages"] + parts["driver"] + parts["taskmanager"]) / busy_ms if busy_ms > 0 else 0.0
+
+
+def dominant_part(parts: Mapping[str, int]) -> str | None:
+    """The part holding DOMINANT_SHARE or more of the parts' time together, or None."""
+    whole = sum(parts.values())
+    top = max(parts, key=lambda k: parts[k], default=None)
+    return top if top is not None and whole and parts[top] / whole >= DOMINANT_SHARE else None

@@ -20,6 +20,7 @@ from runtime.errors import SubmissionError
 from runtime.jobgraph import OperatorSpec, unpack_udf
 from runtime.keygroups import KEY_GROUP_COLUMN, key_group_sql
 from runtime.messages import OutputDescriptor
+from runtime.spark_stages import DRIVER_PHASE
 from runtime.taskmanager.metrics import PhaseTimes
 from runtime.taskmanager.process_operator import KeyedProcessOperator, OutputRowError
 from runtime.taskmanager.python_environment import JobPythonEnvironment, for_workers
@@ -62,6 +63,7 @@ class SparkStage:
     assigner: BoundedOutOfOrderness | None = None
     max_parallelism: int = 128
     environment: JobPythonEnvironment | None = None  # the job's shipped Python dependencies on this TaskManager
+    driver_s: float = 0.0  # of its last run, the seconds Spark's driver spent on its query outside any stage
 
     def run(self, spark, data) -> pa.Table | None:
         if self.environment is not None:
@@ -84,6 +86,7 @@ class SparkStage:
         df = self._with_key_group(spark, df)
         users = [op.name for op, fn in zip(self.ops, self.fns) if fn is not None]
         table = _to_arrow(spark, df, " / ".join(users) if users else self.ops[-1].name)
+        self.driver_s = spark.driver_seconds(df)
         if observation is not None and self.assigner is not None:
             self.assigner.observe(observation.get.get("max_us"))
         return self._folded_watermark(table) if self.ops[-1].params.get("event_column") else table
@@ -195,6 +198,8 @@ class OperatorChain:
         for stage in self.stages[first_stage:]:
             with self.phases.phase(stage.phase):
                 data = stage.run(spark, data)
+            if isinstance(stage, SparkStage):
+                self.phases.add(DRIVER_PHASE, stage.driver_s)  # a part of the stage's phase, told apart
             if data is None or data.num_rows == 0:
                 return None
         if data is not None and not isinstance(data, pa.Table):

@@ -17,6 +17,8 @@ PHASES = {
     "source_plan": "a source reader cutting its next bundle into a Spark plan",
     "spark_action": "a Spark stage's one action: in a source task the read, stateless operators and "
                     "pre-aggregation together, as one plan",
+    "spark_driver": "the part of spark_action Spark's driver spent analysing, optimising and planning the query, "
+                    "outside any stage (its optimizer may compute a bundle's projection there: ConvertToLocalRelation)",
     "window_merge": "a stateful operator merging a bundle into its keyed state",
     "window_fire": "stateful operators firing for a watermark or timer (Flink: none)",
     "exchange_send": "splitting output by key group and queueing it for consumers, waiting for credit included "

@@ -24,6 +24,7 @@ from runtime import errors
 from runtime.config import Configuration
 from runtime.taskmanager.lean_pyspark import frame_from_arrow, schema_from_ddl
 from runtime.taskmanager.datagen_sql import generate
+from runtime.taskmanager.driver_time import driver_seconds
 from runtime.taskmanager.spark_functions import arrow_filter, arrow_mapper, as_arrow, pandas_mapper
 from runtime.taskmanager.spark_session import SparkSessionKeeper
 
@@ -110,6 +111,10 @@ class SparkRunner:
         except Exception as err:  # noqa: BLE001 - counted, then raised as it was
             self.keeper.note_failure(err)
             raise
+
+    def driver_seconds(self, df) -> float:
+        """Seconds ``df``'s query spent on the driver before any stage (runtime.taskmanager.driver_time)."""
+        return driver_seconds(df)
 
     def parse_schema(self, ddl: str):
         """A Spark StructType from a DDL string like 'user INT, amount DOUBLE' (Spark's own parser, through

@@ -26,7 +26,8 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 
 from runtime.messages import TaskDeploymentDescriptor
-from runtime.spark_stages import EXPLAINED_OVER_S, SparkStageRecord, SparkWork, dominant, explained, plan_of, stage_record
+from runtime.spark_stages import (EXPLAINED_OVER_S, SparkStageRecord, SparkWork, dominant, explained, plan_of,
+                                  share_of, stage_record)
 
 log = logging.getLogger(__name__)
 
@@ -58,15 +59,17 @@ class _Subtask:
         self.total_stages = 0
         self.total_ms = 0
         self.taken = time.monotonic()
-        self.history: collections.deque[tuple[float, int, int]] = collections.deque()  # (when, busy ms, stage ms)
+        # (when, busy ms, stage ms, driver ms), each so far
+        self.history: collections.deque[tuple[float, int, int, int]] = collections.deque()
 
-    def note(self, busy_ms: int) -> float:
-        """Its stage time's share of its busy time over the last EXPLAINED_OVER_S, ``busy_ms`` its busy time now."""
+    def note(self, busy_ms: int, driver_ms: int) -> tuple[float, float]:
+        """Its stage time's and its driver time's shares of its busy time over the last EXPLAINED_OVER_S,
+        ``busy_ms`` and ``driver_ms`` its busy time and its driver time outside stages now."""
         now = time.monotonic()
-        self.history.append((now, busy_ms, self.total_ms))
+        self.history.append((now, busy_ms, self.total_ms, driver_ms))
         while len(self.history) > 2 and now - self.history[1][0] >= EXPLAINED_OVER_S:
             self.history.popleft()
-        return explained(self.history)
+        return explained(self.history), share_of(self.history, 3)
 
 
 class SparkWorkRecorder:
@@ -105,9 +108,10 @@ class SparkWorkRecorder:
             log.debug("could not tag the Spark jobs of %s: %s", attempt_id, err)
 
     # -- reports (the loop) --------------------------------------------------------------------
-    def take(self, attempt_id: str, loop=None, busy_ms: int = 0) -> SparkWork:
+    def take(self, attempt_id: str, loop=None, busy_ms: int = 0, driver_ms: int = 0) -> SparkWork:
         """The stages read for ``attempt_id`` since its last report, and its totals (``busy_ms``: its busy time
-        so far, which its stage time is held against); on ``loop``, starts the next read when one is due."""
+        so far, which its stage time is held against; ``driver_ms``: its time on Spark's driver outside stages so
+        far, held against it too); on ``loop``, starts the next read when one is due."""
         if loop is not None:
             self._read_when_due(loop)
         with self._lock:
@@ -115,8 +119,9 @@ class SparkWorkRecorder:
             sub.taken = time.monotonic()
             new, sub.new = sub.new, []
             top = dominant(sub.recent)
+            stage_share, driver_share = sub.note(busy_ms, driver_ms)
             return SparkWork(new, sub.total_stages, sub.total_ms, top[0] if top else None,
-                             round(top[1], 3) if top else 0.0, round(sub.note(busy_ms), 3))
+                             round(top[1], 3) if top else 0.0, round(stage_share, 3), round(driver_share, 3))
 
     def _read_when_due(self, loop) -> None:
         now = time.monotonic()

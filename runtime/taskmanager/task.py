@@ -54,6 +54,7 @@ from runtime.errors import ConnectorError, format_traceback
 from runtime.keygroups import KEY_GROUP_COLUMN, KeyGroupRange
 from runtime.data_messages import CheckpointBarrier, EndOfPartition, Watermark
 from runtime.messages import TaskDeploymentDescriptor, TaskStateChanged, TriggerCheckpoint
+from runtime.spark_stages import DRIVER_PHASE
 from runtime.states import ExecutionState
 from runtime.checkpoint.task_state import read_restored, take_snapshot
 from runtime.taskmanager.chain import OperatorChain, OperatorError
@@ -304,7 +305,9 @@ class Task:
             self.metrics.sent_to = partition.records_by_subpartition()
         late, state_rows = (self.chain.late_records, self.chain.state_rows) if self.chain else (0, 0)
         report = self.metrics.snapshot(self.tdd.job_id, self.attempt_id, backpressure, late, state_rows, self.blocked_seconds())
-        report.spark = self.services.spark_work.take(self.attempt_id, asyncio.get_running_loop(), report.accumulated_busy_ms)
+        driver_ms = round(report.phase_s.get(DRIVER_PHASE, 0.0) * 1000)
+        report.spark = self.services.spark_work.take(self.attempt_id, asyncio.get_running_loop(),
+                                                     report.accumulated_busy_ms, driver_ms)
         self.services.send(report)
 
     async def _report_metrics(self) -> None:
