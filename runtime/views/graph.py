@@ -83,6 +83,7 @@ class GraphNode:
     busiest: int | None = None  # the index of its busiest live subtask
     spark_plan: str | None = None  # the Spark plan that dominates that subtask's recent stage time, if one does
     spark_share: float = 0.0
+    driver_share: float = 0.0  # that subtask's time on Spark's driver outside any stage, over its busy time lately
 
 
 @dataclass
@@ -221,7 +222,7 @@ def _node(vertex: PlanVertex, subtasks: Sequence[SubtaskFigures], box, now: floa
                      int(_sum(subtasks, "last_checkpoint_size")), fill, border,
                      [_subtask_row(s) for s in sorted(subtasks, key=lambda s: s.index)],
                      busiest.index if busiest is not None else None, spark.get("dominant_plan"),
-                     float(spark.get("dominant_share") or 0.0))
+                     float(spark.get("dominant_share") or 0.0), driver_share(busiest.metrics) if busiest else 0.0)
 
 
 def spark_focus(metrics: dict) -> dict:
@@ -230,6 +231,13 @@ def spark_focus(metrics: dict) -> dict:
     stages then explain little of its time, and naming one would mislead); else nothing."""
     spark = metrics.get("spark") or {}
     return spark if spark.get("dominant_plan") and float(spark.get("explained") or 0.0) >= SPARK_SHARE_SHOWN else {}
+
+
+def driver_share(metrics: dict) -> float:
+    """A subtask's time on Spark's driver outside any stage over its busy time lately, when SPARK_SHARE_SHOWN or
+    more (its optimizer computing a bundle's projection itself: ConvertToLocalRelation); else 0."""
+    share = float((metrics.get("spark") or {}).get("driver_share") or 0.0)
+    return share if share >= SPARK_SHARE_SHOWN else 0.0
 
 
 def _sum(subtasks: Sequence[SubtaskFigures], key: str) -> float:
@@ -295,11 +303,15 @@ def is_limiting(node: GraphNode) -> bool:
 
 
 def bottleneck_hint(node: GraphNode) -> str:
-    """Names the task, and its busiest subtask when it has several; and the Spark stage that takes most of
-    that subtask's time when one does (its plan, as its drill-down lists it)."""
+    """Names the task, and its busiest subtask when it has several; and the part of that subtask's time that
+    dominates it when one does: Spark's driver outside any stage, or the Spark stage that takes most of its stage
+    time (its plan, as its drill-down lists it)."""
     where = f" ({node.busiest + 1}/{node.parallelism})" if node.parallelism > 1 and node.busiest is not None else ""
     hint = f"{short_name(node.name)}{where} at {round(node.busy * 100)} % busy limits this job"
-    if node.spark_plan:
+    if node.driver_share:
+        hint += (f"; Spark's driver outside any stage (its optimizer, planning) takes {round(node.driver_share * 100)} "
+                 "% of its busy time")
+    elif node.spark_plan:
         hint += f"; Spark stage {short_name(node.spark_plan)} takes {round(node.spark_share * 100)} % of its stage time"
     return hint
 

@@ -3,7 +3,8 @@ status store gave for a grouped count (two stages: the scan with partial aggrega
 final aggregation)."""
 from __future__ import annotations
 
-from runtime.spark_stages import DOMINANT_SHARE, SparkStageRecord, dominant, plan_of, slowest_first, stage_record
+from runtime.spark_stages import (DOMINANT_SHARE, PARTS, SparkStageRecord, busy_parts, dominant, dominant_part,
+                                  measured_share, plan_of, slowest_first, stage_record)
 
 FIRST = {"status": "COMPLETE", "stageId": 118, "attemptId": 0, "numTasks": 2, "numFailedTasks": 0,
          "submissionTime": 1795859699926, "completionTime": 1795859700217, "executorRunTime": 222,
@@ -51,3 +52,21 @@ def test_a_plan_dominates_with_half_of_the_stage_time_or_more():
 
 def test_stages_are_listed_slowest_first():
     assert [s.duration_ms for s in slowest_first([record("a", 5), record("b", 50), record("c", 20)])] == [50, 20, 5]
+
+
+def test_busy_time_splits_into_stages_driver_transfer_and_the_taskmanagers_own_work():
+    phases = {"spark_action": 10.0, "spark_driver": 8.5, "window_merge": 1.2, "exchange_send": 0.3,
+              "schedule_wait": 0.1, "input_wait": 4.0}  # a buffer's wait in the gate is no busy time of the task
+    parts = busy_parts(1_000, phases)
+    assert parts == {"stages": 1_000, "driver": 8_500, "transfer": 500, "taskmanager": 1_600} and list(parts) == list(PARTS)
+    assert dominant_part(parts) == "driver"
+    assert measured_share(parts, 12_000) == (1_000 + 8_500 + 1_600) / 12_000, "transfer is what is left: not counted"
+    assert measured_share(parts, 0) == 0.0
+
+
+def test_stages_longer_than_their_actions_leave_no_negative_transfer_and_no_part_may_dominate():
+    parts = busy_parts(3_000, {"spark_action": 2.9, "spark_driver": 0.1, "window_merge": 2.5})
+    assert parts["transfer"] == 0
+    assert dominant_part(parts) == "stages"
+    assert dominant_part({"stages": 40, "driver": 30, "transfer": 0, "taskmanager": 30}) is None
+    assert dominant_part({"stages": 0, "driver": 0, "transfer": 0, "taskmanager": 0}) is None

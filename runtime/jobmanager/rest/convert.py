@@ -160,7 +160,7 @@ def _spark_totals(report: TaskMetrics) -> dict | None:
     work = report.spark
     return None if work is None else {"total_stages": work.total_stages, "total_stage_ms": work.total_stage_ms,
                                       "dominant_plan": work.dominant_plan, "dominant_share": work.dominant_share,
-                                      "explained": work.explained}
+                                      "explained": work.explained, "driver_share": work.driver_share}
 
 
 def _merged(dicts: list[dict], combine) -> dict:

@@ -18,6 +18,10 @@ def test_a_subtasks_stages_come_slowest_first_beside_its_time_per_plan_and_busy_
     assert (body["busy-time"], body["stage-time"], body["stage-count"]) == (1000, 900, 3)
     assert body["dominant-plan"] == "WholeStageCodegen (1) > Exchange" and body["phases"]["spark_action"] == 0.9
     assert body["taskmanager-id"] == "tm-1" and body["status"] == "RUNNING"
+    assert [(p["part"], p["time"], p["share"]) for p in body["parts"]] == [
+        ("stages", 900, 0.9), ("driver", 0, 0.0), ("transfer", 0, 0.0), ("taskmanager", 50, 0.05)]
+    assert (body["driver-time"], body["transfer-time"], body["taskmanager-time"]) == (0, 0, 50)
+    assert body["dominant-part"] == "stages" and body["measured-share"] == 0.95
 
 
 def test_a_subtask_with_no_spark_work_yet_has_an_empty_drill_down(server):
@@ -34,7 +38,7 @@ def test_a_subtasks_metrics_carry_its_spark_totals_for_the_job_graphs_hint(serve
     status, vertex = get(server, f"/jobs/{JOB}/vertices/{VERTEX}")
     spark = vertex["subtasks"][2]["metrics"]["spark"]
     assert spark == {"total_stages": 3, "total_stage_ms": 900, "dominant_plan": "WholeStageCodegen (1) > Exchange",
-                     "dominant_share": 0.889, "explained": 0.9}
+                     "dominant_share": 0.889, "explained": 0.9, "driver_share": 0.0}
     assert "spark" not in vertex["subtasks"][0]["metrics"] and "spark" not in vertex["metrics"]
     assert get(server, f"/jobs/{JOB}")[1]["vertices"][0]["subtasks"][2]["metrics"]["spark"] == spark
 

@@ -86,3 +86,14 @@ def test_a_subtasks_stage_time_is_held_against_its_busy_time_over_the_last_minut
         r._record([stage(minute, A, ms=9_000)], {})
         work = r.take(A, busy_ms=10_000 + 10_000 * minute)
     assert work.explained == 0.9, "the start is out of the window"
+
+
+def test_a_subtasks_time_on_the_driver_outside_stages_is_held_against_its_busy_time_too(monkeypatch):
+    r = recorder()
+    clock = [1000.0]
+    monkeypatch.setattr(spark_work.time, "monotonic", lambda: clock[0])
+    assert r.take(A, busy_ms=0, driver_ms=0).driver_share == 0.0
+    r._record([stage(0, A, ms=100)], {})  # its optimizer computed the bundle: 9.5 s on the driver in 10 s busy
+    clock[0] += 10
+    work = r.take(A, busy_ms=10_000, driver_ms=9_500)
+    assert (work.driver_share, work.explained) == (0.95, 0.01)

@@ -98,6 +98,18 @@ def test_the_hint_names_the_busiest_subtask_and_the_spark_stage_that_dominates_i
     assert job_graph("j", chain("Source", "Map"), {"Source": running(20, 950), "Map": subs}).hint.endswith("limits this job")
 
 
+def test_the_hint_names_spark_s_driver_when_the_subtask_s_time_is_spent_there_outside_any_stage():
+    subs = running(990, accumulated_busy_ms=1000)
+    subs[0].metrics["busy_time_ms_per_s"] = 300
+    subs[1].metrics["spark"] = {"dominant_plan": "LocalTableScan", "dominant_share": 1.0, "explained": 0.02,
+                                "driver_share": 0.93}
+    graph = job_graph("j", chain("Source", "Map"), {"Source": running(20, 950), "Map": subs})
+    assert graph.hint == ("Map (2/2) at 99 % busy limits this job; "
+                          "Spark's driver outside any stage (its optimizer, planning) takes 93 % of its busy time")
+    subs[1].metrics["spark"]["driver_share"] = 0.2  # under half: neither part is named
+    assert job_graph("j", chain("Source", "Map"), {"Source": running(20, 950), "Map": subs}).hint.endswith("limits this job")
+
+
 def test_of_equally_busy_subtasks_the_one_with_the_most_input_is_named():
     subs = running(1000, records_in=10)
     subs[1].metrics["records_in"] = 80

@@ -36,6 +36,15 @@ class SparkPlanTime:
 
 
 @message
+class SparkTimePart:
+    """One part of the subtask's busy time since it started (runtime.spark_stages.PARTS)."""
+    part: str = F("part", doc="stages, driver, transfer or taskmanager")
+    description: str = F("description")
+    time: int = F("time", doc="ms since the subtask started")
+    share: float = F("share", doc="of its busy time, 0..1")
+
+
+@message
 class SubtaskSparkInfo:
     """What one subtask's bundles ran in Spark: its recent stages slowest first, the time per plan, and where
     the subtask's time went (busy, and its phases) to hold them against."""
@@ -53,3 +62,13 @@ class SubtaskSparkInfo:
     plans: list[SparkPlanTime] = F("plans", doc="recent stage time per plan, largest first")
     stages: list[SparkStageInfo] = F("stages", doc="its recent stages, slowest first")
     spark_ui: str | None = F("spark-ui", doc="its TaskManager's Spark UI through this REST API, when it serves one")
+    driver_time: int = F("driver-time", default=0, doc="ms Spark's driver spent on its queries outside any stage "
+                         "(analysis, optimizer, planning) since it started")
+    transfer_time: int = F("transfer-time", default=0, doc="ms of its Spark actions beyond their stages and driver time")
+    taskmanager_time: int = F("taskmanager-time", default=0, doc="ms of the TaskManager's own work on it since it "
+                              "started (its phases outside Spark actions)")
+    parts: list[SparkTimePart] = F("parts", factory=list, doc="its busy time in parts: stages, driver, "
+                                   "transfer, taskmanager")
+    dominant_part: str | None = F("dominant-part", default=None, doc="the part holding half or more of the parts' time")
+    measured_share: float = F("measured-share", default=0.0, doc="the stages', driver's and TaskManager's time "
+                              "together over its busy time (each measured on its own)")
