@@ -3,7 +3,8 @@
     %flink drilldown JOB                          the busiest subtask of the task the bottleneck hint names
     %flink drilldown JOB --task NAME --subtask N  another one (N counts from 1, as the graph writes it)
 
-Its recent Spark stages slowest first, the stage time per plan, and the subtask's busy and phase times beside
+Its busy time in parts (its Spark stages, Spark's driver outside any stage, Arrow in and out, the TaskManager's own
+work), its recent Spark stages slowest first, the stage time per plan, and the subtask's phase times beside
 them (``GET /jobs/:jobid/vertices/:vertexid/subtasks/:subtaskindex/spark``), as the side panel and the
 dashboard show them when a subtask of the job graph is opened.
 """
@@ -38,7 +39,7 @@ class Drilldown:
 @show_api_option
 @translating("drill-down")
 def drilldown(session, line: str):
-    """One subtask's Spark stages, slowest first, beside its busy and phase times."""
+    """One subtask's busy time in parts and its Spark stages, slowest first, beside its phase times."""
     args = parse_argstring(drilldown, line)
     client = session.require_client()
     job_id = resolve_job(client, args.job)

@@ -46,7 +46,21 @@ export interface ISubtaskSpark {
   phases: Record<string, number>;
   plans: IPlanTime[];
   stages: IStage[];
+  parts?: IPart[];
+  'dominant-part'?: string | null;
 }
+
+export interface IPart {
+  part: string;
+  description: string;
+  time: number;
+  share: number;
+}
+
+const PART_NAMES: Record<string, string> = {
+  stages: 'Spark stages', driver: "Spark's driver outside any stage (optimizer, planning)",
+  transfer: 'Arrow in and out of Spark', taskmanager: "the TaskManager's own work"
+};
 
 const percent = (share: number): string => `${Math.round(share * 100)} %`;
 const duration = (ms: number): string => (ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`);
@@ -108,6 +122,9 @@ export function SubtaskDrilldown({ scope, jid, vertex, subtask, name }: {
     <div className="jp-Flinkbench-drilldown" data-subtask={info.subtask} data-vertex={vertex}>
       <div><b>{name} ({info.subtask + 1})</b>: busy {duration(busy)}; Spark stages {duration(info['stage-time'])}
         {busy ? ` (${percent(info['stage-time'] / busy)} of its busy time)` : ''} in {info['stage-count']} stages</div>
+      {info.parts && info.parts.length > 0 && <div className="jp-Flinkbench-drilldownParts">its busy time in parts: {info.parts.map(p => (
+        `${PART_NAMES[p.part] ?? p.part} ${duration(p.time)} (${percent(p.share)})`)).join(', ')}</div>}
+      {info['dominant-part'] && info['dominant-part'] !== 'stages' && <div className="jp-Flinkbench-bottleneck">⚠ {PART_NAMES[info['dominant-part']] ?? info['dominant-part']} takes most of its time</div>}
       {info['dominant-plan'] && <div className="jp-Flinkbench-bottleneck">⚠ Spark stage <code>{info['dominant-plan']}</code> takes {percent(info['dominant-share'])} of its recent stage time</div>}
       <div className="jp-Flinkbench-muted">Its recent Spark stages, slowest first</div>
       <StageTable stages={info.stages} />

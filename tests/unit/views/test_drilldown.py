@@ -29,6 +29,17 @@ def test_the_drilldown_names_the_subtask_its_share_of_busy_time_and_lists_stages
     assert page.index("spark_action") < page.index("exchange_send") and "/taskmanagers/tm-1/spark-ui/" in page
 
 
+def test_the_drilldown_shows_its_busy_time_in_parts_and_warns_of_the_driver_when_it_dominates():
+    parts = [{"part": "stages", "description": "", "time": 300, "share": 0.03},
+             {"part": "driver", "description": "", "time": 9_200, "share": 0.92},
+             {"part": "transfer", "description": "", "time": 100, "share": 0.01},
+             {"part": "taskmanager", "description": "", "time": 200, "share": 0.02}]
+    page = drilldown_html({**INFO, "parts": parts, "dominant-part": "driver"}, "Heavy", 3)
+    assert "Spark&#x27;s driver outside any stage (optimizer, planning) 9.2 s (92 %)" in page
+    assert "&#9888; Spark&#x27;s driver outside any stage (optimizer, planning) takes most of its time" in page
+    assert "takes most of its time" not in drilldown_html({**INFO, "parts": parts, "dominant-part": "stages"}, "H", 3)
+
+
 def test_the_hinted_tasks_busiest_subtask_opens_unless_one_is_asked_for():
     subs = running(990)
     subs[0].metrics["busy_time_ms_per_s"] = 200
