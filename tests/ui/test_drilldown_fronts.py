@@ -1,7 +1,8 @@
 """A subtask's drill-down into its Spark stages in each front, in headless Chromium, on the shared cluster: the
 notebook's ``%flink drilldown``, the side panel's job graph (a task, then one of its subtasks) and the dashboard's
 subtask page (from a job's Subtasks tab) each list the source subtask's recent Spark stages slowest first with its
-phase times beside. Screenshots ``*-drilldown.png`` go to test-output/ui/."""
+busy time in parts (stages, Spark's driver, transfer, the TaskManager's own work) and its phase times beside.
+Screenshots ``*-drilldown.png`` go to test-output/ui/."""
 from __future__ import annotations
 
 import nbformat
@@ -56,6 +57,7 @@ def test_the_notebook_drills_into_a_subtask(page, lab):
     out = page.locator(".jp-CodeCell").nth(1)
     out.locator("table.flinkbench-drilldown-stages").wait_for(timeout=START_TIMEOUT_MS)
     assert "Source" in out.locator(".flinkbench-drilldown-summary").inner_text()
+    assert "its busy time in parts: Spark stages" in out.locator(".flinkbench-drilldown-summary").inner_text()
     assert "spark_action" in out.locator("table.flinkbench-drilldown-phases").inner_text()
     assert out.locator("table.flinkbench-drilldown-stages tbody tr").count() >= 3
     chosen = page.locator(".jp-CodeCell").nth(2).locator(".flinkbench-drilldown-summary")
@@ -76,6 +78,7 @@ def test_the_panels_graph_opens_a_subtask(page, running):
     durations = [int(d) for d in rows.evaluate_all("rows => rows.map(r => r.dataset.duration)")]
     assert durations == sorted(durations, reverse=True), "slowest first"
     assert "spark_action" in drill.locator(".jp-Flinkbench-drilldownPhases").inner_text()
+    assert "Spark's driver outside any stage" in drill.locator(".jp-Flinkbench-drilldownParts").inner_text()
     drill.scroll_into_view_if_needed()
     screenshot(page, "panel-drilldown")
 
@@ -87,5 +90,6 @@ def test_the_dashboard_opens_a_subtask_from_the_subtasks_tab(page, cluster, runn
     stages = page.locator("table.flinkbench-drilldown-stages")
     wait_until(lambda: stages.locator("tbody tr").count() >= 3, 60, "the subtask's stages on the dashboard")
     assert "Source" in page.locator(".flinkbench-drilldown-summary").inner_text()
+    assert "the TaskManager's own work" in page.locator(".flinkbench-drilldown-summary").inner_text()
     assert "spark_action" in page.locator("table.flinkbench-drilldown-phases").inner_text()
     screenshot(page, "dashboard-drilldown")
