@@ -2,37 +2,45 @@
 
 Layout under ``<high-availability.storageDir>/<cluster-id>/``::
 
-    lease.json            the leader's lease: contender id, REST address, session id, expiry (wall clock)
-    lease.lock            flock'd around every read-modify-write of the lease and every fenced write
+    state/<n>.json        what the JobManagers agree on (runtime.ha.file_state): the leader's lease (contender
+                          id, REST address, session id, expiry on the wall clock), the jobs whose graphs are
+                          stored, each job's checkpoint pointer and checkpoint-id counter, the cluster's
+                          users (runtime.users: names, quotas, token hashes); version n, the newest is
+                          current (runtime.ha.file_register)
     jobmanagers/<id>.json each JobManager's announcement (address, pid, last seen)
-    jobgraphs/<job>.json  submissions of jobs that have not ended
-    checkpoints/<job>.json pointer to each job's latest completed checkpoint and its retained ones
-    counters/<job>.json   each job's checkpoint-id counter: the next id no leader has reserved
-    users.json            the cluster's users (runtime.users): names, quotas, token hashes
+    jobgraphs/<job>.json  submissions of jobs that have not ended (listed in the state: an unlisted one is not a job)
     jobs/<job>/           push logs and collected rows of each job (runtime.ha.services.HaServices.job_data_dir)
 
-Every file is written to a temporary name and renamed, so a reader sees it whole or not at all. The
-leader renews its lease well within ``high-availability.lease-duration``; a standby takes over once the
-lease has expired. Fenced writes check, under the lock, that the writer's session id still holds the
-lease, so a leader that lost it (a long pause) cannot change what its successor wrote.
+The leader renews its lease well within ``high-availability.lease-duration``; a standby takes over once the
+lease has expired. Every change to the state is a compare-and-set of its next version: the change is
+decided on the version read and written only if no other version came in between, so a fenced write
+(the writer's session must hold the lease) lands only while it does, and a leader that lost the lease
+(a long pause) cannot change what its successor wrote. No lock is held anywhere: a JobManager stopped in
+the middle of a write holds nobody back, and the standby takes the lease once it lapses.
 """
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from runtime.fileio import read_json, write_json_atomically
 from runtime.checkpoint import storage
-from runtime.ha.services import HaServices, LeaderInfo, LeadershipLost
+from runtime.ha import file_state as fs
+from runtime.ha.file_register import FileRegister
+from runtime.ha.services import HaServices, HaStoreUnavailable, LeaderInfo, LeadershipLost
 from runtime.ids import JobId, LeaderSessionId
 
 MEMBER_TTL_LEASES = 3  # an announcement older than this many lease durations belongs to a dead JobManager
+UPDATE_ATTEMPTS = 100  # compare-and-set rounds lost in a row (to this leader's own other writes) before giving up
+T = TypeVar("T")
+Change = Callable[[fs.StoreState], tuple[fs.StoreState | None, T]]
 
 
 def write_atomically(path: str, data: dict) -> None:
-    """Write JSON to ``path`` durably, all or nothing (the lease and the job entries are read by others)."""
+    """Write JSON to ``path`` durably, all or nothing (others read the job graphs and announcements)."""
     write_json_atomically(path, data, durable=True)
 
 
@@ -42,54 +50,53 @@ def remove_quietly(path: str) -> None:
 
 
 class FileHaServices(HaServices):
-    """HA services on a shared directory: a renewed lease file for leadership, JSON files for jobs and checkpoints."""
+    """HA services on a shared directory: a lease and the fenced entries in one compare-and-set register,
+    JSON files for job graphs and announcements."""
     def __init__(self, root: str, lease_duration: float, clock=time.time):
         self.root = root
         self.lease_duration = lease_duration
         self.storage_url = storage.normalise(root)
         self.clock = clock
-        for sub in ("jobmanagers", "jobgraphs", "checkpoints", "counters"):
+        for sub in ("jobmanagers", "jobgraphs"):
             os.makedirs(os.path.join(root, sub), exist_ok=True)
-        self._lease = os.path.join(root, "lease.json")
-        self._lock = os.path.join(root, "lease.lock")
+        self._register = FileRegister(os.path.join(root, "state"))
 
-    @contextlib.contextmanager
-    def _locked(self):
-        with open(self._lock, "a") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+    def _state(self) -> fs.StoreState:
+        return fs.StoreState.from_json(self._register.read()[1])
 
-    def _valid_lease(self) -> dict | None:
-        lease = read_json(self._lease)
-        return lease if lease and lease["expires"] > self.clock() else None
+    def _update(self, change: Change[T]) -> T:
+        """Apply ``change`` to the newest state and write the result as the next version; when another
+        version came in between, decide again on it. A change that raises leaves the state as it was."""
+        for _ in range(UPDATE_ATTEMPTS):
+            version, document = self._register.read()
+            state, result = change(fs.StoreState.from_json(document))
+            if state is None or self._register.compare_and_set(version, state.to_json()):
+                return result
+        raise HaStoreUnavailable(f"{self._register.directory}: {UPDATE_ATTEMPTS} updates in a row lost to others")
+
+    def _fenced(self, session_id: LeaderSessionId, change: Callable[[fs.StoreState], fs.StoreState | None]) -> None:
+        """``change`` made only while ``session_id`` holds the lease, checked on the very version it changes."""
+        def checked(state: fs.StoreState) -> tuple[fs.StoreState | None, None]:
+            refused = fs.refusal(state, session_id)
+            if refused is not None:
+                raise LeadershipLost(refused)
+            return change(state), None
+        self._update(checked)
 
     # -- election -----------------------------------------------------------------------------
     def try_lead(self, contender_id: str, address: str) -> LeaderSessionId | None:
-        with self._locked():
-            lease = self._valid_lease()
-            if lease is not None and lease["contender_id"] != contender_id:
-                return None
-            session = LeaderSessionId(lease["session_id"]) if lease else LeaderSessionId.new()
-            write_atomically(self._lease, {"contender_id": contender_id, "address": address,
-                                           "session_id": session, "expires": self.clock() + self.lease_duration})
-            return session
+        return self._update(lambda state: fs.take_lease(state, contender_id, address, self.clock(),
+                                                        self.lease_duration, LeaderSessionId.new()))
 
     def resign(self, session_id: LeaderSessionId) -> None:
-        with self._locked():
-            lease = read_json(self._lease)
-            if lease and lease["session_id"] == session_id:
-                remove_quietly(self._lease)
+        self._update(lambda state: (fs.resign(state, session_id), None))
 
     def leader(self) -> LeaderInfo | None:
-        lease = self._valid_lease()
-        return LeaderInfo(lease["contender_id"], lease["address"], LeaderSessionId(lease["session_id"])) if lease else None
+        lease = fs.valid_lease(self._state(), self.clock())
+        return LeaderInfo(lease.contender_id, lease.address, lease.session_id) if lease else None
 
     def leads(self, session_id: LeaderSessionId) -> bool:
-        lease = self._valid_lease()
-        return lease is not None and lease["session_id"] == session_id
+        return fs.leads(self._state(), session_id, self.clock())
 
     # -- membership ---------------------------------------------------------------------------
     def announce(self, contender_id: str, address: str, pid: int) -> None:
@@ -102,52 +109,48 @@ class FileHaServices(HaServices):
         return sorted((m for m in found if m and m["seen"] >= oldest), key=lambda m: m["address"])
 
     # -- job store and pointers ---------------------------------------------------------------
-    @contextlib.contextmanager
-    def _fenced(self, session_id: LeaderSessionId):
-        """Hold the lease lock while writing, after checking ``session_id`` still holds the lease."""
-        with self._locked():
-            lease = read_json(self._lease)
-            if not lease or lease["session_id"] != session_id:
-                holder = lease["address"] if lease else "nobody"
-                raise LeadershipLost(f"leader session {session_id} no longer holds the lease (held by {holder})")
-            yield
-
     def put_job_graph(self, session_id: LeaderSessionId, job_id: JobId, submission: dict) -> None:
-        with self._fenced(session_id):
-            write_atomically(self._path("jobgraphs", job_id), submission)
+        """The graph's file first, then the job listed in the state (fenced): a refused leader's file is
+        never listed, and goes again."""
+        path = self._path("jobgraphs", job_id)
+        write_atomically(path, submission)
+        try:
+            self._fenced(session_id, lambda state: fs.with_job(state, job_id))
+        except LeadershipLost:
+            if job_id not in self._state().jobs:
+                remove_quietly(path)
+            raise
 
     def put_checkpoint_pointer(self, session_id: LeaderSessionId, job_id: JobId, directory: str,
                                retained: tuple[str, ...] = ()) -> None:
-        with self._fenced(session_id):
-            write_atomically(self._path("checkpoints", job_id),
-                             {"directory": directory, "retained": list(retained or (directory,))})
+        self._fenced(session_id, lambda state: fs.with_pointer(state, job_id, directory, retained))
 
     def reserve_checkpoint_ids(self, session_id: LeaderSessionId, job_id: JobId, count: int, at_least: int) -> int:
-        """Under the lease lock, after checking the lease: nobody else can read the counter in between."""
-        with self._fenced(session_id):
-            counter = read_json(self._path("counters", job_id)) or {"next": 1}
-            first = max(int(counter["next"]), at_least)
-            write_atomically(self._path("counters", job_id), {"next": first + count})
-            return first
+        """Decided on the version it replaces: two leaders never read the same counter and both write."""
+        def reserve(state: fs.StoreState) -> tuple[fs.StoreState, int]:
+            refused = fs.refusal(state, session_id)
+            if refused is not None:
+                raise LeadershipLost(refused)
+            return fs.with_ids_reserved(state, job_id, count, at_least)
+        return self._update(reserve)
 
     def remove_job(self, session_id: LeaderSessionId, job_id: JobId) -> None:
-        with self._fenced(session_id):
-            for kind in ("jobgraphs", "checkpoints", "counters"):
-                remove_quietly(self._path(kind, job_id))
+        """Unlisted first (fenced), then the graph's file: a refused leader removes nothing."""
+        self._fenced(session_id, lambda state: fs.without_job(state, job_id))
+        remove_quietly(self._path("jobgraphs", job_id))
 
     def job_graphs(self) -> dict[JobId, dict]:
-        graphs = {JobId(os.path.basename(p)[:-len(".json")]): read_json(p) for p in self._files("jobgraphs")}
+        graphs = {job_id: read_json(self._path("jobgraphs", job_id)) for job_id in self._state().jobs}
         return {job_id: g for job_id, g in graphs.items() if g is not None}
 
     def _pointer(self, job_id: JobId) -> dict | None:
-        return read_json(self._path("checkpoints", job_id))
+        return self._state().checkpoints.get(job_id)
 
     def put_users(self, session_id: LeaderSessionId, table: dict) -> None:
-        with self._fenced(session_id):
-            write_atomically(os.path.join(self.root, "users.json"), table)
+        self._fenced(session_id, lambda state: fs.with_users(state, table))
 
     def users(self) -> dict | None:
-        return read_json(os.path.join(self.root, "users.json"))
+        return self._state().users
 
     # -- paths --------------------------------------------------------------------------------
     def _path(self, kind: str, name: str) -> str:

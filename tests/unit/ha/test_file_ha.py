@@ -1,10 +1,15 @@
 """File HA with two in-process contenders and a hand-driven clock: election, takeover, fencing."""
 from __future__ import annotations
 
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from runtime.config import ConfigError, Configuration
 from runtime.ha.file import FileHaServices
+from runtime.ha.file_register import FileRegister
 from runtime.ha.drivers import ha_services
 from runtime.ha.services import LeadershipLost, NoHaServices
 from runtime.ids import JobId
@@ -148,7 +153,10 @@ def test_the_pointer_names_the_retained_checkpoints_and_an_old_one_is_read_as_it
     session = a.try_lead("jm-a", "a")
     a.put_checkpoint_pointer(session, job, "/chk-4", ("/chk-3", "/chk-4"))
     assert b.retained_checkpoints(job) == ["/chk-3", "/chk-4"] and b.checkpoint_pointer(job) == "/chk-4"
-    (tmp_path / "checkpoints" / f"{job}.json").write_text('{"directory": "/chk-2"}')  # written before retained lists
+    register = FileRegister(str(tmp_path / "state"))
+    version, document = register.read()
+    document["checkpoints"][job] = {"directory": "/chk-2"}  # written before retained lists
+    assert register.compare_and_set(version, document)
     assert b.retained_checkpoints(job) == ["/chk-2"] and b.checkpoint_pointer(job) == "/chk-2"
 
 
@@ -164,3 +172,49 @@ def test_the_user_table_is_written_under_the_leaders_fence_and_read_by_every_job
         a.put_users(old, {"version": 2, "users": []})
     b.put_users(new, {"version": 2, "users": []})
     assert a.users()["version"] == 2
+
+
+@pytest.mark.parametrize("write", ["pointer", "checkpoint ids", "job graph", "users"])
+def test_a_leader_stopped_in_the_middle_of_a_write_holds_nobody_back_and_its_write_never_lands(
+        pair, clock, monkeypatch, write):
+    """A leader stopped while its write is made durable (a long pause, a frozen VM) must not keep the
+    standby from taking the lapsed lease, and the write it then finishes must not change what the
+    successor holds. (The store once held a lock around every write: the standby waited on it for as long
+    as the leader stayed stopped, and a chaos run's standby never took over.)"""
+    a, b = pair
+    job = JobId.new()
+    old = a.try_lead("jm-a", "a")
+    a.put_checkpoint_pointer(old, job, "/chk-1")
+    inside, resume = threading.Event(), threading.Event()
+    stopped: list[int] = []  # the thread that stands for the stopped leader
+    fsync = os.fsync
+
+    def stop_the_leader_here(fd):  # the stopped thread pauses while its write is being made durable
+        if threading.get_ident() in stopped:
+            inside.set()
+            resume.wait(30)
+        fsync(fd)
+    monkeypatch.setattr(os, "fsync", stop_the_leader_here)
+    late = {"pointer": lambda: a.put_checkpoint_pointer(old, job, "/chk-late"),
+            "checkpoint ids": lambda: a.reserve_checkpoint_ids(old, job, 2, at_least=1),
+            "job graph": lambda: a.put_job_graph(old, JobId.new(), {"job_graph": {}}),
+            "users": lambda: a.put_users(old, {"version": 9, "users": []})}[write]
+    with ThreadPoolExecutor(1) as paused, ThreadPoolExecutor(1) as standby:
+        stopped.append(paused.submit(threading.get_ident).result())
+        pending = paused.submit(late)
+        assert inside.wait(10), "the leader's write never started"
+        clock.now += LEASE + 1
+        new = standby.submit(b.try_lead, "jm-b", "b").result(timeout=10)
+        assert new not in (None, old) and not pending.done()
+        b.put_checkpoint_pointer(new, job, "/chk-2")
+        first = b.reserve_checkpoint_ids(new, job, 2, at_least=1)
+        resume.set()
+        with pytest.raises(LeadershipLost, match="held by b"):
+            pending.result(timeout=10)
+    assert b.checkpoint_pointer(job) == "/chk-2" and b.leader().session_id == new
+    assert b.reserve_checkpoint_ids(new, job, 1, at_least=1) == first + 2, "no id was handed out twice"
+    assert list(b.job_graphs()) == [] and os.listdir(tmp_dir(b, "jobgraphs")) == [] and b.users() is None
+
+
+def tmp_dir(services: FileHaServices, kind: str) -> str:
+    return os.path.join(services.root, kind)
