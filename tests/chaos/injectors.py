@@ -3,8 +3,9 @@
 - TaskManager kill: SIGKILL one TaskManager's process group (its Spark JVM with it). The run uses the
   ``standalone`` resource provider, so the harness starts the replacement, as a supervisor would; the
   next kill waits until three TaskManagers are registered again, so at most one is down at a time.
-- Leader kill: SIGKILL the leading JobManager; measured until a standby serves the job with every
-  subtask RUNNING. Then the harness starts another standby.
+- Leader kill: SIGKILL the leading JobManager; measured until a standby serves the job running (every
+  subtask RUNNING, or FINISHED once its input ended: tests.chaos.probes.running). Then the harness starts
+  another standby.
 - Leader pause: SIGSTOP the leader while a checkpoint it triggered is in progress (split brain: it still
   believes it leads, and wakes up with that checkpoint to time out), measured until the standby serves
   the job RUNNING; then SIGCONT, measured until the old leader says it is a standby.

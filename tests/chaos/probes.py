@@ -33,13 +33,22 @@ def live_urls(cluster: LocalCluster, skip: tuple[str, ...] = ()) -> list[str]:
 
 
 def job_running_at(cluster: LocalCluster, job_id: str, skip: tuple[str, ...] = ()) -> str | None:
-    """The JobManager that serves the job with every subtask RUNNING, or None while none does."""
+    """The JobManager that serves the job running (:func:`running`), or None while none does."""
     for url in live_urls(cluster, skip):
         status, job = ask(url, cluster.token, f"/jobs/{job_id}")
-        if status == 200 and job.get("state") == "RUNNING" and all(
-                s.get("status") == "RUNNING" for v in job.get("vertices", []) for s in v.get("subtasks", [])):
+        if status == 200 and running(job):
             return url
     return None
+
+
+def running(job: dict) -> bool:
+    """Whether a job's details (``GET /jobs/<id>``) say it runs: the job RUNNING with every subtask RUNNING or
+    FINISHED (a source subtask whose input ended finishes while the others still run, and the job finishes
+    once every subtask has: near the end of the input, every subtask RUNNING may never hold again), or the
+    job FINISHED since."""
+    subtasks = [s.get("status") for v in job.get("vertices", []) for s in v.get("subtasks", [])]
+    return job.get("state") == "FINISHED" or (
+        job.get("state") == "RUNNING" and bool(subtasks) and all(s in ("RUNNING", "FINISHED") for s in subtasks))
 
 
 def job_state(cluster: LocalCluster, job_id: str, skip: tuple[str, ...] = ()) -> str | None:
