@@ -1,7 +1,11 @@
-"""Helpers for high-availability tests: what each JobManager answers by itself, and a standby on hand."""
+"""Helpers for high-availability tests: what each JobManager answers by itself, a standby on hand, and a leader
+stopped (SIGSTOP) at the moment it writes to the HA store."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import time
 import urllib.error
 import urllib.request
 
@@ -65,3 +69,49 @@ def new_leader(cluster, old: str, timeout: float = 60) -> str:
                 return leader
         return None
     return wait_until(named, timeout, "a standby to lead")
+
+
+def store_files_open_for_writing(pid: int, store: str) -> list[str]:
+    """Files under the HA store ``store`` that process ``pid`` holds open for writing: a write of the lease
+    or of a fenced entry in flight (announcements under jobmanagers/ and job data under jobs/ aside)."""
+    aside = tuple(os.path.join(store, sub) + os.sep for sub in ("jobmanagers", "jobs"))
+    found = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if not target.startswith(store + os.sep) or target.startswith(aside):
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}", encoding="ascii") as fh:
+                flags = int(next(line for line in fh if line.startswith("flags:")).split()[1], 8)
+        except (OSError, StopIteration):
+            continue  # closed meanwhile
+        if flags & (os.O_WRONLY | os.O_RDWR):
+            found.append(target)
+    return found
+
+
+def every_thread_stopped(pid: int) -> bool:
+    """Whether SIGSTOP has reached every thread of ``pid`` (kill returns before it has)."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/stat", encoding="ascii") as fh:
+            if fh.read().rsplit(")", 1)[1].split()[0] not in ("T", "t"):
+                return False
+    return True
+
+
+def stop_inside_a_store_write(pid: int, store: str, timeout: float = 120.0) -> str:
+    """SIGSTOP ``pid`` while it writes to the HA store (a lease renewal, a checkpoint pointer, an id
+    reservation) and leave it stopped; returns the file it holds open. Watches /proc for such a moment,
+    stops the process, and keeps it stopped once every thread is and the file is still open; otherwise
+    continues it at once (stopped for a few milliseconds, far below the lease) and watches again."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not store_files_open_for_writing(pid, store):
+            continue
+        os.kill(pid, signal.SIGSTOP)
+        wait_until(lambda: every_thread_stopped(pid), 10, "every thread of the stopped process", interval=0.001)
+        held = store_files_open_for_writing(pid, store)
+        if held:
+            return held[0]
+        os.kill(pid, signal.SIGCONT)
+    raise AssertionError(f"process {pid} was not caught writing to the HA store {store} within {timeout:g} s")

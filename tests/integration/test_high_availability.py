@@ -2,9 +2,10 @@
 
 Killing the leader with SIGKILL must leave a standby leading, the TaskManagers registered with it and
 a checkpointed job finished with exactly the output of a run without failures. A standby refuses
-work with the leader's address; a paused leader that comes back finds its lease taken and stands by.
-Jobs that ended under the killed leader are listed by the new one from their archives, with their
-exceptions and checkpoints, and so does ``flinkbench historyserver``.
+work with the leader's address. A leader stopped (SIGSTOP) in the middle of a write to the HA store
+holds nobody back: the standby runs the job, and the old leader, continued, finds its lease taken and
+stands by. Jobs that ended under the killed leader are listed by the new one from their archives, with
+their exceptions and checkpoints, and so does ``flinkbench historyserver``.
 """
 from __future__ import annotations
 
@@ -16,10 +17,14 @@ import pytest
 from runtime.client import RestClient
 from runtime.cluster import LocalCluster
 from runtime.examples import clicks
+from tests.chaos import job as chaos_job
+from tests.chaos import probes
+from tests.chaos.checker import check
 from tests.helpers.spark_reference import assert_clicks_exact
-from tests.helpers.clusters import FAST_FAILURE_CONFIG, job_state, wait_until
+from tests.helpers.clusters import FAST_FAILURE_CONFIG, completed_checkpoints, job_state, wait_until
 from tests.helpers.pacing import Pace
-from tests.helpers.ha import new_leader, own_role, raw_call, registered_taskmanagers, with_standby
+from tests.helpers.ha import (new_leader, own_role, raw_call, registered_taskmanagers, stop_inside_a_store_write,
+                              with_standby)
 from tests.helpers.history import history_server
 from tests.integration.test_checkpoints import wait_for_new_checkpoint
 
@@ -97,13 +102,29 @@ def test_killing_the_leader_resumes_the_job_from_its_checkpoint_with_exact_outpu
     wait_until(lambda: not os.listdir(os.path.join(ha_store, "jobgraphs")), 30, "the finished job's HA entries removed")
 
 
-def test_a_paused_leader_that_comes_back_finds_its_lease_taken_and_stands_by(ha_cluster):
+@pytest.mark.timeout(900)
+def test_a_leader_stopped_in_the_middle_of_a_store_write_is_replaced_and_stands_by_when_it_wakes(ha_cluster, tmp_path):
+    """SIGSTOP the leader at the moment it writes to the HA store (its lease, a checkpoint pointer, an id
+    reservation), while a checkpointed job runs: the standby takes the lapsed lease and runs the job, the old
+    leader stands by when continued, and the output is exact. When file HA held a lock around its writes, the
+    standby waited on the stopped leader's lock for as long as it stayed stopped."""
     with_standby(ha_cluster)
+    out, rows, keys = str(tmp_path / "out"), 40_000, 20
+    pace = Pace(tmp_path / "pace", 200.0)  # per source subtask: 100 s of input unless lifted
+    env = ha_cluster.environment()
+    chaos_job.build(env, out, rows, keys, pace, parallelism=2)
+    job = env.execute_async("a leader stopped inside a store write")
+    wait_until(lambda: completed_checkpoints(ha_cluster.client, job.job_id) > 0, 300, "a completed checkpoint")
+    assert job_state(ha_cluster.client, job.job_id) == "RUNNING"
+
     old = ha_cluster.leader_url()
     paused = ha_cluster.jobmanager_at(old)
-    os.kill(paused.pid, signal.SIGSTOP)
+    store = os.path.join(ha_cluster.working_dir, "ha", "default")
+    writing = stop_inside_a_store_write(paused.pid, store)
     try:
-        leader = new_leader(ha_cluster, old)
+        leader = new_leader(ha_cluster, old, timeout=30)  # the lease lasts 2 s
+        wait_until(lambda: probes.job_running_at(ha_cluster, job.job_id, skip=(old,)) == leader, 120,
+                   f"the job RUNNING under the new leader (the old one stopped writing {writing})")
         wait_until(lambda: registered_taskmanagers(ha_cluster, via=leader) == 2, 60, "TaskManagers to follow the new leader")
     finally:
         os.kill(paused.pid, signal.SIGCONT)
@@ -112,6 +133,11 @@ def test_a_paused_leader_that_comes_back_finds_its_lease_taken_and_stands_by(ha_
     assert status == 503 and refusal["leader"] == leader
     assert paused.alive() and ha_cluster.leader_url() == leader
     assert registered_taskmanagers(ha_cluster) == 2
+
+    pace.lift()
+    assert job.wait(600) == "FINISHED"
+    verdict = check(*chaos_job.committed_columns(out), expected_rows=rows, num_keys=keys)
+    assert verdict.ok and verdict.committed_rows == rows, verdict
 
 
 def ended_jobs(cluster) -> dict[str, str]:
