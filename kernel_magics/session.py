@@ -259,6 +259,13 @@ class FlinkSession:
             self.updater.close()
 
     # -- views --------------------------------------------------------------------------------
+    def finish_recording(self, job_id: str) -> None:
+        """A waiting cell returns once the recording of its job is complete too, so that the next cell can replay
+        it: a recording goes on for its job's last events a moment after the job ended."""
+        recorder = self.recorders.get(job_id)
+        if recorder is not None and recorder.finished.wait(SETTLE_S):
+            self.recorders.pop(job_id, None)
+
     def show_job(self, view) -> None:
         self.jobs[view.job_id] = view
         view.start()

@@ -162,6 +162,7 @@ def show_view(session, job, name: str, args, chart) -> None:
         job.cancel()
         state = wait_terminal(session.client, job.job_id, CANCEL_WAIT_S)
         raise one_line(interrupt, f"KeyboardInterrupt: job {job.job_id} cancelled ({state})") from None
+    session.finish_recording(job.job_id)
     session.updater.flush()
     view.leave_copy("the job ended")
     view.raise_if_failed()
