@@ -55,11 +55,10 @@ class SparkRunner:
     def stop(self) -> None:
         self.keeper.stop()
 
-    def warm_up(self) -> None:
-        """See :func:`warm_up`; runs once on a fresh session while no task needs it, which is also when
-        the machine's Spark class archive is written if it has none (runtime.taskmanager.class_archive)."""
-        warm_up(self.session)
-        self.keeper.save_class_archive()
+    def save_class_archive(self) -> bool:
+        """Write the machine's Spark class archive from this session's JVM if it has none yet
+        (runtime.taskmanager.class_archive); call on a warmed session while no task runs."""
+        return self.keeper.save_class_archive()
 
     def expr(self, sql: str):
         """``F.expr(sql)``, parsed once per session and reused by every bundle's plan.
@@ -225,26 +224,6 @@ class SparkRunner:
         result = _call_user(fn, sample.to_pandas() if batch_format == "pandas" else sample)
         table = as_arrow(result, None)
         return from_arrow_schema(table.schema)
-
-
-def warm_up(session) -> pa.Table:
-    """One tiny query through the paths bundles take (schema parsing, a generated range, hash
-    expressions, an observation, a filter, an aggregation, Arrow in and out): a fresh JVM loads and
-    compiles their classes now instead of in the first bundle of the first task placed on it, which
-    would take seconds longer than the rest (a failover onto a spare TaskManager waits for that bundle)."""
-    from pyspark.sql import Observation
-    from pyspark.sql import functions as F
-
-    schema_from_ddl(session, "k BIGINT, v DOUBLE")
-    observation = Observation("warm-up")
-    df = session.range(0, 64, 1, numPartitions=1).select(
-        F.col("id"), F.expr("pmod(xxhash64(id, 7, 'v'), 1000) / 1000.0").alias("v"),
-        F.expr("timestamp_micros(id)").alias("ts"))
-    df = df.observe(observation, F.max(F.expr("unix_micros(ts)")).alias("max_us"))
-    counts = df.filter(F.col("v") > 0.1).groupBy((F.col("id") % 4).alias("k")).agg(
-        F.count(F.lit(1)).alias("n"), F.sum("v").alias("v")).toArrow()
-    observation.get  # noqa: B018 - waits for the observed metrics, as a bundle does
-    return frame_from_arrow(session, counts).filter(F.col("k") >= 0).toArrow()
 
 
 def window_combine(df, params: dict, expr: Callable | None = None, udafs: dict | None = None):

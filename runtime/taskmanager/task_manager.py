@@ -43,11 +43,12 @@ from runtime.taskmanager.slots import SlotError, TaskSlotTable
 from runtime.taskmanager.status import StatusReporter
 from runtime.taskmanager.spark import SparkRunner
 from runtime.taskmanager.task import Task
+from runtime.taskmanager.warm_up import warm_up
 
 log = logging.getLogger(__name__)
 
 STATUS_LOG_LINES = 60
-WARM_UP_AFTER_IDLE_S = 2.0  # a job waiting for this TaskManager's slots places its tasks well within this
+ARCHIVE_AFTER_IDLE_S = 2.0  # a job waiting for this TaskManager's slots places its tasks well within this
 
 
 class TaskManager:
@@ -108,35 +109,49 @@ class TaskManager:
 
     # -- the Spark session --------------------------------------------------------------------
     def _start_spark(self) -> None:
-        """Start the session in the background; tasks wait for it (TaskServices.spark_ready)."""
+        """Start the session and warm it up in the background; tasks wait for both (TaskServices.spark_ready),
+        and the ResourceManager hands out this TaskManager's slots once they are done (``ready``)."""
         loop = asyncio.get_running_loop()
-        started = self.services.spark_started = loop.run_in_executor(self.executor, lambda: self.spark.session)
+        started = self.services.spark_started = loop.run_in_executor(self.executor, self._start_and_warm_up)
         started.add_done_callback(lambda _: self.control.heartbeat_now())  # slot requests may wait for it
-        started.add_done_callback(lambda _: loop.call_later(WARM_UP_AFTER_IDLE_S, self._warm_up_if_idle))
+        started.add_done_callback(lambda _: loop.call_later(ARCHIVE_AFTER_IDLE_S, self._save_class_archive_if_idle))
+
+    def _start_and_warm_up(self) -> None:
+        """Blocking: the session (raises what stopped it), then one bundle through the path most jobs' bundles
+        take (runtime.taskmanager.warm_up), so that the first job placed here does not pay for the JVM's
+        one-time work in its first bundle. A Spark Connect server's JVM is warm already; a failed warm-up costs
+        only time (a real fault shows in tasks)."""
+        began = time.monotonic()
+        self.spark.session  # noqa: B018 - starts the JVM and its session
+        up = time.monotonic()
+        if self.conf.get("spark.remote") or self.stopping:
+            return
+        try:
+            warm_up(self.spark)
+            log.info("Spark session up in %.1f s, warmed up in %.1f s", up - began, time.monotonic() - up)
+        except Exception as err:  # noqa: BLE001 - logged; the session itself is up
+            log.info("Spark warm-up failed: %s", err)
 
     @property
     def ready(self) -> bool:
-        """Tasks deployed here start at once: the Spark session is up (or failed to start, so that its
-        tasks fail naming why). The ResourceManager hands out the slots of ready TaskManagers only."""
+        """Tasks deployed here start at once: the Spark session is up and warmed (or failed to start, so that
+        its tasks fail naming why). The ResourceManager hands out the slots of ready TaskManagers only."""
         return self.services.spark_started is not None and self.services.spark_started.done()
 
-    def _warm_up_if_idle(self) -> None:
-        """Warm the new Spark session if no task came for it meanwhile: a spare TaskManager then takes a
-        failover's tasks at full speed. A task placed here warms it anyway, and a warm-up beside it would
-        only take CPU from it; a Spark Connect server's JVM is warm already."""
+    def _save_class_archive_if_idle(self) -> None:
+        """On the machine's first TaskManager ever, write the Spark class archive from this warmed session if
+        no task came meanwhile: the JVM pauses for the dump, which a task must not wait for."""
         started = self.services.spark_started
         failed = started is None or started.cancelled() or started.exception()
         if failed or self.tasks or self.conf.get("spark.remote") or self.stopping:
             return
-        asyncio.get_running_loop().run_in_executor(self.executor, self._warm_up)
+        asyncio.get_running_loop().run_in_executor(self.executor, self._save_class_archive)
 
-    def _warm_up(self) -> None:
-        started = time.monotonic()
+    def _save_class_archive(self) -> None:
         try:
-            self.spark.warm_up()
-            log.info("Spark session warmed up in %.1f s", time.monotonic() - started)
-        except Exception as err:  # noqa: BLE001 - a failed warm-up costs only time; a real fault shows in tasks
-            log.info("Spark warm-up failed: %s", err)
+            self.spark.save_class_archive()  # logs where it wrote it, or why not
+        except Exception as err:  # noqa: BLE001 - without the archive, JVMs only start slower
+            log.info("Spark class archive not written: %s", err)
 
     # -- what the control endpoint asks (ControlledRole) --------------------------------------
     def registration(self) -> RegisterTaskManager:

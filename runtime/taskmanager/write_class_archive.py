@@ -10,6 +10,7 @@ import sys
 from runtime.config import Configuration
 from runtime.taskmanager.class_archive import archive_path
 from runtime.taskmanager.spark import SparkRunner
+from runtime.taskmanager.warm_up import warm_up
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,7 +25,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     runner = SparkRunner(conf, 1, "flinkbench-class-archive")
     try:
-        runner.warm_up()
+        warm_up(runner)
+        runner.save_class_archive()
         existed = runner.keeper.archive_in_use()
     finally:
         runner.stop()

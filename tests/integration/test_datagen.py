@@ -7,7 +7,8 @@ import pytest
 from pyspark.sql.types import StructType
 
 from runtime.taskmanager.datagen_sql import generate
-from runtime.taskmanager.spark import warm_up
+from runtime.taskmanager.warm_up import ROWS, SOURCE, warm_up
+from tests.helpers.spark_runner import runner_on
 
 
 @pytest.mark.parametrize("start, rate", [(1_700_000_000.0, 2_000.0), (time.time(), 1_500_000.0), (1.5, 3.0)],
@@ -22,10 +23,19 @@ def test_event_time_is_start_plus_offset_over_rate_to_the_microsecond(spark, sta
         assert abs(ts - (start + offset / rate)) <= 2e-6, (offset, ts)
 
 
-def test_the_warm_up_query_runs_on_this_spark_and_aggregates_what_it_generated(spark):
-    got = warm_up(spark).sort_by("k").to_pylist()  # it must run: a TaskManager only logs its failure
-    assert [r["k"] for r in got] == [0, 1, 2, 3]
-    assert 0 < sum(r["n"] for r in got) <= 64 and all(r["v"] > 0.1 * r["n"] for r in got)
+def test_the_warm_up_bundle_runs_on_this_spark_and_its_window_fires_what_was_generated(spark):
+    """It must run (a TaskManager only logs its failure) and take the whole path: the source chain's
+    pre-aggregate, the window task's merge and fire, and the selection over the fired rows in Spark."""
+    runner = runner_on(spark)
+    fired = warm_up(runner).sort_by("user").to_pylist()
+    generated = runner.datagen_ranges(SOURCE, [(0, ROWS, 1)]).toArrow().to_pylist()
+    kept = [row for row in generated if row["amount"] > 0.1]
+    users = sorted({row["user"] for row in kept})
+    assert [row["user"] for row in fired] == users
+    assert [row["clicks"] for row in fired] == [sum(r["user"] == u for r in kept) for u in users]
+    assert [round(row["total"], 9) for row in fired] == \
+        [round(sum(r["amount"] for r in kept if r["user"] == u), 9) for u in users]
+    assert {row["window_end"].timestamp() for row in fired} == {1.0}, "64 rows at 64 a second: one 1 s window"
 
 
 def _compilations(spark) -> int:

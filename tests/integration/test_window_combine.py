@@ -7,6 +7,7 @@ import datetime as dt
 import pytest
 
 from runtime.taskmanager.spark import missing_columns, window_combine
+from tests.helpers.spark_runner import runner_on
 
 SECOND = 1_000_000  # us
 TUMBLING = {"keys": ["user"], "ts_column": "ts",
@@ -80,28 +81,12 @@ def test_missing_columns_are_looked_up_only_for_a_plan_spark_refused(spark):
     assert missing_columns(RuntimeError("the JVM went away"), df, ["usr"]) == [], "not Spark refusing a plan"
 
 
-class GivenSession:
-    """A SparkSessionKeeper's face over the test's session, so that SparkRunner's plans run on it."""
-    master = "local[1]"
-
-    def __init__(self, session):
-        self._session = session
-
-    def session(self):
-        return self._session
-
-    def note_failure(self, err: BaseException) -> None:
-        pass
-
-
 def test_a_folded_watermark_sees_the_rows_the_filter_drops_and_the_partials_stay_the_same(spark):
-    from runtime.config import Configuration
     from runtime.jobgraph import OperatorSpec
     from runtime.taskmanager.chain import EVENT_MICROS, SparkStage, fold_watermark
-    from runtime.taskmanager.spark import SparkRunner
     from runtime.taskmanager.watermarks import BoundedOutOfOrderness
 
-    runner = SparkRunner(Configuration.load({}), 1, keeper=GivenSession(spark))
+    runner = runner_on(spark)
     ops = [OperatorSpec("wm", "Timestamps", "watermark", 1, {"ts_column": "ts", "lag_us": 0}),
            OperatorSpec("f", "Filter", "filter", 1, {"condition": "amount > 0.1"}),
            OperatorSpec("s", "Select", "select", 1, {"exprs": ["`user`", "amount", "ts"]}),
@@ -124,12 +109,10 @@ def test_a_folded_watermark_sees_the_rows_the_filter_drops_and_the_partials_stay
                                               ("amount", "DATATYPE_MISMATCH.FILTER_NOT_BOOLEAN"),
                                               ("amt > 0.1", "UNRESOLVED_COLUMN")])
 def test_a_folded_filter_spark_refuses_is_reported_as_an_unfolded_one_is(spark, condition, error):
-    from runtime.config import Configuration
     from runtime.jobgraph import OperatorSpec
     from runtime.taskmanager.chain import OperatorError, SparkStage, fold_watermark
-    from runtime.taskmanager.spark import SparkRunner
 
-    runner = SparkRunner(Configuration.load({}), 1, keeper=GivenSession(spark))
+    runner = runner_on(spark)
     ops = [OperatorSpec("wm", "Timestamps", "watermark", 1, {"ts_column": "ts", "lag_us": 0}),
            OperatorSpec("f", "Filter", "filter", 1, {"condition": condition}),
            OperatorSpec("c", "Combine", "window_combine", 1, TUMBLING)]
