@@ -10,13 +10,16 @@ def burst_rows(reader) -> int:
     return max(1, int(reader.max_burst_s * reader.rate))
 
 
-def first_bundle_size(rate: float | None, target: float, lo: int, hi: int) -> int:
+def first_bundle_size(rate: float | None, target: float, lo: int, hi: int, due: int = 0) -> int:
     """A rate-limited source starts with what its rate brings in one target time: starting from ``lo``
     would take many bundles of mostly fixed cost to reach it, while its rows fall due all the same
-    and pile up as a backlog that only the spare capacity drains. Other sources start at ``lo``."""
+    and pile up as a backlog that only the spare capacity drains. One that starts behind (``due`` rows
+    already, as a source whose event time is the wall clock has after its job's deployment) takes them all
+    at once, up to ``hi``: the first bundle's cost hardly grows with its rows, and the job's first windows
+    wait for the watermark the last of them carries. Other sources start at ``lo``."""
     if rate is None:
         return lo
-    return max(lo, min(hi, int(rate * target)))
+    return max(lo, min(hi, max(due, int(rate * target))))
 
 
 def next_bundle_size(size: int, took: float, target: float, lo: int, hi: int, overhead: float = 0.0) -> int:
@@ -50,13 +53,18 @@ def backpressured_bundle_size(size: int, rows: int, elapsed: float, target: floa
     return max(lo, min(size, int(rows * target / elapsed)))
 
 
-def wait_before_reading(due: int, lo: int, waited: float, max_wait: float, rate: float) -> float:
+def wait_before_reading(due: int, lo: int, waited: float, max_wait: float, rate: float, first: bool = False) -> float:
     """Seconds a rate-limited source waits before it reads the ``due`` rows (0: read now): until they fill a
     bundle's floor (``lo``, taskmanager.bundle.min-rows), or until they have waited ``max_wait`` since its last
     read, and at least one row is due. Each bundle is one Spark action whose fixed cost does not shrink with its
     rows: a slow source reading rows as they fell due ran one action after another for a trickle, busy all the
     time (the job graph's "limits this job") and its JVM with it, for the same rows. Waiting is idle time, as
-    Flink counts a source waiting for data."""
-    if due >= lo or (due > 0 and waited >= max_wait):
+    Flink counts a source waiting for data.
+
+    The ``first`` bundle is read as soon as a row is due: it is the one whose plan is new to the session (its
+    code generated and compiled), and that work then overlaps the next rows' arrival instead of following it
+    and delaying the first windows."""
+    if due >= lo or (due > 0 and (first or waited >= max_wait)):
         return 0.0
-    return max((1 - due) / rate, min((lo - due) / rate, max_wait - waited))
+    first_row = (1 - due) / rate
+    return first_row if first else max(first_row, min((lo - due) / rate, max_wait - waited))

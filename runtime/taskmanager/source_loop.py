@@ -2,7 +2,9 @@
 at bundle boundaries (a source has no barriers to wait for: the JobManager's trigger is its barrier).
 
 Bundles are sized to take about ``taskmanager.bundle.target-time`` each (runtime.taskmanager.bundles);
-a rate-limited source never runs further ahead of its pace than its burst allows. Runs on the
+a rate-limited source never runs further ahead of its pace than its burst allows, waits for a bundle's floor
+of rows between reads (idle time), reads its first bundle as soon as rows are due (its plan's one-time work
+then overlaps the next rows' arrival), and takes a checkpoint triggered while it waits at once. Runs on the
 TaskManager's loop; each bundle's Spark work runs in the task's thread pool.
 """
 from __future__ import annotations
@@ -53,15 +55,66 @@ class BundleSizing:
                    conf.get("taskmanager.bundle.max-rows"), conf.get("taskmanager.bundle.max-wait"))
 
 
+class Pace:
+    """Where a source stands against its pace and the cost of its bundles: what to read next, and when."""
+
+    def __init__(self, reader, sizing: BundleSizing, now: float):
+        self.reader, self.sizing = reader, sizing
+        # a paced source skips what is more than its burst behind: it must not wait longer to fill a bundle
+        self.floor = min(sizing.min_rows, burst_rows(reader))
+        self.max_wait = min(sizing.max_wait_s, reader.max_burst_s or float("inf"))
+        self.started = self.last_read = now
+        self.emitted = 0
+        self.size: int | None = None  # the next bundle's rows; None until the first is read
+        self.overhead: float | None = None  # the quickest bundle so far: what one Spark action costs
+        self.pending: int | None = None  # rows due but not read yet (Flink's pendingRecords); None if unpaced
+
+    def next_read(self, now: float) -> tuple[int, float]:
+        """Rows to read next, and the seconds to wait before reading them (0: read now)."""
+        sizing, reader = self.sizing, self.reader
+        allowed = reader.rows_allowed_now(now - self.started)
+        if allowed is None:
+            self.pending = None
+            return self.size or first_bundle_size(None, sizing.target_s, sizing.min_rows, sizing.max_rows), 0.0
+        self.emitted = max(self.emitted, allowed - burst_rows(reader))
+        due = allowed - self.emitted
+        self.pending = max(0, due)
+        size = self.size or first_bundle_size(reader.rate, sizing.target_s, sizing.min_rows, sizing.max_rows, due)
+        want = min(size, due)
+        return want, wait_before_reading(want, self.floor, now - self.last_read, self.max_wait, reader.rate,
+                                         first=self.size is None)
+
+    def read(self, started: float, rows: int) -> None:
+        """A bundle of ``rows`` was read, from ``started``."""
+        self.last_read = started
+        self.emitted += rows
+        if self.size is None:
+            self.size = max(rows, first_bundle_size(self.reader.rate, self.sizing.target_s, self.sizing.min_rows,
+                                                    self.sizing.max_rows))
+
+    def took(self, elapsed: float, blocked: float, rows: int) -> None:
+        """The bundle's cost sizes the next one. The cost leaves out the wait for consumers' credit (counted, it
+        would make every bundle mostly fixed cost and the source burn CPU its slow consumers need); that wait
+        instead caps the size at what the consumers take."""
+        sizing, took = self.sizing, elapsed - blocked
+        self.overhead = took if self.overhead is None else min(self.overhead, took)
+        self.size = next_bundle_size(self.size or sizing.min_rows, took, sizing.target_s, sizing.min_rows,
+                                     sizing.max_rows, self.overhead)
+        if blocked > 0:
+            self.size = backpressured_bundle_size(self.size, rows, elapsed, sizing.target_s, sizing.min_rows)
+
+
 class SourceLoop:
     """Drives one source task; the checkpoints the JobManager triggers wait here for a bundle boundary."""
 
     def __init__(self, task: SourceTask, sizing: BundleSizing):
         self.task, self.sizing = task, sizing
         self._triggers: collections.deque[TriggerCheckpoint] = collections.deque()
+        self._woken = asyncio.Event()  # a checkpoint was triggered: a source waiting for rows takes it now
 
     def trigger(self, trigger: TriggerCheckpoint) -> None:
         self._triggers.append(trigger)
+        self._woken.set()
 
     async def run(self) -> None:
         """Until the source is exhausted (then the watermark jumps to the end of time) or a
@@ -74,49 +127,29 @@ class SourceLoop:
 
     async def _run(self) -> None:
         task = self.task
-        target, max_rows, min_rows = self.sizing.target_s, self.sizing.max_rows, self.sizing.min_rows
-        # a paced source skips what is more than its burst behind: it must not wait longer to fill a bundle
-        floor, max_wait = min(min_rows, burst_rows(task.reader)), min(self.sizing.max_wait_s,
-                                                                        task.reader.max_burst_s or float("inf"))
-        size = first_bundle_size(task.reader.rate, target, min_rows, max_rows)
-        overhead = None  # the quickest bundle so far: what one Spark action costs
-        started, emitted, finished = time.monotonic(), 0, False
-        last_read = started
+        pace = Pace(task.reader, self.sizing, time.monotonic())
+        finished = False
         while not finished:
             if await self._take_checkpoints():
                 return
-            allowed = task.reader.rows_allowed_now(time.monotonic() - started)
-            if allowed is not None:
-                emitted = max(emitted, allowed - burst_rows(task.reader))
-            want = size if allowed is None else min(size, allowed - emitted)
-            task.metrics.pending_records = None if allowed is None else max(0, allowed - emitted)
-            pause = 0.0 if allowed is None else wait_before_reading(want, floor, time.monotonic() - last_read,
-                                                                      max_wait, task.reader.rate)
+            want, pause = pace.next_read(time.monotonic())
+            task.metrics.pending_records = pace.pending
             if pause > 0:
                 await self._idle(max(0.01, pause))
                 continue
             t0, blocked0 = time.monotonic(), self.task.blocked_seconds()
-            last_read = t0
             table, finished, rows_read = await task.run_blocking(self._bundle, want)
             if rows_read is None:  # the reader cannot tell before the action: count what came out
                 rows_read = table.num_rows if table is not None else 0
-            emitted += rows_read
+            pace.read(t0, rows_read)
             task.metrics.records_in += rows_read
             if rows_read == 0 and not finished:
-                await self._idle(min(target, 0.1))  # nothing new yet (a watched directory, a push source)
+                await self._idle(min(self.sizing.target_s, 0.1))  # nothing new yet (a watched directory, a push source)
                 continue
             await task.emit(table)
             await task.advance_watermark(task.chain.assigner.current if task.chain.assigner else None)
             task.bundle_done(t0)
-            # The bundle's cost leaves out the wait for consumers' credit (counted, it would make every
-            # bundle mostly fixed cost and the source burn CPU its slow consumers need); that wait
-            # instead caps the size at what the consumers take.
-            elapsed, blocked = time.monotonic() - t0, self.task.blocked_seconds() - blocked0
-            took = elapsed - blocked
-            overhead = took if overhead is None else min(overhead, took)
-            size = next_bundle_size(size, took, target, min_rows, max_rows, overhead)
-            if blocked > 0:
-                size = backpressured_bundle_size(size, rows_read, elapsed, target, min_rows)
+            pace.took(time.monotonic() - t0, self.task.blocked_seconds() - blocked0, rows_read)
         await task.advance_watermark(END_OF_TIME)
 
     def _bundle(self, rows: int):
@@ -133,6 +166,7 @@ class SourceLoop:
 
     async def _take_checkpoints(self) -> bool:
         """At a bundle boundary: snapshot and send barriers for triggered checkpoints; True to stop."""
+        self._woken.clear()
         while self._triggers:
             trigger = self._triggers.popleft()
             barrier = CheckpointBarrier(trigger.checkpoint_id, trigger.timestamp, trigger.is_savepoint,
@@ -144,11 +178,18 @@ class SourceLoop:
         return False
 
     async def _idle(self, pause: float) -> None:
-        """No rows for now: tell consumers the source is idle (if its watermark says so), then wait."""
+        """No rows for now: tell consumers the source is idle (if its watermark says so), then wait; a
+        checkpoint triggered meanwhile ends the wait, so that its barrier goes out at once rather than after
+        the source's next bundle (up to taskmanager.bundle.max-wait later, which an exactly-once sink's rows,
+        released when the checkpoint completes, waited for too)."""
         task = self.task
         assigner = task.chain.assigner
         if assigner is not None and assigner.is_idle():
             for partition in task.partitions:
                 await partition.broadcast_event(Watermark(to_wire(task.output_watermark), idle=True))
         with task.metrics.idle():
-            await asyncio.sleep(pause)
+            try:
+                await asyncio.wait_for(self._woken.wait(), pause)
+            except asyncio.TimeoutError:
+                pass
+            self._woken.clear()

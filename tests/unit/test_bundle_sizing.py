@@ -1,6 +1,7 @@
 """Bundle sizing: aim at the target time, grow at most 4x, shrink at most by half, stay in bounds; a
 rate-limited source starts at its rate and keeps close to its pace."""
-from runtime.taskmanager.bundles import backpressured_bundle_size, first_bundle_size, next_bundle_size as _next_bundle_size
+from runtime.taskmanager.bundles import backpressured_bundle_size, first_bundle_size, wait_before_reading
+from runtime.taskmanager.bundles import next_bundle_size as _next_bundle_size
 
 
 def test_fast_bundles_grow_toward_the_target_time():
@@ -38,6 +39,10 @@ def test_a_rate_limited_source_starts_with_what_its_rate_brings_in_one_target_ti
     assert first_bundle_size(100.0, 0.5, 1_000, 1_000_000) == 1_000
     assert first_bundle_size(1e9, 0.5, 1_000, 1_000_000) == 1_000_000
     assert first_bundle_size(None, 0.5, 1_000, 1_000_000) == 1_000
+    # a source that starts behind (event time the wall clock, its job deployed seconds after it was built)
+    assert first_bundle_size(500.0, 0.5, 1_000, 1_000_000, due=10_000) == 10_000, "the whole backlog at once"
+    assert first_bundle_size(1e6, 0.5, 1_000, 1_000_000, due=30_000_000) == 1_000_000
+    assert first_bundle_size(500.0, 0.5, 1_000, 1_000_000, due=10) == 1_000
 
 
 def seconds_behind(rate: float, fixed_s: float, rows_per_s: float, until_s: float) -> float:
@@ -74,3 +79,13 @@ def test_a_backpressured_source_sizes_bundles_to_what_its_consumers_take_in_a_ta
     assert backpressured_bundle_size(400_000, rows=500, elapsed=10.0, target=0.5, lo=1_000) == 1_000, "floor"
     assert backpressured_bundle_size(2_000, rows=50_000, elapsed=1.0, target=0.5, lo=1_000) == 2_000, "never grows"
     assert backpressured_bundle_size(2_000, rows=0, elapsed=0.0, target=0.5, lo=1_000) == 2_000
+
+
+def test_a_paced_source_waits_for_a_bundles_floor_or_max_wait_but_not_for_its_first_bundle():
+    assert wait_before_reading(200, 1_000, 0.0, 2.0, 500.0) == 1.6, "until 1,000 rows are due"
+    assert wait_before_reading(200, 1_000, 1.5, 2.0, 500.0) == 0.5, "at most 2 s since the last read"
+    assert wait_before_reading(200, 1_000, 2.0, 2.0, 500.0) == 0.0
+    assert wait_before_reading(1_000, 1_000, 0.0, 2.0, 500.0) == 0.0
+    assert wait_before_reading(0, 1_000, 5.0, 2.0, 500.0) == 0.002, "never for no rows at all"
+    assert wait_before_reading(200, 1_000, 0.0, 2.0, 500.0, first=True) == 0.0, "the first bundle: at once"
+    assert wait_before_reading(0, 1_000, 0.0, 2.0, 500.0, first=True) == 0.002, "as soon as a row is due"

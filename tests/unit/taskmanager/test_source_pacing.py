@@ -5,10 +5,13 @@ JVM busy."""
 from __future__ import annotations
 
 import asyncio
+import time
 import types
 
 import pytest
 
+from runtime.ids import ExecutionAttemptId, JobId
+from runtime.messages import TriggerCheckpoint
 from runtime.taskmanager import metrics as metrics_module
 from runtime.taskmanager import source_loop
 from runtime.taskmanager.metrics import TaskMetricsTracker
@@ -28,6 +31,12 @@ class Clock:
 
     async def sleep(self, seconds: float) -> None:
         self.now += seconds
+
+    async def wait_for(self, waiting, seconds: float):
+        """No checkpoint is triggered on this clock: every wait lasts its whole time."""
+        waiting.close()
+        self.now += seconds
+        raise asyncio.TimeoutError
 
 
 class PacedReader:
@@ -86,7 +95,9 @@ class FakeTask:
 def clock(monkeypatch):
     fake = Clock()
     monkeypatch.setattr(source_loop, "time", types.SimpleNamespace(monotonic=fake.monotonic))
-    monkeypatch.setattr(source_loop, "asyncio", types.SimpleNamespace(sleep=fake.sleep, to_thread=asyncio.to_thread))
+    monkeypatch.setattr(source_loop, "asyncio", types.SimpleNamespace(
+        sleep=fake.sleep, wait_for=fake.wait_for, to_thread=asyncio.to_thread, TimeoutError=asyncio.TimeoutError,
+        Event=asyncio.Event))
     monkeypatch.setattr(metrics_module, "time", types.SimpleNamespace(monotonic=fake.monotonic))
     return fake
 
@@ -108,8 +119,8 @@ def busy_share(task: FakeTask) -> float:
 def test_a_throttled_source_reads_a_bundles_floor_of_rows_at_a_time_and_is_mostly_idle(clock):
     task = run_source(clock, rate=500.0, seconds=60.0)  # the README's 1,000 rows/s over two source subtasks
     assert busy_share(task) < 0.15, f"busy {busy_share(task):.0%}: a source waiting for its rows is idle"
-    assert len(task.bundle_sizes) <= 60 / 2 + 1, "one Spark action per min-rows due, not one after another"
-    assert min(task.bundle_sizes[:-1]) >= 1_000, task.bundle_sizes[:10]
+    assert len(task.bundle_sizes) <= 60 / 2 + 2, "one Spark action per min-rows due, not one after another"
+    assert min(task.bundle_sizes[1:-1]) >= 1_000, task.bundle_sizes[:10]
     assert task.took < 60 + 3, "waiting to fill bundles loses none of its pace"
 
 
@@ -121,8 +132,16 @@ def test_a_trickle_waits_at_most_max_wait(clock):
 
 def test_a_source_paced_at_most_a_second_behind_waits_no_longer_than_that(clock):
     task = run_source(clock, rate=500.0, seconds=60.0, max_burst_s=1.0)
-    assert 50 <= len(task.bundle_sizes) <= 62 and min(task.bundle_sizes[:-1]) >= 450, task.bundle_sizes[:10]
+    assert 50 <= len(task.bundle_sizes) <= 63 and min(task.bundle_sizes[1:-1]) >= 450, task.bundle_sizes[:10]
     assert busy_share(task) < 0.3 and task.took < 60 + 2, "no rows skipped for having waited"
+
+
+def test_the_first_bundle_is_read_as_soon_as_rows_are_due_and_the_next_ones_fill_the_floor(clock):
+    """The first bundle's plan is new to the session: its one-time work overlaps the next rows' arrival."""
+    task = run_source(clock, rate=500.0, seconds=10.0)
+    first, *rest = task.bundle_sizes
+    assert 0 < first <= 10, f"{first} rows: read within {first / 500:.2f} s of the start, not after 2 s"
+    assert min(rest[:-1]) >= 1_000, rest
 
 
 def test_a_source_behind_its_pace_reads_at_once_without_waiting(clock):
@@ -130,3 +149,29 @@ def test_a_source_behind_its_pace_reads_at_once_without_waiting(clock):
     report = task.metrics.snapshot("job", "attempt", 0.0, 0, 0)
     assert report.accumulated_idle_ms <= 500, "only while its first rows fall due"
     assert report.accumulated_busy_ms > 5_000
+
+
+def test_a_checkpoint_triggered_while_the_source_waits_for_rows_is_taken_at_once():
+    """Not after the wait (up to max-wait): an exactly-once sink's rows wait for the checkpoint to complete."""
+    async def seconds_to_the_barrier() -> float:
+        task = FakeTask(Clock(), PacedReader(100.0, 100_000, None))  # the next bundle's rows take 2 s to come
+        taken: list[float] = []
+
+        async def checkpoint(barrier) -> None:
+            taken.append(time.monotonic())
+        task.checkpoint = checkpoint
+        loop = SourceLoop(task, SIZING)
+        running = asyncio.ensure_future(loop.run())
+        while not task.bundle_sizes:
+            await asyncio.sleep(0.005)
+        await asyncio.sleep(0.1)  # the source now waits for its next rows
+        triggered = time.monotonic()
+        loop.trigger(TriggerCheckpoint(JobId("job"), ExecutionAttemptId("attempt"), 1, time.time()))
+        while not taken and time.monotonic() - triggered < 5:
+            await asyncio.sleep(0.005)
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
+        assert task.bundle_sizes == [task.bundle_sizes[0]], "no bundle was read for the checkpoint"
+        return taken[0] - triggered if taken else float("inf")
+
+    assert asyncio.run(seconds_to_the_barrier()) < 0.5
