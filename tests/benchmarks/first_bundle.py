@@ -5,7 +5,7 @@ then the first bundles of the README's two jobs' source tasks (clicks: datagen, 
 their window tasks, each bundle's plan and action timed, in wall seconds and in CPU seconds of the process and
 its JVM (CPU seconds move less with the machine's load than wall seconds do).
 
-    .venv/bin/python -m tests.benchmarks.first_bundle [--runs 2] [--warm-up none,session]
+    .venv/bin/python -m tests.benchmarks.first_bundle [--runs 2] [--warm-up none,warm-up]
 """
 from __future__ import annotations
 
@@ -52,11 +52,11 @@ def measured(figures: dict, name: str):
     figures[name] = {"wall_s": round(time.monotonic() - wall, 3), "cpu_s": round(tree_cpu() - cpu, 3)}
 
 
-def source_chains(users=50, rate=1000.0) -> dict[str, list]:
+def source_chains() -> dict[str, list]:
     """The operators of each job's source task and window task (as the JobMaster chains them)."""
     env = StreamExecutionEnvironment()
     env.set_parallelism(2)
-    clicks.build(env, rows=None, rows_per_second=rate, realtime=True, users=users)
+    clicks.build(env, rows=None, rows_per_second=1000, realtime=True, users=50)
     chains = {"clicks": chain_operators(env.job_graph("clicks"))}
     executor = SqlExecutor(Catalog(), StreamExecutionEnvironment())
     create, query = (statements.parse_script(s)[0] for s in SQL)
@@ -68,20 +68,16 @@ def source_chains(users=50, rate=1000.0) -> dict[str, list]:
 def run_one(warm_up: str) -> dict:
     """In this process: a fresh session, the warm-up asked for, then each job's first bundles."""
     from runtime.taskmanager.spark import SparkRunner
+    from runtime.taskmanager.warm_up import warm_up as warm
 
     figures: dict = {}
     chains = source_chains()
     runner = SparkRunner(Configuration({}), 2)
     with measured(figures, "session"):
         runner.session  # noqa: B018 - starts the JVM and its session
-    if warm_up == "session":
+    if warm_up == "warm-up":
         with measured(figures, "warm_up"):
-            runner.warm_up()
-    if warm_up == "shaped":
-        other = source_chains(users=10_000, rate=777.0)
-        with measured(figures, "warm_up"):
-            for job, (source_ops, window_ops) in other.items():
-                run_bundles(runner, source_ops, window_ops, {}, f"warm {job}", 1)
+            warm(runner)
     for job, (source_ops, window_ops) in chains.items():
         run_bundles(runner, source_ops, window_ops, figures, job, BUNDLES)
     runner.stop()
@@ -89,6 +85,7 @@ def run_one(warm_up: str) -> dict:
 
 
 def run_bundles(runner, source_ops, window_ops, figures: dict, job: str, bundles: int) -> None:
+    """``bundles`` bundles of 500 rows through the source task's chain and the window task's merge, each timed."""
     from runtime.connectors.base import ConnectorContext
     from runtime.connectors.registry import source_reader
     from runtime.taskmanager.chain import OperatorChain
@@ -111,7 +108,8 @@ def run_bundles(runner, source_ops, window_ops, figures: dict, job: str, bundles
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2)
-    parser.add_argument("--warm-up", default="none,session", help="comma-separated: none, session (the warm-up)")
+    parser.add_argument("--warm-up", default="none,warm-up",
+                        help="comma-separated: none, warm-up (what a TaskManager runs before it is ready)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
