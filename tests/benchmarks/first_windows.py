@@ -1,6 +1,6 @@
 """Where the time goes between a job's submission and its first windows at the client: the timeline of one run
 of the README's first job (clicks, parallelism 2, 1,000 rows/s of wall-clock event time, 50 users, 10 s windows,
-checkpoints every 5 s, collected) and, with ``--sql``, the README's SQL window query beside it, on a cluster
+checkpoints every 2 s, collected) and, with ``--sql``, the README's SQL window query beside it, on a cluster
 started as ``%flink local --taskmanagers 2 --slots 2`` starts it.
 
     .venv/bin/python -m tests.benchmarks.first_windows [--when fresh|up|warm] [--sql] [--seconds 30]
@@ -136,7 +136,7 @@ def read_windows(job, label: str, timeline: Timeline, stop: threading.Event, del
 def submit_clicks(cluster: LocalCluster):
     env = cluster.environment()
     env.set_parallelism(2)
-    env.enable_checkpointing("5 s")
+    env.enable_checkpointing("2 s")  # as the README's cell
     clicks.build(env, rows=None, rows_per_second=1000, realtime=True, users=50)
     return env.execute_async("clicks")
 

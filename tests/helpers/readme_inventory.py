@@ -84,7 +84,7 @@ INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
     "jupyter lab": Run(WHEEL),
     "%load_ext kernel_magics": Run(NOTEBOOK),
     "%flink local --taskmanagers 2 --slots 2": Run(NOTEBOOK),
-    "%%flink --name clicks --parallelism 2 --checkpoint-interval 5s\n" + CLICKS_CELL: Run(NOTEBOOK),
+    "%%flink --name clicks --parallelism 2 --checkpoint-interval 2s\n" + CLICKS_CELL: Run(NOTEBOOK),
     "%%flink sql --name tumble-sql\n"
     "CREATE TABLE clicks (`user` BIGINT, url STRING, amount DOUBLE, ts TIMESTAMP(3),\n"
     "  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND\n"
@@ -228,7 +228,7 @@ INVENTORY: dict[str, Run | Elsewhere | NotRun] = {
     "%flink connect --zookeeper zk1:2181 --token-file ~/.flinkbench/token": NotRun(
         "a ZooKeeper quorum at zk1:2181 of another deployment; no notebook test connects through a quorum yet "
         "(tests/integration/test_high_availability_zookeeper.py follows the leader through RestClient(ha=...))"),
-    "%%flink --name clicks --parallelism 2 --checkpoint-interval 5s -o clicks_out\n" + CLICKS_CELL: Run(NOTEBOOK),
+    "%%flink --name clicks --parallelism 2 --checkpoint-interval 2s -o clicks_out\n" + CLICKS_CELL: Run(NOTEBOOK),
     "%flink record JOB counting.jsonl": Elsewhere(SAVED_VIEWS, "records a running job of its own, named by its id, "
                                                               "to a file in the test's folder, and replays it"),
     "%flink replay notebooks/recordings/counting-with-a-lost-taskmanager.jsonl --speed 10": Run(SAVED_VIEWS),
