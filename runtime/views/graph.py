@@ -18,6 +18,7 @@ from runtime.views import text
 from runtime.views.layout import Layout, layout
 
 BUSY_THRESHOLD = 0.75  # a task this busy (busiest subtask) is a bottleneck candidate
+PACE_BUNDLES = 2  # a rate-limited source with at most this many bundles' rows due keeps its pace
 BACKPRESSURE_OK = 0.10  # Flink's backpressure levels: OK up to 10 %, LOW up to 50 %, HIGH above
 LIVE_STATES = ("RUNNING",)
 
@@ -84,6 +85,7 @@ class GraphNode:
     spark_plan: str | None = None  # the Spark plan that dominates that subtask's recent stage time, if one does
     spark_share: float = 0.0
     driver_share: float = 0.0  # that subtask's time on Spark's driver outside any stage, over its busy time lately
+    keeps_pace: bool = False  # a rate-limited source whose every live subtask reads its rows as they fall due
 
 
 @dataclass
@@ -195,6 +197,14 @@ def node_colors(busy: float, backpressure: float) -> tuple[str, str]:
     return fill, border
 
 
+def keeps_pace(metrics: dict) -> bool:
+    """A rate-limited source (it reports Flink's pendingRecords) that keeps its pace: no more rows due and unread
+    than two of its bundles hold on average. It reads its rows as they fall due, so the job runs at the rate
+    it asked for; one that falls behind has its due rows pile up past that."""
+    pending, bundles = metrics.get("pending_records"), int(metrics.get("bundles") or 0)
+    return pending is not None and bundles > 0 and pending <= PACE_BUNDLES * float(metrics.get("records_in") or 0) / bundles
+
+
 def _subtask_row(sub: SubtaskFigures) -> dict:
     m = sub.metrics
     return {"subtask": sub.index, "state": sub.state, "attempt": sub.attempt, "taskmanager": sub.tm_id or "",
@@ -222,7 +232,8 @@ def _node(vertex: PlanVertex, subtasks: Sequence[SubtaskFigures], box, now: floa
                      int(_sum(subtasks, "last_checkpoint_size")), fill, border,
                      [_subtask_row(s) for s in sorted(subtasks, key=lambda s: s.index)],
                      busiest.index if busiest is not None else None, spark.get("dominant_plan"),
-                     float(spark.get("dominant_share") or 0.0), driver_share(busiest.metrics) if busiest else 0.0)
+                     float(spark.get("dominant_share") or 0.0), driver_share(busiest.metrics) if busiest else 0.0,
+                     bool(live) and all(keeps_pace(s.metrics) for s in live))
 
 
 def spark_focus(metrics: dict) -> dict:
@@ -299,7 +310,11 @@ def find_bottleneck(nodes: Sequence[GraphNode], edges: Sequence[GraphEdge]) -> s
 
 
 def is_limiting(node: GraphNode) -> bool:
-    return node.state == "RUNNING" and node.busy >= BUSY_THRESHOLD and node.backpressure <= BACKPRESSURE_OK
+    """Busy, free to send, and not a rate-limited source that keeps its pace: however busy its Spark actions
+    keep such a source (a machine short of CPU makes each slower), the job runs at the rate it asked for, and
+    that rate is what limits it; the node's colour still shows how busy it is."""
+    return node.state == "RUNNING" and node.busy >= BUSY_THRESHOLD and node.backpressure <= BACKPRESSURE_OK \
+        and not node.keeps_pace
 
 
 def bottleneck_hint(node: GraphNode) -> str:

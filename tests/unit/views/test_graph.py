@@ -124,6 +124,30 @@ def test_a_backpressured_busy_task_is_passed_over():
     assert find_bottleneck(graph.nodes, graph.edges) == "A"
 
 
+def test_a_rate_limited_source_that_keeps_its_pace_limits_nothing_however_busy():
+    # the README's clicks source on a machine short of CPU: each Spark action slow, the rows read as they fall due
+    pacing = {"pending_records": 600, "records_in": 20_000, "bundles": 20}  # 1,000 rows a bundle, 600 due
+    graph = job_graph("j", chain("Source", "Window"), {"Source": running(880, **pacing), "Window": running(40)})
+    assert graph.node("Source").keeps_pace and graph.node("Source").busy == pytest.approx(0.88)
+    assert graph.bottleneck is None and graph.hint == "", "the rate it asked for limits the job"
+    assert graph.node("Source").fill == node_colors(0.88, 0.0)[0], "its colour still says how busy it is"
+
+
+def test_a_rate_limited_source_whose_due_rows_pile_up_is_named():
+    behind = {"pending_records": 9_000, "records_in": 20_000, "bundles": 20}  # nine bundles' rows due
+    graph = job_graph("j", chain("Source", "Window"), {"Source": running(880, **behind), "Window": running(40)})
+    assert not graph.node("Source").keeps_pace and graph.bottleneck == "Source"
+    one_behind = running(880, pending_records=600, records_in=20_000, bundles=20)
+    one_behind[1].metrics.update(pending_records=9_000)  # one subtask falls behind: the task does
+    assert job_graph("j", chain("Source", "Window"), {"Source": one_behind, "Window": running(40)}).bottleneck == "Source"
+
+
+def test_a_source_without_a_rate_is_named_when_busy():
+    unpaced = {"pending_records": None, "records_in": 20_000, "bundles": 20}
+    graph = job_graph("j", chain("Source", "Window"), {"Source": running(900, **unpaced), "Window": running(40)})
+    assert graph.bottleneck == "Source" and not graph.node("Source").keeps_pace
+
+
 def test_nearest_the_sinks_wins_over_busier_tasks_further_up():
     graph = job_graph("j", chain("A", "B", "C"), {"A": running(1000), "B": running(800), "C": running(50)})
     assert graph.bottleneck == "B"
