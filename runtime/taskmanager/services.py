@@ -54,8 +54,9 @@ class TaskServices(Protocol):
         ...
 
     async def spark_ready(self) -> None:
-        """Wait until the Spark session is up; raises what stopped it from starting. Cancelling one
-        waiting task leaves the start (shared by every task) going."""
+        """Wait until the Spark session is up, and warmed up if a warm-up is running (a task beside it would
+        compete for the same JVM's one-time work); raises what stopped the session from starting. Cancelling
+        one waiting task leaves the start (shared by every task) going."""
         ...
 
     @property
@@ -125,6 +126,7 @@ class TaskManagerServices:
     jobmanager: JobManagerLink
     python_environments: PythonEnvironments
     spark_started: asyncio.Future | None = field(default=None)  # set when the TaskManager starts its session
+    spark_warmed: asyncio.Future | None = field(default=None)  # set when it warms the session up (never raises)
     spark_work: SparkWorkRecorder = field(init=False)  # each subtask's Spark stages (runtime.taskmanager.spark_work)
 
     def __post_init__(self) -> None:
@@ -134,6 +136,8 @@ class TaskManagerServices:
         if self.spark_started is None:
             raise RuntimeError("this TaskManager has not started its Spark session")
         await asyncio.shield(self.spark_started)
+        if self.spark_warmed is not None:
+            await asyncio.shield(self.spark_warmed)
 
     def send(self, message: Any) -> None:
         self.jobmanager.send(message)

@@ -61,6 +61,11 @@ class TaskSlotTable:
                 running |= self.free(slot.allocation_id)
         return running
 
+    @property
+    def in_use(self) -> bool:
+        """Whether any slot is allocated to a job."""
+        return any(slot.allocation_id is not None for slot in self.slots)
+
     def report(self) -> list[SlotStatus]:
         """Every slot's allocation, for registration and heartbeats (a new leader learns what is in use)."""
         return [SlotStatus(s.index, s.allocation_id, s.job_id) for s in self.slots]

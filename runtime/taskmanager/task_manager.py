@@ -48,7 +48,8 @@ from runtime.taskmanager.warm_up import warm_up
 log = logging.getLogger(__name__)
 
 STATUS_LOG_LINES = 60
-ARCHIVE_AFTER_IDLE_S = 2.0  # a job waiting for this TaskManager's slots places its tasks well within this
+WARM_UP_GRACE_S = 1.0  # a job waiting for this TaskManager's slots takes them well within this of its session's start
+ARCHIVE_AFTER_IDLE_S = 2.0  # the class archive's dump waits this long after the warm-up for a task that may come
 
 
 class TaskManager:
@@ -109,41 +110,47 @@ class TaskManager:
 
     # -- the Spark session --------------------------------------------------------------------
     def _start_spark(self) -> None:
-        """Start the session and warm it up in the background; tasks wait for both (TaskServices.spark_ready),
-        and the ResourceManager hands out this TaskManager's slots once they are done (``ready``)."""
+        """Start the session in the background; tasks wait for it (TaskServices.spark_ready)."""
         loop = asyncio.get_running_loop()
-        started = self.services.spark_started = loop.run_in_executor(self.executor, self._start_and_warm_up)
+        started = self.services.spark_started = loop.run_in_executor(self.executor, lambda: self.spark.session)
         started.add_done_callback(lambda _: self.control.heartbeat_now())  # slot requests may wait for it
-        started.add_done_callback(lambda _: loop.call_later(ARCHIVE_AFTER_IDLE_S, self._save_class_archive_if_idle))
-
-    def _start_and_warm_up(self) -> None:
-        """Blocking: the session (raises what stopped it), then one bundle through the path most jobs' bundles
-        take (runtime.taskmanager.warm_up), so that the first job placed here does not pay for the JVM's
-        one-time work in its first bundle. A Spark Connect server's JVM is warm already; a failed warm-up costs
-        only time (a real fault shows in tasks)."""
-        began = time.monotonic()
-        self.spark.session  # noqa: B018 - starts the JVM and its session
-        up = time.monotonic()
-        if self.conf.get("spark.remote") or self.stopping:
-            return
-        try:
-            warm_up(self.spark)
-            log.info("Spark session up in %.1f s, warmed up in %.1f s", up - began, time.monotonic() - up)
-        except Exception as err:  # noqa: BLE001 - logged; the session itself is up
-            log.info("Spark warm-up failed: %s", err)
+        started.add_done_callback(lambda _: loop.call_later(WARM_UP_GRACE_S, self._warm_up_if_idle))
 
     @property
     def ready(self) -> bool:
-        """Tasks deployed here start at once: the Spark session is up and warmed (or failed to start, so that
-        its tasks fail naming why). The ResourceManager hands out the slots of ready TaskManagers only."""
+        """Tasks deployed here start at once: the Spark session is up (or failed to start, so that its
+        tasks fail naming why). The ResourceManager hands out the slots of ready TaskManagers only."""
         return self.services.spark_started is not None and self.services.spark_started.done()
+
+    def _warm_up_if_idle(self) -> None:
+        """Warm the new session up (runtime.taskmanager.warm_up) unless a job took a slot as soon as it was up.
+
+        A fresh JVM's first bundle costs several times a later one. A job that was waiting for this
+        TaskManager takes its slots at once and pays that in its first bundle, which a warm-up first would
+        only lengthen (it costs about what it saves). Otherwise the warm-up pays it now, before a later job
+        (a notebook's next cell, a failover onto a spare) needs the session: tasks placed during the warm-up
+        wait for it to end rather than compete with it. A Spark Connect server's JVM is warm already."""
+        started = self.services.spark_started
+        failed = started is None or started.cancelled() or started.exception()
+        if failed or self.slots.in_use or self.tasks or self.conf.get("spark.remote") or self.stopping:
+            return
+        loop = asyncio.get_running_loop()
+        warmed = self.services.spark_warmed = loop.run_in_executor(self.executor, self._warm_up)
+        warmed.add_done_callback(lambda _: loop.call_later(ARCHIVE_AFTER_IDLE_S, self._save_class_archive_if_idle))
+
+    def _warm_up(self) -> None:
+        """Blocking; a failed warm-up costs only time (a real fault shows in tasks)."""
+        began = time.monotonic()
+        try:
+            warm_up(self.spark)
+            log.info("Spark session warmed up in %.1f s", time.monotonic() - began)
+        except Exception as err:  # noqa: BLE001 - logged; the session itself is up
+            log.info("Spark warm-up failed: %s", err)
 
     def _save_class_archive_if_idle(self) -> None:
         """On the machine's first TaskManager ever, write the Spark class archive from this warmed session if
         no task came meanwhile: the JVM pauses for the dump, which a task must not wait for."""
-        started = self.services.spark_started
-        failed = started is None or started.cancelled() or started.exception()
-        if failed or self.tasks or self.conf.get("spark.remote") or self.stopping:
+        if self.tasks or self.stopping:
             return
         asyncio.get_running_loop().run_in_executor(self.executor, self._save_class_archive)
 

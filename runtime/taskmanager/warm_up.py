@@ -1,19 +1,20 @@
-"""What a fresh Spark session runs before the TaskManager offers its slots: one small bundle along the path most
-jobs' bundles take, so that the JVM's one-time work is done before a job waits for it.
+"""What a fresh Spark session runs while no job needs it yet: one small bundle along the path most jobs' bundles
+take, so that the JVM's one-time work is done before a job waits for it.
 
 A fresh JVM's first bundle costs several times a later one (on two cores: about 3.9 CPU seconds for a clicks
 source's first bundle against 0.4 for its next ones): it loads Spark's SQL parser, analyzer and optimizer,
 generates and compiles code, starts the first Spark job and Arrow's transfer, and the JIT has compiled none of it.
 Paid by a job's first bundle, that cost delayed its first windows by seconds (tens of seconds on a loaded
 machine), held its first checkpoint behind that bundle, and showed the task as busy ("limits this job") for the
-span its busy time is averaged over. The warm-up pays it up front, through the same code a job runs
+span its busy time is averaged over. The warm-up pays it while the session waits for work (the TaskManager
+runs it when no job took its slots as soon as the session was up), through the same code a job runs
 (runtime.taskmanager.chain, the datagen source's SQL, runtime.taskmanager.spark): a source chain as clicks and
 SQL's TUMBLE make it (generated rows, a watermark folded into a per-key window pre-aggregate, a filter, key
 groups for the exchange, Arrow out), then a window task that merges the result, fires, and runs a selection
 over the fired rows in Spark (Arrow in and out again). A job's own first bundle still compiles the code of its
 own expressions, which costs far less with all of this loaded and compiled.
 
-Blocking: runs on a thread of the TaskManager's pool, once per session, before the TaskManager is ready.
+Blocking: runs on a thread of the TaskManager's pool, once per session; tasks placed meanwhile wait for it.
 """
 from __future__ import annotations
 
