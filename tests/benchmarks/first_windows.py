@@ -3,7 +3,7 @@ of the README's first job (clicks, parallelism 2, 1,000 rows/s of wall-clock eve
 checkpoints every 2 s, collected) and, with ``--sql``, the README's SQL window query beside it, on a cluster
 started as ``%flink local --taskmanagers 2 --slots 2`` starts it.
 
-    .venv/bin/python -m tests.benchmarks.first_windows [--when fresh|up|warm] [--sql] [--seconds 30]
+    .venv/bin/python -m tests.benchmarks.first_windows [--when fresh|up|warm] [--sql [--sql-after S]] [--seconds 30]
 
 ``--when`` says when the job is submitted: ``fresh`` as soon as the cluster's start returns (its TaskManagers
 registered, their Spark JVMs maybe still starting), ``up`` once both Spark sessions are up (the JobManager logs
@@ -166,7 +166,7 @@ def wait_for(cluster: LocalCluster, when: str) -> None:
     wait_until(lambda: count() >= 2, 300, f"both TaskManagers' '{mark}'")
 
 
-def run(when: str, sql: bool, seconds: float) -> None:
+def run(when: str, sql: bool, seconds: float, sql_after: float = 0.0) -> None:
     print(f"load average before: {os.getloadavg()}", flush=True)
     t0 = time.time()
     timeline = Timeline(t0)
@@ -178,6 +178,8 @@ def run(when: str, sql: bool, seconds: float) -> None:
         jobs = [("clicks", submit_clicks)] + ([("tumble-sql", submit_sql)] if sql else [])
         names = {}
         for label, submit in jobs:
+            if label == "tumble-sql":
+                time.sleep(sql_after)
             timeline.add(time.time(), f"{label}: submitting")
             job = submit(cluster)
             names[str(job.job_id)] = label
@@ -205,8 +207,9 @@ def main() -> None:
     parser.add_argument("--when", choices=("fresh", "up", "warm"), default="fresh")
     parser.add_argument("--sql", action="store_true", help="the README's SQL window query beside the clicks job")
     parser.add_argument("--seconds", type=float, default=30.0, help="how long the jobs run")
+    parser.add_argument("--sql-after", type=float, default=0.0, help="seconds between the two jobs' submissions")
     args = parser.parse_args()
-    run(args.when, args.sql, args.seconds)
+    run(args.when, args.sql, args.seconds, args.sql_after)
 
 
 if __name__ == "__main__":
