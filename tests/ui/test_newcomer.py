@@ -193,6 +193,7 @@ def run_jobs(page, panel, notebook, cells: list[str], problems: list[str]) -> li
         run_cell(page, notebook, index, cell)
         seconds = first_rows_after(notebook.locator(".jp-Cell").nth(index), started)
         name = re.search(r"--name (\S+)", cell.splitlines()[0]).group(1)
+        print(f"{name}: first window rows {seconds:.1f} s after the cell (load average {os.getloadavg()[0]:.1f})")
         if seconds > FIRST_ROWS_S:
             problems.append(f"{name}: first window rows {seconds:.1f} s after the cell (window {WINDOW_S:g} s)")
         wait_until(lambda n=index: running.count() == n, START_MS / 1000, f"{index} jobs running in the panel")
@@ -245,7 +246,10 @@ def check_figures(page, panel, cell, row, sql: bool, problems: list[str], sample
             cell.locator(".flinkbench-bottleneck").all_inner_texts()  # the cell's header line
         if hints:
             seen[f"{name}: a bottleneck warning at the README's rates: {sorted(set(hints))}"] = None
-        lags = [t for t in graph.locator(".jp-Flinkbench-nodeLine").all_text_contents() if "watermark" in t]
+        lines = graph.locator(".jp-Flinkbench-nodeLine").all_text_contents()
+        lags = [t for t in lines if "watermark" in t]
+        print(f"{name}: {[t for t in lines if 'busy' in t or 'watermark' in t]}, hints {hints} "
+              f"(load average {os.getloadavg()[0]:.1f})")
         if sql and not (lags and all(lag_s(t) < MAX_WATERMARK_LAG_S for t in lags)):
             seen[f"{name}: {sorted(set(lags))}, not under {MAX_WATERMARK_LAG_S:g} s"] = None
     problems.extend(seen)
