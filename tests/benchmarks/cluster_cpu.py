@@ -3,7 +3,11 @@ TaskManager process with everything it started (the Spark JVMs and Python worker
 per second of wall time; per process too, so that a regression points at its process. Also the tasks' busy time
 at that rate, which the bottleneck hint reads.
 
-    .venv/bin/python -m tests.benchmarks.cluster_cpu [--seconds 30] [--rate 1000]
+    .venv/bin/python -m tests.benchmarks.cluster_cpu [--seconds 30] [--rate 1000] [--spans 1]
+
+With ``--spans N`` the running job is measured over N spans one after the other (a JVM keeps compiling
+Spark's code for minutes: the first spans cost more than the later), each with the TaskManagers' JVM
+threads by kind (tests.benchmarks.bundle_cpu.jvm_threads).
 
 Timing figures: meaningless while other work loads the machine.
 """
@@ -17,6 +21,7 @@ import psutil
 
 from runtime.cluster import LocalCluster
 from runtime.examples import clicks
+from tests.benchmarks.bundle_cpu import jvm_threads
 from tests.helpers.clusters import wait_until
 
 LOCAL = {"resourcemanager.provider": "local"}  # as %flink local starts it
@@ -48,6 +53,20 @@ def per_second(cluster: LocalCluster, seconds: float) -> dict[str, float]:
     time.sleep(seconds)
     after, span = cpu_seconds(cluster), time.monotonic() - t0
     return {name: (after[name] - before.get(name, 0.0)) / span for name in sorted(after)}
+
+
+def jvm_shares(cluster: LocalCluster, measure) -> dict[str, float]:
+    """``measure()``'s result, and the TaskManagers' JVM threads' CPU per wall second over it, by kind."""
+    jvms = [p for c in cluster.taskmanagers for p in psutil.Process(c.pid).children(recursive=True)
+            if p.name() == "java"]
+    before, t0 = [jvm_threads(p.pid) for p in jvms], time.monotonic()
+    result = measure()
+    after, span = [jvm_threads(p.pid) for p in jvms], time.monotonic() - t0
+    kinds: dict[str, float] = {}
+    for old, new in zip(before, after):
+        for kind, seconds in new.items():
+            kinds[f"jvm {kind}"] = kinds.get(f"jvm {kind}", 0.0) + (seconds - old.get(kind, 0.0)) / span
+    return result, kinds
 
 
 def show(title: str, shares: dict[str, float]) -> None:
@@ -86,6 +105,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--rate", type=float, default=1000.0)
+    parser.add_argument("--spans", type=int, default=1)
     args = parser.parse_args()
     with LocalCluster(taskmanagers=1, slots=2, config=LOCAL) as cluster:
         wait_until(lambda: warmed(cluster), 300, "the TaskManager's Spark session, warmed up")
@@ -98,12 +118,14 @@ def main() -> None:
         job = env.execute_async("clicks")
         next(job.iter_results())  # its first window fired: past the start
         wait_until(lambda: caught_up(cluster, job.job_id), 300, "the sources to keep their pace")
-        before = bundles(cluster, job.job_id)
-        shares = per_second(cluster, args.seconds)
-        ran = (bundles(cluster, job.job_id) - before) / args.seconds
-        show(f"running clicks at {args.rate:g} rows/s", shares)
-        print(f"{ran:.2f} bundles/s (Spark actions); {sum(shares.values()) / max(ran, 1e-9):.3f} CPU s per bundle")
-        print("\n".join(busy(cluster, job.job_id)))
+        for span in range(args.spans):
+            before = bundles(cluster, job.job_id)
+            shares, threads = jvm_shares(cluster, lambda: per_second(cluster, args.seconds))
+            ran = (bundles(cluster, job.job_id) - before) / args.seconds
+            show(f"running clicks at {args.rate:g} rows/s (span {span + 1}, load {os.getloadavg()[0]:.1f})", shares)
+            print("    " + ", ".join(f"{k} {v * 100:.1f} %" for k, v in sorted(threads.items()) if v >= 0.001))
+            print(f"{ran:.2f} bundles/s (Spark actions); {sum(shares.values()) / max(ran, 1e-9):.3f} CPU s per bundle")
+            print("\n".join(busy(cluster, job.job_id)), flush=True)
         job.cancel()
 
 
