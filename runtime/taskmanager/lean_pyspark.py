@@ -27,6 +27,8 @@ from runtime.config import Configuration
 _DIRECT_PARAMETERS = ("table", "schema", "timezone", "prefer_timestamp_ntz", "prefers_large_var_types",
                       "arrow_batch_size")
 _routes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session -> (create, settings) or None
+_collect_routes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session -> (large types, schemas) or None
+SCHEMAS_KEPT = 256  # Arrow schemas as Spark sends them -> as toArrow casts them, per session
 
 
 def frame_from_arrow(session, table: pa.Table):
@@ -68,6 +70,115 @@ def _direct_route(session):
     return route
 
 
+def table_of(df) -> pa.Table:
+    """``df.toArrow()``: the DataFrame's rows in one Arrow table, cast to the Arrow types of its Spark schema.
+
+    ``toArrow`` makes 17 round trips to the JVM besides the action (two settings, the schema as JSON, call sites),
+    each again for every bundle. On a classic session the action's own stream is read here as ``toArrow`` reads
+    it, the settings once per session, and the schema to cast to once per Arrow schema the JVM sends (it sends
+    the same types for the same Spark schema); only an empty result asks for the DataFrame's schema. A Spark
+    Connect DataFrame, or a PySpark whose collection has another shape, takes the public route."""
+    route = _collect_route(df)
+    if route is None:
+        return df.toArrow()
+    from pyspark.errors.exceptions.captured import unwrap_spark_exception
+    from pyspark.sql.pandas.serializers import ArrowCollectSerializer
+    from pyspark.util import _load_from_socket
+
+    large_types, schemas = route
+    served = df._jdf.collectAsArrowToPython()  # a Java array: indexed, one round trip each (unpacked, eight)
+    port, secret, server = served[0], served[1], served[2]
+    try:
+        with _load_from_socket((port, secret), ArrowCollectSerializer()) as stream:
+            batches = list(stream)
+    finally:
+        with unwrap_spark_exception():
+            server.getResult()  # raises the action's error, as toArrow does
+    if not batches:
+        return _arrow_schema(df, large_types).empty_table()
+    sent = batches[0].schema
+    target = schemas.get(sent)
+    if target is None:
+        if len(schemas) >= SCHEMAS_KEPT:
+            schemas.clear()
+        target = schemas[sent] = _arrow_schema(df, large_types)
+    return pa.Table.from_batches(batches).cast(target)
+
+
+def _arrow_schema(df, large_types: bool) -> pa.Schema:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(df.schema, error_on_duplicated_field_names_in_struct=True, timezone="UTC",
+                           prefers_large_types=large_types)
+
+
+def _collect_route(df):
+    """``(large types, schema cache)`` for a classic session's DataFrame whose PySpark collects as known here."""
+    session = _classic(df)
+    if session is None:
+        return None
+    try:
+        return _collect_routes[session]
+    except KeyError:
+        pass
+    from pyspark.sql.pandas import conversion
+
+    route = None
+    known = ("collectAsArrowToPython" in inspect.getsource(conversion.PandasConversionMixin._collect_as_arrow))
+    if known:
+        route = (session.conf.get("spark.sql.execution.arrow.useLargeVarTypes").lower() == "true", {})
+    _collect_routes[session] = route
+    return route
+
+
+def group_aggregate(df, keys: list, aggregates: list):
+    """``df.groupBy(*keys).agg(*aggregates)``. PySpark hands a list of columns to the JVM one element a round trip
+    (a clicks bundle's grouping took 13); on a classic session the JVM's lists of the same columns (the runner
+    parses each expression once per session) are kept and handed over again."""
+    if _classic(df) is None:
+        return df.groupBy(*keys).agg(*aggregates)
+    from pyspark.sql import DataFrame
+
+    jdf = df._jdf.groupBy(_java_seq(df, keys)).agg(aggregates[0]._jc, _java_seq(df, aggregates[1:]))
+    return DataFrame(jdf, df.sparkSession)
+
+
+def with_columns(df, columns: dict):
+    """``df.withColumns(columns)``, its lists kept as :func:`group_aggregate` keeps them."""
+    if _classic(df) is None:
+        return df.withColumns(columns)
+    from pyspark.sql import DataFrame
+
+    jdf = df._jdf.withColumns(_java_seq(df, list(columns)), _java_seq(df, list(columns.values())))
+    return DataFrame(jdf, df.sparkSession)
+
+
+_seqs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session -> {ids: (items, Java Seq)}
+
+
+def _classic(df):
+    """``df``'s session if it is a classic one (the JVM's objects at hand), else None."""
+    session = getattr(df, "sparkSession", None)
+    if session is None or getattr(df, "_jdf", None) is None or ".connect." in type(session).__module__:
+        return None
+    return session
+
+
+def _java_seq(df, items: list):
+    """A Scala Seq of ``items`` (Columns or names) in ``df``'s JVM, made once per session for the same items."""
+    from pyspark.sql.classic.column import _to_seq
+
+    session = df.sparkSession
+    kept = _seqs.setdefault(session, {})
+    key = tuple(item if isinstance(item, str) else id(item) for item in items)
+    found = kept.get(key)
+    if found is not None and all(a is b for a, b in zip(found[0], items)):
+        return found[1]
+    if len(kept) >= SCHEMAS_KEPT:
+        kept.clear()
+    seq = _to_seq(session.sparkContext, [item if isinstance(item, str) else item._jc for item in items])
+    kept[key] = (tuple(items), seq)  # the items held: their ids stay theirs
+    return seq
 
 
 def settle_without_pandas(conf: Configuration) -> None:

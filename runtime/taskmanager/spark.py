@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from runtime import errors
 from runtime.config import Configuration
-from runtime.taskmanager.lean_pyspark import frame_from_arrow, schema_from_ddl
+from runtime.taskmanager.lean_pyspark import frame_from_arrow, group_aggregate, schema_from_ddl, table_of, with_columns
 from runtime.taskmanager.datagen_sql import generate
 from runtime.taskmanager.driver_time import driver_seconds
 from runtime.taskmanager.spark_functions import arrow_filter, arrow_mapper, as_arrow, pandas_mapper
@@ -54,6 +54,10 @@ class SparkRunner:
 
     def stop(self) -> None:
         self.keeper.stop()
+
+    def task_failed(self) -> None:
+        """A task failed, perhaps of its session (a stopped context): the session is checked at its next use."""
+        self.keeper.recheck()
 
     def save_class_archive(self) -> bool:
         """Write the machine's Spark class archive from this session's JVM if it has none yet
@@ -106,7 +110,7 @@ class SparkRunner:
     def to_arrow(self, df) -> pa.Table:
         """The bundle's one action; an OutOfMemoryError counts against the session's health."""
         try:
-            return df.toArrow()
+            return table_of(df)
         except Exception as err:  # noqa: BLE001 - counted, then raised as it was
             self.keeper.note_failure(err)
             raise
@@ -204,7 +208,7 @@ class SparkRunner:
         columns = {params["event_column"]: self.expr(f"unix_micros({quoted(params['ts_column'])})")}
         if params.get("keep_column"):
             columns[params["keep_column"]] = self.expr("true")
-        return _naming_timestamp(df, params["ts_column"], lambda: df.withColumns(columns))
+        return _naming_timestamp(df, params["ts_column"], lambda: with_columns(df, columns))
 
     def _map_python(self, df, fn: Callable, params: dict):
         batch_format = params.get("batch_format", "pandas")
@@ -268,7 +272,7 @@ def _window_combine(df, params: dict, expr: Callable):
         partials = _partials(aggregates, expr, params.get("keep_column"))
         if params.get("event_column"):  # the watermark's part (runtime.taskmanager.chain.fold_watermark)
             partials.append(expr(f"max({quoted(params['event_column'])}) AS {quoted(params['event_column'])}"))
-        return df.groupBy(*[expr(quoted(k)) for k in keys], start).agg(*partials)
+        return group_aggregate(df, [*[expr(quoted(k)) for k in keys], start], partials)
     df = df.withColumn(EVENT_TIME, expr(ts_us))
     if window["type"] == "cumulate":
         from runtime.taskmanager.spark_aggregates import cumulate_windows

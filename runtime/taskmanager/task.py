@@ -136,6 +136,7 @@ class Task:
                 self._report(ExecutionState.CANCELED)
             else:
                 log.warning("task %s failed: %s", self.tdd.task_name, err)
+                self.spark.task_failed()
                 self._report(ExecutionState.FAILED, _describe_failure(err))
         finally:
             reporter.cancel()

@@ -79,3 +79,30 @@ def test_a_table_becomes_the_dataframe_create_data_frame_makes_and_ddl_parses_as
     assert ours.toArrow().equals(theirs.toArrow())
     for ddl in ("a INT, b STRING", "x DECIMAL(10, 2), y ARRAY<BIGINT>", "INT"):
         assert schema_from_ddl(spark, ddl) == spark.createDataFrame([], ddl).schema, ddl
+
+
+def test_a_bundle_leaves_spark_and_is_grouped_as_pysparks_own_calls_do(spark):
+    """table_of reads the action's stream as toArrow does (types cast alike, an empty result typed too);
+    group_aggregate and with_columns build the plans PySpark's groupBy/agg and withColumns build."""
+    from pyspark.sql import functions as F
+
+    from runtime.taskmanager.lean_pyspark import group_aggregate, table_of, with_columns
+
+    df = spark.sql("SELECT id % 3 AS k, CAST(id AS DECIMAL(9, 2)) AS m, TIMESTAMP'2024-01-01 00:00:00' + "
+                   "make_interval(0, 0, 0, 0, 0, 0, id) AS t, map('a', id) AS mp, named_struct('x', id) AS st, "
+                   "CAST(id AS STRING) AS s FROM range(7)")
+    for frame in (df, df.filter("id < 0"), df.filter("id < 0").limit(0)):
+        assert table_of(frame).equals(frame.toArrow())
+        assert table_of(frame).schema == frame.toArrow().schema
+    keys, aggregates = [F.col("k")], [F.count(F.lit(1)).alias("n"), F.sum("m").alias("total"), F.max("t").alias("last")]
+    for _ in range(2):  # the second time with the JVM's lists kept from the first
+        ours, theirs = group_aggregate(df, keys, aggregates), df.groupBy(*keys).agg(*aggregates)
+        assert ours.schema == theirs.schema and table_of(ours.orderBy("k")).equals(theirs.orderBy("k").toArrow())
+        columns = {"twice": F.col("k") * 2, "s": F.upper("s")}
+        ours, theirs = with_columns(df, columns), df.withColumns(columns)
+        assert ours.schema == theirs.schema and table_of(ours).equals(theirs.toArrow())
+    failing = spark.sql("SELECT assert_true(id < 0) FROM range(2)")
+    with pytest.raises(Exception, match="is not true") as theirs_failed:
+        failing.toArrow()
+    with pytest.raises(type(theirs_failed.value), match="is not true"):  # the action's error, as PySpark raises it
+        table_of(failing)

@@ -37,6 +37,9 @@ class ArrowOnlySpark:
     def from_arrow(self, table: pa.Table) -> pa.Table:
         return table
 
+    def task_failed(self) -> None:
+        pass
+
 
 class _IntoReader:
     """The producer's end of an in-memory channel: frames written here are read by the gate."""

@@ -137,3 +137,23 @@ def test_a_stopped_keeper_starts_no_session_again():
     keeper.stop()
     with pytest.raises(RuntimeError, match="stopping"):
         keeper.session()
+
+
+def test_a_healthy_session_is_asked_again_only_after_a_while_or_a_failure(monkeypatch):
+    """Each health check is two round trips to the JVM: a bundle asks for the session a dozen times."""
+    from runtime.taskmanager import spark_session
+
+    keeper = SparkSessionKeeper(Configuration({"spark.remote": "sc://127.0.0.1:1"}), 1, "t")
+    monkeypatch.setattr(keeper, "_create", _FakeSession)
+    clock, checks = [100.0], []
+    monkeypatch.setattr(spark_session.time, "monotonic", lambda: clock[0])
+    verdict = keeper._verdict
+    monkeypatch.setattr(keeper, "_verdict", lambda: checks.append(clock[0]) or verdict())
+    first = keeper.session()
+    assert keeper.session() is first and checks == [], "a session just made is healthy"
+    clock[0] += spark_session.HEALTHY_FOR_S
+    assert keeper.session() is first and keeper.session() is first and checks == [clock[0]]
+    first.is_stopped = True
+    keeper.recheck()  # a task failed
+    second = keeper.session()
+    assert second is not first and keeper.restarts == 1 and len(checks) == 2
