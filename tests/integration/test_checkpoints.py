@@ -273,9 +273,8 @@ def test_incremental_checkpoints_upload_what_changed_and_restore_exactly_after_a
     wait_until(shared_files_match_the_retained_checkpoint, 30, "only the retained checkpoint's shared files left")
 
 
-def test_a_checkpoint_that_times_out_fails_alone(fresh_cluster):
-    cluster = fresh_cluster(taskmanagers=1, slots=2, **{"execution.checkpointing.timeout": "1 ms"})
-    env = cluster.environment()
+def test_a_checkpoint_that_times_out_fails_alone(cluster):
+    env = cluster.environment(**{"execution.checkpointing.timeout": "1 ms"})  # the job's own: the shared cluster
     env.enable_checkpointing("500 ms")
     env.datagen("seq BIGINT", number_of_rows=20_000, rows_per_second=4_000,
                 fields={"seq": {"kind": "sequence"}}).collect()
@@ -287,11 +286,11 @@ def test_a_checkpoint_that_times_out_fails_alone(fresh_cluster):
     assert sorted(job.results(timeout=300).column("seq").to_pylist()) == list(range(20_000))
 
 
-def test_unwritable_storage_fails_checkpoints_and_only_beyond_tolerance_the_job(fresh_cluster, tmp_path):
+def test_unwritable_storage_fails_checkpoints_and_only_beyond_tolerance_the_job(cluster, tmp_path):
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("a file where the checkpoint directory should go")
-    cluster = fresh_cluster(taskmanagers=1, slots=2, **{"state.checkpoints.dir": str(blocker / "chk")})
-    env = cluster.environment()
+    unwritable = {"state.checkpoints.dir": str(blocker / "chk")}  # each job's own: the shared cluster's stays good
+    env = cluster.environment(**unwritable)
     env.enable_checkpointing("500 ms")
     env.datagen("seq BIGINT", number_of_rows=10_000, rows_per_second=4_000,
                 fields={"seq": {"kind": "sequence"}}).collect()
@@ -301,7 +300,7 @@ def test_unwritable_storage_fails_checkpoints_and_only_beyond_tolerance_the_job(
     assert "cannot write" in stats["latest"]["failed"]["failure_message"]
     assert sorted(job.results(timeout=300).column("seq").to_pylist()) == list(range(10_000))
 
-    env = cluster.environment()
+    env = cluster.environment(**unwritable)
     env.enable_checkpointing("500 ms")
     env.set("execution.checkpointing.tolerable-failed-checkpoints", 0)
     env.set("restart-strategy.type", "none")
