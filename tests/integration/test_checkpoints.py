@@ -14,11 +14,12 @@ import pytest
 
 from runtime.api import KeyedProcessFunction, ValueStateDescriptor
 from runtime.examples import clicks
+from tests.helpers.ha import registered_taskmanagers
 from tests.helpers.pacing import Pace
 from tests.helpers.s3 import s3_server
 from tests.helpers.spark_reference import assert_clicks_exact, clicks_expected, clicks_rows
-from tests.helpers.clusters import (busy_taskmanager, busy_taskmanagers, job_state, wait_for_checkpoint_after_restart,
-                                   wait_until)
+from tests.helpers.clusters import (FAST_FAILURE_CONFIG, busy_taskmanager, busy_taskmanagers, job_state,
+                                   started_cluster, wait_for_checkpoint_after_restart, wait_until)
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])  # TaskManagers cannot import this test module
 
@@ -33,6 +34,25 @@ def wait_for_new_checkpoint(cluster, job_id, timeout=300):
     wait_until(lambda: job_state(cluster.client, job_id) in ("RUNNING", "FINISHED") and
                (completed(cluster, job_id) > before or job_state(cluster.client, job_id) == "FINISHED"),
                timeout, "a new completed checkpoint")
+
+
+@pytest.fixture(scope="module")
+def kills_shared(tmp_path_factory):
+    with started_cluster(tmp_path_factory.mktemp("kills"), taskmanagers=2, slots=2,
+                         config={**FAST_FAILURE_CONFIG, "restart-strategy.fixed-delay.delay": "200 ms"}) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def kill_cluster(kills_shared):
+    """One 2 x 2 cluster for the module's kill tests that need no other configuration (a cluster start and its
+    first Spark JVMs less per test): each test starts with two live TaskManagers registered, whatever the test
+    before it killed, and its jobs, checkpoints and restarts are its own."""
+    missing = 2 - sum(tm.alive() for tm in kills_shared.taskmanagers)
+    for _ in range(missing):
+        kills_shared.add_taskmanager(wait=False)
+    wait_until(lambda: registered_taskmanagers(kills_shared) == 2, 120, "two live TaskManagers registered")
+    return kills_shared
 
 
 def files_under(path) -> list[str]:
@@ -99,9 +119,9 @@ def test_ten_kills_and_a_task_exception_leave_the_committed_output_exact(fresh_c
     wait_until(lambda: len(checkpoints()) <= 1, 30, "only the retained checkpoint left")
 
 
-def test_per_key_sequence_numbers_rise_by_one_across_kills(fresh_cluster, tmp_path):
+def test_per_key_sequence_numbers_rise_by_one_across_kills(kill_cluster, tmp_path):
     rows, keys = 160_000, 50  # 40 s of paced input: two kills, each after a restart and a checkpoint, under load
-    cluster = fresh_cluster(taskmanagers=2, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms"})
+    cluster = kill_cluster
     env = cluster.environment()
     env.set_parallelism(2)
     env.enable_checkpointing("1 s")
@@ -220,9 +240,9 @@ class RunningCount(KeyedProcessFunction):
         out.collect((row["key"], self.count.value()))
 
 
-def test_incremental_checkpoints_upload_what_changed_and_restore_exactly_after_a_kill(fresh_cluster):
+def test_incremental_checkpoints_upload_what_changed_and_restore_exactly_after_a_kill(kill_cluster):
     keys, hot, rows = 20_000, 4, 80_000  # every key once (large state), then only 4 keys (a few key groups) change
-    cluster = fresh_cluster(taskmanagers=2, slots=2, **{"restart-strategy.fixed-delay.delay": "200 ms"})
+    cluster = kill_cluster
     env = cluster.environment()
     env.set_parallelism(2)
     env.enable_checkpointing("500 ms")
@@ -273,9 +293,8 @@ def test_incremental_checkpoints_upload_what_changed_and_restore_exactly_after_a
     wait_until(shared_files_match_the_retained_checkpoint, 30, "only the retained checkpoint's shared files left")
 
 
-def test_a_checkpoint_that_times_out_fails_alone(fresh_cluster):
-    cluster = fresh_cluster(taskmanagers=1, slots=2, **{"execution.checkpointing.timeout": "1 ms"})
-    env = cluster.environment()
+def test_a_checkpoint_that_times_out_fails_alone(cluster):
+    env = cluster.environment(**{"execution.checkpointing.timeout": "1 ms"})  # the job's own: the shared cluster
     env.enable_checkpointing("500 ms")
     env.datagen("seq BIGINT", number_of_rows=20_000, rows_per_second=4_000,
                 fields={"seq": {"kind": "sequence"}}).collect()
@@ -287,11 +306,11 @@ def test_a_checkpoint_that_times_out_fails_alone(fresh_cluster):
     assert sorted(job.results(timeout=300).column("seq").to_pylist()) == list(range(20_000))
 
 
-def test_unwritable_storage_fails_checkpoints_and_only_beyond_tolerance_the_job(fresh_cluster, tmp_path):
+def test_unwritable_storage_fails_checkpoints_and_only_beyond_tolerance_the_job(cluster, tmp_path):
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("a file where the checkpoint directory should go")
-    cluster = fresh_cluster(taskmanagers=1, slots=2, **{"state.checkpoints.dir": str(blocker / "chk")})
-    env = cluster.environment()
+    unwritable = {"state.checkpoints.dir": str(blocker / "chk")}  # each job's own: the shared cluster's stays good
+    env = cluster.environment(**unwritable)
     env.enable_checkpointing("500 ms")
     env.datagen("seq BIGINT", number_of_rows=10_000, rows_per_second=4_000,
                 fields={"seq": {"kind": "sequence"}}).collect()
@@ -301,7 +320,7 @@ def test_unwritable_storage_fails_checkpoints_and_only_beyond_tolerance_the_job(
     assert "cannot write" in stats["latest"]["failed"]["failure_message"]
     assert sorted(job.results(timeout=300).column("seq").to_pylist()) == list(range(10_000))
 
-    env = cluster.environment()
+    env = cluster.environment(**unwritable)
     env.enable_checkpointing("500 ms")
     env.set("execution.checkpointing.tolerable-failed-checkpoints", 0)
     env.set("restart-strategy.type", "none")

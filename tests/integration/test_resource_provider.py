@@ -52,7 +52,9 @@ def test_a_job_on_a_cluster_without_task_managers_runs_on_ones_the_provider_star
 
 
 def test_a_job_beyond_the_maximum_fails_after_the_slot_request_timeout_saying_what_the_cluster_can_give(tmp_path):
-    conf = {**LOCAL, "resourcemanager.local.max-taskmanagers": "1", "slot.request.timeout": "20 s"}
+    # A short timeout: the request fails once it has passed and the TaskManager the provider started (if still
+    # starting its Spark) has registered, and what the cluster can give comes from the configuration alone.
+    conf = {**LOCAL, "resourcemanager.local.max-taskmanagers": "1", "slot.request.timeout": "5 s"}
     with started_cluster(tmp_path, taskmanagers=0, slots=2, config=conf) as cluster:
         recorder = EventRecorder(cluster)
         env = cluster.environment()

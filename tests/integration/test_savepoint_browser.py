@@ -31,7 +31,7 @@ PROGRAM = Path(savepoint_jobs.__file__)
 # Python would import that module as its pyflink package)
 PYFLINK_PROGRAM = PROGRAM.parents[1] / "programs" / "pyflink_counts.py"
 ROWS = 12_000
-FLINK_ROWS = 3_000  # 10 ms each: 30 s of input, stopped part of the way
+FLINK_ROWS = 3_000  # v1 holds each 10 ms (30 s of input) and is stopped part of the way; v2 reads the rest unheld
 
 
 @pytest.fixture(scope="module")

@@ -78,9 +78,8 @@ def test_insert_into_files_survives_two_taskmanager_kills_exactly_once(fresh_clu
 
 
 @pytest.mark.timeout(900)
-def test_stop_with_savepoint_and_resume_at_another_parallelism(fresh_cluster, spark, tmp_path):
-    rows = 40_000
-    cluster = fresh_cluster(taskmanagers=2, slots=2)
+def test_stop_with_savepoint_and_resume_at_another_parallelism(cluster, spark, tmp_path):
+    rows = 40_000  # on the shared cluster (2 x 2 slots): a stop and a resume break nothing
     out = tmp_path / "counts"
     first = sql_job(cluster, out, rows, parallelism=2, rate=2_000)
     wait_for_checkpoint(cluster, first.job_id)
@@ -111,12 +110,11 @@ def dips_job(cluster, out, rows, parallelism, rate, savepoint=None):
 
 
 @pytest.mark.timeout(900)
-def test_match_recognize_resumes_its_partial_matches_from_a_savepoint_at_another_parallelism(fresh_cluster, spark,
-                                                                                            tmp_path):
+def test_match_recognize_resumes_its_partial_matches_from_a_savepoint_at_another_parallelism(cluster, spark, tmp_path):
     """Buffered rows and partial matches of every user go into the savepoint and come back, split by key group
-    over three subtasks instead of two: the matches equal those of a run that never stopped."""
+    over three subtasks instead of two: the matches equal those of a run that never stopped (on the shared
+    cluster: its four slots hold the resumed job and the reference side by side)."""
     rows = 10_000
-    cluster = fresh_cluster(taskmanagers=2, slots=2)
     first = dips_job(cluster, tmp_path / "dips", rows, parallelism=2, rate=400)
     wait_for_checkpoint(cluster, first.job_id)
     savepoint = first.savepoint(str(tmp_path / "savepoints"), stop=True)

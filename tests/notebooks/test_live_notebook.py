@@ -24,7 +24,9 @@ restart-strategy.fixed-delay.delay: 1 s
 def test_live_notebook_runs_the_clicks_job_through_a_task_manager_loss(tmp_path):
     conf = tmp_path / "cluster.yaml"
     conf.write_text(CONF)
-    nb = with_parameters(nbformat.read(str(NOTEBOOK), as_version=4), CONF=str(conf), ROWS=40_000, RATE=2_000.0)
+    # 20 s of input at the pace, lifted once the job has recovered from the kill: the rest is read at full speed
+    nb = with_parameters(nbformat.read(str(NOTEBOOK), as_version=4), CONF=str(conf), ROWS=40_000, RATE=2_000.0,
+                         PACE=str(tmp_path / "pace"))
     nb = execute(nb, timeout=420, save_to=tmp_path / "live_cluster.executed.ipynb")
     cells = [c for c in nb.cells if c.cell_type == "code"]
     started, submitted, dashboard, running, killed, recovered, finished, reference, compared = cells[2:11]
