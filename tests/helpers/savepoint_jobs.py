@@ -66,9 +66,17 @@ def stopped_with_savepoint(cluster, name: str, rows: int, out: str, rows_per_sec
     job = build(env, "v1", rows, out, rows_per_second=rows_per_second).execute_async(name)
     wait_until(lambda: cluster.client.get(f"/jobs/{job.job_id}/checkpoints")["counts"]["completed"] >= checkpoints,
                240, f"{checkpoints} checkpoint(s) of {name}")
+    wait_until(lambda: min(_rows_read(cluster, job.job_id)) >= USERS, 240, f"every user's first row read by {name}")
     savepoint = job.savepoint(target, stop=True)
     assert job.wait(120) == "FINISHED"
     return job.job_id, savepoint
+
+
+def _rows_read(cluster, job_id: str) -> list[int]:
+    """Rows each source subtask has read: a savepoint taken once each has read USERS rows holds every user's
+    count (a paced source's first bundle, read as soon as rows are due, can be a handful of rows)."""
+    source = cluster.client.get(f"/jobs/{job_id}")["vertices"][0]
+    return [(s.get("metrics") or {}).get("records_in", 0) for s in source["subtasks"]]
 
 
 if __name__ == "__main__":

@@ -75,7 +75,7 @@ def walk_through(page, context, lab, cells: list[str]) -> None:
     panel = open_panel(page)
     connection = panel.locator(".jp-Flinkbench-connection")
     connection.and_(page.locator('[data-link="not-configured"]')).wait_for()
-    assert "No cluster for Untitled.ipynb" in connection.inner_text()
+    connection.filter(has_text="No cluster for Untitled.ipynb").wait_for()  # the panel names the notebook in focus
     assert panel.locator('button[data-action="start-local"]').is_visible()
     screenshot(page, "newcomer-1-no-cluster")
 
@@ -112,7 +112,7 @@ def walk_through(page, context, lab, cells: list[str]) -> None:
 
     new_notebook(page, lab, "Untitled1.ipynb")
     connection.and_(page.locator('[data-link="not-configured"]')).wait_for()
-    assert "No cluster for Untitled1.ipynb" in connection.inner_text()
+    connection.filter(has_text="No cluster for Untitled1.ipynb").wait_for()  # the panel names the notebook in focus
     page.locator('.lm-TabBar-tab:has-text("Untitled.ipynb")').first.click()
     assert cluster_shown(panel, "Untitled.ipynb") == new_url
     screenshot(page, "newcomer-8-focus-back")
