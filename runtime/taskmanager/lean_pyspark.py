@@ -28,7 +28,8 @@ _DIRECT_PARAMETERS = ("table", "schema", "timezone", "prefer_timestamp_ntz", "pr
                       "arrow_batch_size")
 _routes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session -> (create, settings) or None
 _collect_routes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session -> (large types, schemas) or None
-SCHEMAS_KEPT = 256  # Arrow schemas as Spark sends them -> as toArrow casts them, per session
+_seqs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session -> {ids: (items, Java Seq)}
+SCHEMAS_KEPT = 256  # entries of each per-session cache here (Arrow schemas, Java Seqs) before it starts afresh
 
 
 def frame_from_arrow(session, table: pa.Table):
@@ -99,9 +100,7 @@ def table_of(df) -> pa.Table:
     sent = batches[0].schema
     target = schemas.get(sent)
     if target is None:
-        if len(schemas) >= SCHEMAS_KEPT:
-            schemas.clear()
-        target = schemas[sent] = _arrow_schema(df, large_types)
+        target = _keep(schemas, sent, _arrow_schema(df, large_types))
     return pa.Table.from_batches(batches).cast(target)
 
 
@@ -153,8 +152,6 @@ def with_columns(df, columns: dict):
     return DataFrame(jdf, df.sparkSession)
 
 
-_seqs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # session -> {ids: (items, Java Seq)}
-
 
 def _classic(df):
     """``df``'s session if it is a classic one (the JVM's objects at hand), else None."""
@@ -174,11 +171,16 @@ def _java_seq(df, items: list):
     found = kept.get(key)
     if found is not None and all(a is b for a, b in zip(found[0], items)):
         return found[1]
-    if len(kept) >= SCHEMAS_KEPT:
-        kept.clear()
     seq = _to_seq(session.sparkContext, [item if isinstance(item, str) else item._jc for item in items])
-    kept[key] = (tuple(items), seq)  # the items held: their ids stay theirs
-    return seq
+    return _keep(kept, key, (tuple(items), seq))[1]  # the items held: their ids stay theirs
+
+
+def _keep(cache: dict, key, value):
+    """``cache[key] = value``, the cache started afresh once it holds SCHEMAS_KEPT entries; returns ``value``."""
+    if len(cache) >= SCHEMAS_KEPT:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def settle_without_pandas(conf: Configuration) -> None:

@@ -136,8 +136,8 @@ class SparkSessionKeeper:
         with self._lock:
             if self._stopped:
                 raise RuntimeError("this TaskManager is stopping: its Spark session is gone")
-            now = time.monotonic()
-            if self._session is not None and now - self._healthy_at >= HEALTHY_FOR_S:
+            check = time.monotonic() - self._healthy_at >= HEALTHY_FOR_S
+            if self._session is not None and check:
                 reason = self._verdict()
                 if reason:
                     log.error("%s; replacing it with a fresh %s", reason,
@@ -146,7 +146,7 @@ class SparkSessionKeeper:
                     self.restarts += 1
             if self._session is None:
                 self._session = self._create()
-            if now - self._healthy_at >= HEALTHY_FOR_S:
+            if check:
                 self._healthy_at = time.monotonic()
             return self._session
 
